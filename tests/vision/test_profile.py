@@ -1,0 +1,215 @@
+"""Colour profile: white balance from the frame, nearest prototype with reject, JSON round trip,
+and the real photo of sweets (``realdata/opencv-smarties``)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.profile import (
+    REJECT,
+    ColourClass,
+    ColourProfile,
+    ProfileError,
+    default_profile,
+    features,
+    separation,
+    white_from_markers,
+    white_from_pixels,
+)
+
+# Our own labels (made by looking at the photo; upstream has none): centre (x, y) px -> colour.
+SMARTIES = [
+    ((377, 81), "blue"),
+    ((269, 117), "green"),
+    ((387, 170), "green"),
+    ((205, 211), "orange"),
+    ((288, 214), "red"),
+    ((33, 228), "red"),
+    ((347, 238), "blue"),
+    ((98, 258), "red"),
+    ((152, 271), "brown"),
+    ((219, 306), "red"),
+    ((294, 320), "blue"),
+    ((134, 327), "orange"),
+]
+# Lighting the photo did not have: per-channel gains (B, G, R) of a warm and a cold lamp, and
+# dimmer light. Brighter than the photo cannot be simulated: its white background is at 255 already.
+LIGHTS = {
+    "as shot": (1.0, 1.0, 1.0),
+    "2700 K": (0.45, 0.75, 1.0),
+    "6500 K": (1.0, 0.95, 0.85),
+}
+LEVELS = (0.3, 0.6, 1.0)
+
+
+def disc(img: np.ndarray, x: int, y: int, r: int = 11) -> np.ndarray:
+    mask = np.zeros(img.shape[:2], np.uint8)
+    cv2.circle(mask, (x, y), r, 1, -1)
+    return img[mask > 0]
+
+
+def blob_label(profile: ColourProfile, px: np.ndarray, white: np.ndarray) -> str:
+    """The label of an object: the majority of its pixels' labels (rejects ignored)."""
+    votes = Counter(lab for lab in profile.label(px, white) if lab != REJECT)
+    return votes.most_common(1)[0][0] if votes else REJECT
+
+
+@pytest.fixture(scope="module")
+def smarties(realdata: Path) -> np.ndarray:
+    img = cv2.imread(str(realdata / "opencv-smarties" / "smarties.png"))
+    assert img is not None and img.shape == (356, 413, 3)
+    return img
+
+
+@pytest.fixture(scope="module")
+def smarties_profile(smarties: np.ndarray) -> ColourProfile:
+    """Learn one prototype per colour from the FIRST labelled sweet of that colour only."""
+    white = white_from_pixels(smarties.reshape(-1, 3))
+    seen: dict[str, ColourClass] = {}
+    for (x, y), colour in SMARTIES:
+        if colour not in seen:
+            seen[colour] = ColourClass.fit(colour, "wizard", features(disc(smarties, x, y), white))
+    return ColourProfile(seen)
+
+
+class TestSmarties:
+    @pytest.mark.realdata
+    def test_hard_pairs_are_separated(self, smarties_profile: ColourProfile) -> None:
+        assert separation(smarties_profile, "red", "orange") > 4.0
+        assert separation(smarties_profile, "blue", "green") > 8.0
+
+    @pytest.mark.realdata
+    @pytest.mark.parametrize("light", list(LIGHTS))
+    @pytest.mark.parametrize("level", LEVELS)
+    def test_every_sweet_keeps_its_colour_under_other_light(
+        self, smarties: np.ndarray, smarties_profile: ColourProfile, light: str, level: float
+    ) -> None:
+        gain = np.array(LIGHTS[light], np.float32) * level
+        img = np.clip(smarties.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+        white = white_from_pixels(img.reshape(-1, 3))  # white paper = grey-world reference
+        got = {xy: blob_label(smarties_profile, disc(img, *xy), white) for xy, _ in SMARTIES}
+        assert got == {xy: colour for xy, colour in SMARTIES}
+
+    @pytest.mark.realdata
+    def test_red_and_orange_pixels_rarely_swap(
+        self, smarties: np.ndarray, smarties_profile: ColourProfile
+    ) -> None:
+        white = white_from_pixels(smarties.reshape(-1, 3))
+        swapped = total = 0
+        for xy, colour in SMARTIES:
+            if colour not in ("red", "orange", "blue", "green"):
+                continue
+            other = {"red": "orange", "orange": "red", "blue": "green", "green": "blue"}[colour]
+            labels = smarties_profile.label(disc(smarties, *xy), white)
+            swapped += sum(lab == other for lab in labels)
+            total += len(labels)
+        assert swapped / total < 0.01
+
+    @pytest.mark.realdata
+    def test_white_background_is_no_sweet(
+        self, smarties: np.ndarray, smarties_profile: ColourProfile
+    ) -> None:
+        white = white_from_pixels(smarties.reshape(-1, 3))
+        assert set(smarties_profile.label(smarties[5:40, 5:40].reshape(-1, 3), white)) == {REJECT}
+
+
+class TestWhiteBalance:
+    def test_features_do_not_change_with_lamp_colour_or_brightness(self) -> None:
+        rng = np.random.default_rng(3)
+        paint = rng.uniform(0.05, 0.9, size=(50, 3))
+        paper = np.array([0.92, 0.92, 0.92])
+        ref = None
+        for gain in ((0.45, 0.75, 1.0), (1.0, 0.95, 0.85), (0.3, 0.3, 0.3), (1.0, 1.0, 1.0)):
+            lamp = np.array(gain) * 255
+            f = features(paint * lamp, paper * lamp)
+            if ref is None:
+                ref = f
+            np.testing.assert_allclose(f, ref, atol=1e-4)
+
+    def test_white_from_markers_reads_the_white_cells(self) -> None:
+        marker = cv2.aruco.generateImageMarker(
+            cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), 2, 120
+        )
+        frame = np.full((200, 200, 3), (40, 90, 60), np.uint8)
+        tint = np.array([150, 200, 230], np.float32) / 255.0  # a warm lamp on white paper
+        frame[40:160, 40:160] = (marker[..., None].astype(np.float32) * tint).astype(np.uint8)
+        quad = np.array([[40, 40], [159, 40], [159, 159], [40, 159]], np.float64)
+        white = white_from_markers(frame, {2: quad})
+        assert white is not None
+        np.testing.assert_allclose(white, [150, 200, 230], atol=2)
+
+    def test_no_marker_pixels_gives_none(self) -> None:
+        frame = np.zeros((50, 50, 3), np.uint8)
+        assert (
+            white_from_markers(frame, [np.array([[-30, -30], [-20, -30], [-20, -20], [-30, -20]])])
+            is None
+        )
+
+
+class TestProfileFile:
+    def test_round_trip(self, tmp_path: Path) -> None:
+        p = default_profile()
+        p.save(tmp_path / "p.json")
+        q = ColourProfile.load(tmp_path / "p.json")
+        assert q.names == p.names
+        for n in p.names:
+            np.testing.assert_allclose(q.classes[n].mean, p.classes[n].mean, atol=1e-6)
+        px = np.array([[30, 60, 200], [20, 200, 220], [150, 60, 20]], np.uint8)
+        white = np.array([250.0, 250.0, 250.0])
+        assert q.label(px, white) == p.label(px, white)
+
+    @pytest.mark.parametrize(
+        ("patch", "field"),
+        [
+            ({"format": "x"}, "format"),
+            ({"classes": {}}, "classes"),
+            (
+                {
+                    "classes": {
+                        "blue": {"group": "hat", "mean": [0, 0, 0], "cov": np.eye(3).tolist()}
+                    }
+                },
+                "group",
+            ),
+            (
+                {
+                    "classes": {
+                        "blue": {"group": "wizard", "mean": [0, 0], "cov": np.eye(3).tolist()}
+                    }
+                },
+                "mean",
+            ),
+            (
+                {
+                    "classes": {
+                        "blue": {
+                            "group": "wizard",
+                            "mean": [0, 0, 0],
+                            "cov": [[1, 2, 0], [0, 1, 0], [0, 0, 1]],
+                        }
+                    }
+                },
+                "cov",
+            ),
+            ({"reject_d2": -1}, "reject_d2"),
+        ],
+    )
+    def test_malformed_files_name_the_field(self, patch: dict, field: str) -> None:
+        data = default_profile().to_json()
+        data.update(patch)
+        with pytest.raises(ProfileError, match=field):
+            ColourProfile.from_json(data)
+
+    def test_unreadable_file(self, tmp_path: Path) -> None:
+        (tmp_path / "bad.json").write_text("{not json")
+        with pytest.raises(ProfileError, match="not JSON"):
+            ColourProfile.load(tmp_path / "bad.json")
+        with pytest.raises(ProfileError, match="cannot read"):
+            ColourProfile.load(tmp_path / "missing.json")
+        assert json.loads(json.dumps(default_profile().to_json()))["version"] == 1
