@@ -1,0 +1,239 @@
+"""Stability gating: say nothing while anything moves or a hand is over the board.
+
+The detector reads every frame; the tracker must only hear about a *still* board. A
+:class:`StabilityGate` takes, per frame, a small top-down view of the board (the detector warps it
+with the homography, e.g. ``(160, 160, 3) uint8 BGR``), the detector's reading of the frame and the
+frame's timestamp, and emits the reading as an :class:`~companion.rules.observation.Observation`
+exactly once per still period:
+
+1. **Frame differencing** on the downscaled board view: the view is blurred, split into cells and
+   the mean absolute grey difference to the previous view is taken per cell; any cell above
+   ``motion_threshold`` grey levels means something moves.
+2. **Hand / arm veto**: a large skin-coloured blob (YCrCb skin range after white balance) or a
+   region that differs from the last stable view *and* touches the board's rim (an arm reaches in
+   from outside the board; pieces never stand on the rim).
+3. **Agreement**: the last ``agree`` readings must be identical (towers, top, wizards, castle,
+   witch, raven of every space).
+4. Emit when all of this has held for ``still_s`` seconds of frame time.
+
+The clock is the frames' own timestamps (seconds), never read here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.rules.observation import Observation
+
+MOVING = "moving"
+HAND = "hand"
+SETTLING = "settling"
+STABLE = "stable"
+NO_BOARD = "no-board"
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """Thresholds of the gate (units: seconds, grey levels 0..255, fractions of the view area).
+
+    :param still_s: how long the board must be still (and readings agree) before emitting.
+    :param cell_px: side of a differencing cell in board-view pixels.
+    :param motion_threshold: mean absolute grey difference of one cell that counts as motion.
+    :param agree: consecutive identical readings needed.
+    :param skin_blob: minimum area of one skin-coloured blob that vetoes (fraction of the view).
+    :param rim: width of the rim band (fraction of the view side) an arm must cross.
+    :param change_threshold: grey difference to the last stable view that counts as changed.
+    :param change_blob: minimum area of a changed region touching the rim (fraction of the view).
+    """
+
+    still_s: float = 0.4
+    cell_px: int = 8
+    motion_threshold: float = 7.0
+    agree: int = 2
+    skin_blob: float = 0.012
+    rim: float = 0.05
+    change_threshold: float = 28.0
+    change_blob: float = 0.004
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """What the gate made of one frame.
+
+    :param state: ``moving``, ``hand``, ``settling``, ``stable`` or ``no-board``.
+    :param observation: the Observation to send to the tracker (only on the frame that completes a
+        still period), else None.
+    :param reason: a short human-readable explanation (for logs and the host page).
+    :param motion: the largest per-cell grey difference to the previous view.
+    """
+
+    state: str
+    observation: Observation | None = None
+    reason: str = ""
+    motion: float = 0.0
+
+
+def reading_key(obs: Observation) -> tuple[Any, ...]:
+    """What must stay equal between readings for them to 'agree' (confidence excluded)."""
+    return tuple(
+        (
+            s,
+            o.towers,
+            o.top,
+            tuple(sorted(o.wizards.items())),
+            o.castle,
+            o.witch,
+            o.raven,
+        )
+        for s, o in sorted(obs.spaces.items())
+    )
+
+
+def skin_mask(
+    view_bgr: NDArray[np.uint8], white_bgr: NDArray[Any] | None = None
+) -> NDArray[np.uint8]:
+    """Skin-coloured pixels of a board view (255 = skin).
+
+    Classic YCrCb box (Cr 135..175, Cb 80..125, Y > 40) after scaling the view so that the white
+    reference becomes neutral (skin under 2700 K light would otherwise look orange, under
+    6500 K pink). :param view_bgr: ``(h, w, 3) uint8 BGR``. :returns: ``(h, w) uint8``.
+    """
+    img = view_bgr
+    if white_bgr is not None:
+        w = np.asarray(white_bgr, np.float32)
+        gain = (w.mean() / np.maximum(w, 1.0)).astype(np.float32)
+        img = np.clip(view_bgr.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+    ycc = cv2.cvtColor(img, cv2.COLOR_BGR2YCrCb)
+    mask: NDArray[np.uint8] = cv2.inRange(ycc, (40, 135, 80), (255, 175, 125))
+    return mask
+
+
+@dataclass
+class StabilityGate:
+    """Emits one Observation per still period; None while something moves or a hand is in view.
+
+    Feed it every frame with :meth:`update`. It keeps only small board views, never frames.
+    """
+
+    config: GateConfig = field(default_factory=GateConfig)
+
+    def __post_init__(self) -> None:
+        self._prev: NDArray[np.float32] | None = None
+        self._stable_view: NDArray[np.float32] | None = None
+        self._still_since: float | None = None
+        self._readings: deque[tuple[Any, ...]] = deque(maxlen=max(1, self.config.agree))
+        self._emitted_key: tuple[Any, ...] | None = None
+        self._last_time: float | None = None
+
+    def reset(self) -> None:
+        """Forget everything (e.g. after the camera was moved)."""
+        self.__post_init__()
+
+    def _grey(self, view: NDArray[np.uint8]) -> NDArray[np.float32]:
+        g = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        out: NDArray[np.float32] = cv2.GaussianBlur(g, (5, 5), 1.2)
+        return out
+
+    def _cells(self, diff: NDArray[np.float32]) -> float:
+        c = self.config.cell_px
+        h, w = diff.shape
+        hh, ww = h // c * c, w // c * c
+        if hh == 0 or ww == 0:
+            return float(diff.mean()) if diff.size else 0.0
+        cells = diff[:hh, :ww].reshape(hh // c, c, ww // c, c).mean(axis=(1, 3))
+        return float(cells.max())
+
+    def _hand(
+        self, view: NDArray[np.uint8], grey: NDArray[np.float32], white: NDArray[Any] | None
+    ) -> str:
+        cfg = self.config
+        area = view.shape[0] * view.shape[1]
+        skin = skin_mask(view, white)
+        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
+        if n > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= cfg.skin_blob * area:
+            return "skin-coloured blob over the board"
+        if self._stable_view is not None and self._stable_view.shape == grey.shape:
+            changed = (np.abs(grey - self._stable_view) > cfg.change_threshold).astype(np.uint8)
+            changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+            n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+            if n > 1:
+                h, w = grey.shape
+                r = max(1, int(round(cfg.rim * min(h, w))))
+                rim = np.zeros_like(changed)
+                rim[:r, :] = rim[-r:, :] = rim[:, :r] = rim[:, -r:] = 1
+                touching = np.unique(labels[(rim > 0) & (changed > 0)])
+                for lab in touching:
+                    if lab and stats[lab, cv2.CC_STAT_AREA] >= cfg.change_blob * area:
+                        return "something reaches over the board's edge"
+        return ""
+
+    def update(
+        self,
+        time_s: float,
+        view: NDArray[np.uint8] | None,
+        reading: Observation | None,
+        white_bgr: NDArray[Any] | None = None,
+    ) -> GateDecision:
+        """Judge one frame.
+
+        :param time_s: the frame's timestamp in seconds (monotonic within a session).
+        :param view: ``(h, w, 3) uint8 BGR`` top-down board view, or None when the board was not
+            found in this frame.
+        :param reading: the detector's Observation of this frame (None if it could not read it).
+        :param white_bgr: white reference of the frame (for the skin test), optional.
+        :returns: a :class:`GateDecision`; its ``observation`` is set at most once per still period.
+        """
+        cfg = self.config
+        if self._last_time is not None and time_s < self._last_time:
+            # a clock that runs backwards (replayed or restarted source): start afresh
+            self.reset()
+        self._last_time = time_s
+        if view is None or reading is None or view.ndim != 3 or view.shape[2] != 3:
+            self._prev = None
+            self._still_since = None
+            self._readings.clear()
+            return GateDecision(NO_BOARD, reason="board not found in this frame")
+        grey = self._grey(view)
+        motion = (
+            0.0
+            if self._prev is None or self._prev.shape != grey.shape
+            else self._cells(np.abs(grey - self._prev))
+        )
+        first = self._prev is None
+        self._prev = grey
+        if first or motion > cfg.motion_threshold:
+            self._still_since = None
+            self._readings.clear()
+            self._emitted_key = None
+            why = "first frame" if first else f"board moving ({motion:.1f} grey levels)"
+            return GateDecision(MOVING, reason=why, motion=motion)
+        hand = self._hand(view, grey, white_bgr)
+        if hand:
+            self._still_since = None
+            self._readings.clear()
+            self._emitted_key = None
+            return GateDecision(HAND, reason=hand, motion=motion)
+        if self._still_since is None:
+            self._still_since = time_s
+        key = reading_key(reading)
+        self._readings.append(key)
+        agreeing = len(self._readings) == self._readings.maxlen and all(
+            k == key for k in self._readings
+        )
+        if not agreeing:
+            return GateDecision(SETTLING, reason="readings still changing", motion=motion)
+        if time_s - self._still_since < cfg.still_s:
+            return GateDecision(SETTLING, reason="waiting for a still board", motion=motion)
+        if self._emitted_key == key:
+            return GateDecision(STABLE, reason="still; already reported", motion=motion)
+        self._emitted_key = key
+        self._stable_view = grey
+        obs = replace(reading, unstable=False)
+        return GateDecision(STABLE, observation=obs, reason="still board", motion=motion)
