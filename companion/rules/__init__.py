@@ -1,1 +1,160 @@
-"""rules"""
+"""The rules core of *The Wandering Towers* (base game, rules §1-§15): pure, immutable, fast.
+
+Usage::
+
+    from companion.rules import Config, setup, legal_actions, apply, observe, MoveWizard, Card
+
+    state = setup(Config(player_count=4), seed=7)       # seed deals cards; None = hands unknown
+    for action in legal_actions(state):                 # lazy; `in`, .count() also work
+        ...
+    state, events = apply(state, MoveWizard("blue", "blue-1", 3, Card("wizard", wizard=3)))
+    observe(state)                                      # what the camera sees (Observation)
+    view(state, "blue", memory_aid="own")               # what one player may be shown (JSON)
+    dump_state(state) / load_state(data)                # state-model.md JSON, exact round trip
+    dump_action(a) / load_action(data, "actions[2]")    # FormatError names the bad field
+
+Actions (``MoveWizard``, ``MoveTower``, ``DiscardCard``, ``Redraw``, ``Cast``, ``EndTurn``,
+``GivePotion``, ``ExchangeCards``) name players by colour and wizards by id (``blue-2``).
+Dice results are part of the action (``rolls``, the last one is used; R-CARD-4); the engine
+never rolls. ``apply`` raises :class:`IllegalAction` (``.reason``, ``.rule``) and the given
+state stays as it was.
+
+Hands: a state from ``setup(config, seed)`` knows every card (hands, draw pile, seeded
+reshuffles) and ``apply`` checks the player holds the card. With ``seed=None`` (the tracker)
+``state.cards`` is None and only the card's form is checked; ``legal_actions(state)`` then
+lists one action per target and step count 1-6 (``every_card=True``: every card face).
+
+Configuration: ``Config(player_count, variant="base"|"master", teams=…, colours=…,
+spells=…, spell_costs={…}, options={…}, track=Track(…))``; every OPEN-nn default of the rules
+reference is in :data:`DEFAULT_OPTIONS` / :data:`DEFAULT_SPELL_COSTS`.
+
+Internals for fast code (tracker search): ``state.stacks[space-1]`` = tower indices bottom->top,
+``state.wizards[i]`` = ``space << 4 | tier`` (0 = in the castle), ``state.table`` = lookups.
+"""
+
+from companion.rules.actions import (
+    ACTION_KINDS,
+    Action,
+    Cast,
+    DiscardCard,
+    EndTurn,
+    Event,
+    ExchangeCards,
+    FormatError,
+    GivePotion,
+    IllegalAction,
+    MoveTower,
+    MoveWizard,
+    Redraw,
+)
+from companion.rules.engine import (
+    HAND_SIZE,
+    LegalActions,
+    actions_for_card,
+    apply,
+    card_playable,
+    is_legal,
+    legal_actions,
+    setup,
+)
+from companion.rules.invariants import check_invariants
+from companion.rules.model import (
+    BASE_SPELLS,
+    BASE_TOWERS,
+    BASE_TRACK,
+    CARD_KINDS,
+    DECK,
+    DEFAULT_FEATHER_COSTS,
+    DEFAULT_OPTIONS,
+    DEFAULT_SPELL_COSTS,
+    EXPANSION_SPELLS,
+    MODULES,
+    SETUP_CAPACITIES,
+    SETUP_COUNTS,
+    WIZARDS_PER_COLOUR,
+    Card,
+    CardState,
+    Config,
+    GameState,
+    ModuleState,
+    Progress,
+    Result,
+    Table,
+    TowerSpec,
+    Track,
+    Turn,
+)
+from companion.rules.observation import COLOURS, Observation, ObservationError, SpaceObservation
+from companion.rules.serialize import (
+    card_from_json,
+    dump_action,
+    dump_event,
+    dump_state,
+    load_action,
+    load_event,
+    load_state,
+)
+from companion.rules.view import MEMORY_AIDS, observe, view
+
+__all__ = [
+    "ACTION_KINDS",
+    "BASE_SPELLS",
+    "BASE_TOWERS",
+    "BASE_TRACK",
+    "CARD_KINDS",
+    "COLOURS",
+    "DECK",
+    "DEFAULT_FEATHER_COSTS",
+    "DEFAULT_OPTIONS",
+    "DEFAULT_SPELL_COSTS",
+    "EXPANSION_SPELLS",
+    "HAND_SIZE",
+    "MEMORY_AIDS",
+    "MODULES",
+    "SETUP_CAPACITIES",
+    "SETUP_COUNTS",
+    "WIZARDS_PER_COLOUR",
+    "Action",
+    "Card",
+    "CardState",
+    "Cast",
+    "Config",
+    "DiscardCard",
+    "EndTurn",
+    "Event",
+    "ExchangeCards",
+    "FormatError",
+    "GameState",
+    "GivePotion",
+    "IllegalAction",
+    "LegalActions",
+    "ModuleState",
+    "MoveTower",
+    "MoveWizard",
+    "Observation",
+    "ObservationError",
+    "Progress",
+    "Redraw",
+    "Result",
+    "SpaceObservation",
+    "Table",
+    "TowerSpec",
+    "Track",
+    "Turn",
+    "actions_for_card",
+    "apply",
+    "card_from_json",
+    "card_playable",
+    "check_invariants",
+    "dump_action",
+    "dump_event",
+    "dump_state",
+    "is_legal",
+    "legal_actions",
+    "load_action",
+    "load_event",
+    "load_state",
+    "observe",
+    "setup",
+    "view",
+]

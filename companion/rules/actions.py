@@ -1,0 +1,199 @@
+"""Actions a player takes, events the engine reports, and the two narrow errors.
+
+Actions are small immutable values that name things the way the table does (colours, wizard ids
+``blue-2``, space numbers, tiers) so that an action prints as something you can paste back
+(state-model.md §4). Events are the engine's explanation of what happened (§5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from companion.rules.model import Card
+
+
+class IllegalAction(ValueError):  # noqa: N818 - the name is the API (python-chess style)
+    """The action breaks a rule; the state it was applied to is unchanged.
+
+    :param reason: what is wrong, in the players' words.
+    :param rule: the rule id of ``rules/wandering-towers.md`` (e.g. ``R-TOWER-5``).
+    """
+
+    def __init__(self, reason: str, rule: str) -> None:
+        super().__init__(f"{reason} ({rule})")
+        self.reason = reason
+        self.rule = rule
+
+
+class FormatError(ValueError):
+    """Malformed JSON for a state, action or event; the message starts with the field path
+    (e.g. ``actions[2].steps: expected an integer 1..6``)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+# --------------------------------------------------------------------------------------------
+# Actions (state-model.md §4)
+
+
+@dataclass(frozen=True, slots=True)
+class MoveWizard:
+    """Play a card's wizard side: move own visible ``wizard`` ``steps`` spaces clockwise.
+
+    ``rolls`` = every die result in order for a die card (the last one is used, R-CARD-4).
+    ``card_committed`` (master variant, R-MASTER-9): the card was already played before a
+    spell; if the move has become impossible the card is lost instead of the action refused.
+    """
+
+    player: str
+    wizard: str
+    steps: int
+    card: Card
+    rolls: tuple[int, ...] = ()
+    card_committed: bool = False
+
+    kind = "move_wizard"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveTower:
+    """Play a card's tower side: lift tower ``tier`` (1 = bottom) on ``space`` with everything
+    above and move it ``steps`` spaces clockwise (R-CARD-2, R-TOWER-*)."""
+
+    player: str
+    space: int
+    tier: int
+    steps: int
+    card: Card
+    rolls: tuple[int, ...] = ()
+    card_committed: bool = False
+
+    kind = "move_tower"
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardCard:
+    """Discard a card as an action without effect (R-TURN-3). ``card`` is needed when the
+    hands are known."""
+
+    player: str
+    card: Card | None = None
+
+    kind = "discard_card"
+
+
+@dataclass(frozen=True, slots=True)
+class Redraw:
+    """Discard the hand, draw 3, and optionally push one tower ``(space, tier)`` 1 space
+    clockwise (R-TURN-5)."""
+
+    player: str
+    push: tuple[int, int] | None = None
+
+    kind = "redraw"
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    """Cast a spell (R-SPELL-*, R-MASTER-*).
+
+    Arguments by spell: ``advance_wizard``/``headwind_wizard``: ``wizard``;
+    ``advance_tower``/``headwind_tower``: ``space, tier``; ``swap_tower``: ``a, b``;
+    ``move_castle``: ``direction`` (``cw``/``ccw``); ``piggyback``: ``rider`` (the caster's
+    wizard) and ``then`` (the current player's :class:`MoveWizard`); ``free_wizard``:
+    ``space, tier`` (the lifted tower) and ``wizard`` (the freed one, None if none is there).
+    ``times`` > 1 repeats the spell (master variant, R-MASTER-8). ``free``: no potions paid
+    (expansion: magic tower / feather).
+    """
+
+    player: str
+    spell: str
+    wizard: str | None = None
+    space: int | None = None
+    tier: int | None = None
+    a: int | None = None
+    b: int | None = None
+    direction: str | None = None
+    rider: str | None = None
+    then: MoveWizard | None = None
+    times: int = 1
+    free: bool = False
+
+    kind = "cast"
+
+
+@dataclass(frozen=True, slots=True)
+class EndTurn:
+    """End the turn: refill the hand, complete the round at the game's end, next player
+    (R-TURN-4/8, R-END-2)."""
+
+    kind = "end_turn"
+
+
+@dataclass(frozen=True, slots=True)
+class GivePotion:
+    """Team variant: hand ``count`` full potions to the partner (R-TEAM-4, OPEN-06)."""
+
+    player: str
+    to: str
+    count: int = 1
+
+    kind = "give_potion"
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeCards:
+    """Team variant card help (R-TEAM-2): the current player ``player`` receives ``take`` from
+    his partner and gives ``give`` back (cards needed only when the hands are known)."""
+
+    player: str
+    partner: str
+    take: Card | None = None
+    give: Card | None = None
+
+    kind = "exchange_cards"
+
+
+Action = MoveWizard | MoveTower | DiscardCard | Redraw | Cast | EndTurn | GivePotion | ExchangeCards
+"""Any action the engine accepts."""
+
+ACTION_KINDS: tuple[str, ...] = (
+    "move_wizard",
+    "move_tower",
+    "discard_card",
+    "redraw",
+    "cast",
+    "end_turn",
+    "give_potion",
+    "exchange_cards",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Events (state-model.md §5)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, e.g. ``Event("wizards_trapped", {"space": 7, "wizards":
+    ["red-1"]})``. ``data`` holds JSON values only (ints, strings, lists, dicts, bools, None).
+    """
+
+    kind: str
+    data: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.data}
+
+    def __hash__(self) -> int:
+        return hash((self.kind, repr(sorted(self.data.items()))))

@@ -1,0 +1,44 @@
+"""The invariants of ``state-model.md`` §2.4, checked on any state (tests, tracker, loading)."""
+
+from __future__ import annotations
+
+from companion.rules.model import MAX_ON_TOP, GameState
+
+
+def check_invariants(state: GameState) -> list[str]:
+    """Every broken invariant of state-model.md §2.4 as a readable message (empty = fine)."""
+    tb = state.table
+    problems: list[str] = []
+    seen = sorted(t for stack in state.stacks for t in stack)
+    if seen != list(range(len(tb.towers))):
+        problems.append("1: every tower stands in exactly one stack")
+    wiz = state.wizards
+    for s0, stack in enumerate(state.stacks):
+        s = s0 + 1
+        h = len(stack)
+        top = wiz.count(s << 4 | h)
+        if top > MAX_ON_TOP:
+            problems.append(f"2: {top} visible wizards on the top of space {s}")
+        if s == state.castle and top:
+            problems.append(f"2: visible wizards share the castle's space {s}")
+        if tb.special[s] is not None and (h or top):
+            problems.append(f"5: pieces on the {tb.special[s]} space {s}")
+        for t in stack[:-1]:
+            if tb.tower_magic[t]:
+                problems.append(f"3: the magic tower is not on top of space {s}")
+    for i, p in enumerate(wiz):
+        if p and (p & 15) > len(state.stacks[(p >> 4) - 1]):
+            problems.append(f"wizard {tb.wizard_ids[i]} floats above its stack")
+    for seat in range(tb.n):
+        team = tb.team_of(seat)
+        total = sum(sum(state.potions[s]) for s in team)
+        if total != sum(tb.start_potions[s] for s in team):
+            problems.append(f"4: potion total of {tb.colours[seat]} changed to {total}")
+        if min(state.potions[seat]) < 0:
+            problems.append(f"4: negative potion count for {tb.colours[seat]}")
+    if state.cards is not None:
+        c = state.cards
+        n = sum(len(h) for h in c.hands) + len(c.draw) + len(c.discard)
+        if n != 90:
+            problems.append(f"deck: {n} cards instead of 90")
+    return problems

@@ -1,0 +1,96 @@
+"""What can be seen of a state: the camera's :class:`Observation` and one player's view.
+
+A camera sees per space the number of towers, the top surface, the visible wizards and the
+castle (state-model.md §3); a player additionally knows the public content of the castle, the
+potions, his own hand and - depending on the memory aid - where hidden wizards are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.rules.model import MAX_ON_TOP, GameState
+from companion.rules.observation import Observation, SpaceObservation
+from companion.rules.serialize import dump_state
+
+MEMORY_AIDS = ("off", "own", "all")
+"""``off``: no hidden wizards shown; ``own``: the player's own only (never a partner's);
+``all``: every hidden wizard (a table that agreed to play with full memory aid)."""
+
+
+def observe(state: GameState, time: float = 0.0, frame: int = 0) -> Observation:
+    """What a camera above the table sees of ``state`` (no hidden wizards, no hands).
+
+    :param time: capture time in s since the epoch (passed through; never read from a clock).
+    :param frame: frame counter (passed through).
+    """
+    tb = state.table
+    colours = tb.colours
+    owner = tb.wizard_owner
+    wiz = state.wizards
+    spaces: dict[int, SpaceObservation] = {}
+    m = state.modules
+    for s0, stack in enumerate(state.stacks):
+        s = s0 + 1
+        h = len(stack)
+        if h:
+            top = tb.towers[stack[-1]].kind
+        else:
+            top = tb.special[s] or ("crest-space" if s in tb.track.raven_crest else "plain-space")
+        code = s << 4 | h
+        counts: dict[str, int] = {}
+        if code in wiz:
+            for i, p in enumerate(wiz):
+                if p == code:
+                    c = colours[owner[i]]
+                    counts[c] = counts.get(c, 0) + 1
+        assert sum(counts.values()) <= MAX_ON_TOP
+        witch = m is not None and m.witch == code
+        raven = m is not None and m.raven == code
+        spaces[s] = SpaceObservation(
+            towers=h, top=top, wizards=counts, castle=state.castle == s, witch=witch, raven=raven
+        )
+    return Observation(spaces=spaces, time=time, frame=frame, unstable=False)
+
+
+def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, Any]:
+    """The state JSON as ``player`` may be shown it.
+
+    Hidden wizards of other players are removed unless ``memory_aid == "all"``; with ``"off"``
+    even the player's own hidden wizards are removed (``"hidden"`` then counts what was left
+    out per space). Other players' hands and the pile order are replaced by counts.
+
+    :raises ValueError: unknown player or memory aid.
+    """
+    if memory_aid not in MEMORY_AIDS:
+        raise ValueError(f"memory_aid: expected one of {MEMORY_AIDS}")
+    tb = state.table
+    if player not in tb.seat_of:
+        raise ValueError(f"player: {player!r} is not a player of this game")
+    seat = tb.seat_of[player]
+    mine = {seat}
+    out = dump_state(state)
+    wizards: dict[str, Any] = {}
+    hidden: dict[str, int] = {}
+    for i, (wid, p) in enumerate(zip(tb.wizard_ids, state.wizards, strict=True)):
+        if p:
+            s, t = p >> 4, p & 15
+            if t < len(state.stacks[s - 1]):
+                shown = memory_aid == "all" or (memory_aid == "own" and tb.wizard_owner[i] in mine)
+                if not shown:
+                    hidden[str(s)] = hidden.get(str(s), 0) + 1
+                    continue
+        wizards[wid] = out["wizards"][wid]
+    out["wizards"] = wizards
+    out["hidden"] = dict(sorted(hidden.items(), key=lambda kv: int(kv[0])))
+    cards = out["cards"]
+    if cards is not None:
+        out["cards"] = {
+            "hand": cards["hands"][player],
+            "hand_sizes": {c: len(h) for c, h in cards["hands"].items()},
+            "draw_size": len(cards["draw"]),
+            "discard_top": cards["discard"][-1] if cards["discard"] else None,
+            "discard_size": len(cards["discard"]),
+        }
+    out["viewer"] = {"player": player, "memory_aid": memory_aid}
+    return out
