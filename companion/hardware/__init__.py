@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.hardware.dice import PROFILES, DiceMachine, DiceTiming, Rng
+from companion.hardware.dice import DEFAULT_TIMING, PROFILES, DiceMachine, DiceTiming, Rng
 from companion.hardware.panel import VirtualPanel, check_seats
 from companion.hardware.pins import PinMap, PinMapError, load_pin_map
 from companion.hardware.runner import LedOutput, PanelRunner
@@ -156,7 +156,7 @@ def create_hardware(
     rng: Rng | None = None,
     clock: Callable[[], float] = time.monotonic,
     pin_factory: Any = None,
-    timing: DiceTiming = DiceTiming(),
+    timing: DiceTiming = DEFAULT_TIMING,
     start: bool = True,
 ) -> Hardware:
     """Build the panel from ``config`` (see the module doc) and start its thread.

@@ -163,6 +163,9 @@ class DiceTiming:
     frame_s: float = 0.06
 
 
+DEFAULT_TIMING = DiceTiming()
+
+
 @dataclass(frozen=True)
 class ButtonEvent:
     """A debounced button event. ``kind``: ``down`` (first contact), ``hold`` (still down
@@ -182,7 +185,7 @@ class Debouncer:
     and not chattering then, otherwise as soon as the chatter settles pressed.
     """
 
-    def __init__(self, timing: DiceTiming = DiceTiming()) -> None:
+    def __init__(self, timing: DiceTiming = DEFAULT_TIMING) -> None:
         self.timing = timing
         self.level = False  # raw line, True = pressed
         self.down = False  # debounced
@@ -265,7 +268,7 @@ class DiceMachine:
         self,
         profile: DiceProfile = WANDERING_TOWERS,
         rng: Rng | None = None,
-        timing: DiceTiming = DiceTiming(),
+        timing: DiceTiming = DEFAULT_TIMING,
     ) -> None:
         if rng is None:
             raise ValueError("DiceMachine needs an injected rng (random.SystemRandom() in use)")
