@@ -78,10 +78,12 @@ class MoveTower:
 @dataclass(frozen=True, slots=True)
 class DiscardCard:
     """Discard a card as an action without effect (R-TURN-3). ``card`` is needed when the
-    hands are known."""
+    hands are known; ``rolls`` = the die results of a die card whose final roll cannot move
+    anything (then the card is judged by that roll)."""
 
     player: str
     card: Card | None = None
+    rolls: tuple[int, ...] = ()
 
     kind = "discard_card"
 

@@ -197,14 +197,7 @@ def _card_kind(st: GameState, seat: int, card: Any, side: str, steps: Any, rolls
     if card.type != side and card.type != "either":
         raise IllegalAction(f"a {card.type} card cannot move a {side}", "R-CARD-3")
     if card.dice:
-        n = len(rolls)
-        if n == 0 or n > card.dice:
-            raise IllegalAction(
-                f"a card with {card.dice} dice takes 1 to {card.dice} rolls, not {n}", "R-CARD-4"
-            )
-        for r in rolls:
-            if type(r) is not int or not 1 <= r <= 6:
-                raise IllegalAction(f"a die shows 1 to 6, not {r!r}", "R-CARD-5")
+        _check_rolls(card, rolls)
         if steps != rolls[-1]:
             raise IllegalAction(
                 f"the last roll ({rolls[-1]}) is used, not {steps!r}; rolls are never added",
@@ -343,11 +336,26 @@ def _committed_card_lost(
     )
 
 
-def card_playable(st: GameState, seat: int, card: Any) -> bool:
-    """True when ``card`` could move some wizard or tower now (R-TURN-3), any die roll."""
-    for _ in _card_moves(st, seat, card, None):
-        return True
+def card_playable(st: GameState, seat: int, card: Any, steps: int | None = None) -> bool:
+    """True when ``card`` could move some wizard or tower now (R-TURN-3); a die card with any
+    roll, or with the final roll ``steps`` when given."""
+    for m in _card_moves(st, seat, card, None):
+        if steps is None or not card.dice or m.steps == steps:
+            return True
     return False
+
+
+def _check_rolls(card: Any, rolls: Any) -> None:
+    if not card.dice:
+        raise IllegalAction("only die cards are rolled", "R-CARD-4")
+    n = len(rolls)
+    if n == 0 or n > card.dice:
+        raise IllegalAction(
+            f"a card with {card.dice} dice takes 1 to {card.dice} rolls, not {n}", "R-CARD-4"
+        )
+    for r in rolls:
+        if type(r) is not int or not 1 <= r <= 6:
+            raise IllegalAction(f"a die shows 1 to 6, not {r!r}", "R-CARD-5")
 
 
 def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event]]:
@@ -357,17 +365,22 @@ def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event
     if card is None:
         if st.cards is not None:
             raise IllegalAction("name the discarded card: the hands are known", "R-TURN-3")
+        if a.rolls:
+            raise IllegalAction("name the die card whose rolls are given", "R-TURN-3")
         kidx = -1
     else:
         found = KIND_INDEX.get(card) if isinstance(card, Card) else None
         if found is None:
             raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
         kidx = found
+        if a.rolls:
+            _check_rolls(card, a.rolls)
         if st.cards is not None:
             if kidx not in st.cards.hands[seat]:
                 raise IllegalAction(f"{a.player} holds no {card.code} card", "R-TURN-2")
             second = st.turn.cards_used >= 1 and tb.config.options["discard_playable_second_card"]
-            if not second and card_playable(st, seat, card):
+            steps = a.rolls[-1] if a.rolls else None
+            if not second and card_playable(st, seat, card, steps):
                 raise IllegalAction(
                     f"the {card.code} card can still move a wizard or a tower; only an "
                     "unplayable card (or the second card) may be discarded",

@@ -669,6 +669,8 @@ def dump_action(action: Action) -> dict[str, Any]:
         out = {"kind": "discard_card", "player": action.player}
         if action.card is not None:
             out["card"] = action.card.to_json()
+        if action.rolls:
+            out["rolls"] = list(action.rolls)
         return out
     elif isinstance(action, Redraw):
         push = action.push
@@ -728,7 +730,7 @@ _ACTION_FIELDS: dict[str, set[str]] = {
         "card_committed",
         "physically_lifted",
     },
-    "discard_card": {"kind", "player", "card"},
+    "discard_card": {"kind", "player", "card", "rolls"},
     "redraw": {"kind", "player", "push"},
     "cast": {
         "kind",
@@ -792,7 +794,11 @@ def load_action(data: Any, where: str = "action") -> Action:
         )
     if kind == "discard_card":
         c = d.get("card")
-        return DiscardCard(player, None if c is None else card_from_json(c, f"{where}.card"))
+        rolls = tuple(
+            _int(r, f"{where}.rolls[{i}]", 1, 6)
+            for i, r in enumerate(_list(d.get("rolls", []), f"{where}.rolls"))
+        )
+        return DiscardCard(player, None if c is None else card_from_json(c, f"{where}.card"), rolls)
     if kind == "redraw":
         push = d.get("push")
         if push is None:

@@ -1,0 +1,233 @@
+"""Seeded bot players: a random-legal one and a greedy one, and a game driver.
+
+Bots play like people at the table: they pick a card from their hand, roll the die for a die
+card (rerolling within R-CARD-4's limits), then choose a target; with no playable card they
+discard or redraw (R-TURN-3/5). Each bot owns a ``random.Random(seed)``; the global random
+module is never used, so a seeded game is reproducible move for move.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from companion.rules.actions import (
+    Action,
+    Cast,
+    DiscardCard,
+    EndTurn,
+    Event,
+    MoveTower,
+    MoveWizard,
+    Redraw,
+)
+from companion.rules.engine import (
+    actions_for_card,
+    apply,
+    is_legal,
+    legal_actions,
+    setup,
+)
+from companion.rules.model import CARD_KINDS, DECK, Card, Config, GameState
+
+_WEIGHTS = [n for _, n in DECK]
+
+
+def _hand(state: GameState, rng: random.Random) -> list[Card]:
+    """The current player's cards; with unknown hands, 3 cards drawn at random from the deck."""
+    if state.cards is not None:
+        return [CARD_KINDS[k] for k in state.cards.hands[state.turn.player]]
+    return rng.choices(CARD_KINDS, weights=_WEIGHTS, k=3)
+
+
+def _can_play(state: GameState) -> bool:
+    t = state.turn
+    tb = state.table
+    return not t.ended and not t.redrawn and t.cards_used < tb.actions_per_turn + t.extra_card
+
+
+class Bot:
+    """Base class: ``choose(state)`` returns the current player's next action.
+
+    :param seed: seeds the bot's own ``random.Random``.
+    :param spell_rate: chance (0..1) to look at spells before a card action.
+    """
+
+    name = "bot"
+
+    def __init__(self, seed: int = 0, spell_rate: float = 0.15) -> None:
+        self.rng = random.Random(seed)
+        self.spell_rate = spell_rate
+
+    # -- hooks for subclasses ----------------------------------------------------------------
+
+    def pick(self, state: GameState, options: list[Action]) -> Action:
+        """Choose one of ``options`` (non-empty)."""
+        return self.rng.choice(options)
+
+    def keep_roll(self, state: GameState, card: Card, rolls: tuple[int, ...]) -> bool:
+        """Whether to keep the current die result (a reroll is possible)."""
+        return self.rng.random() < 0.6
+
+    # -- the turn ------------------------------------------------------------------------------
+
+    def choose(self, state: GameState) -> Action:
+        """The next action of the current player (a card action, spell, redraw or end turn).
+
+        :raises ValueError: the game is over.
+        """
+        if state.game.over:
+            raise ValueError("the game is over")
+        seat = state.turn.player
+        colour = state.table.colours[seat]
+        if self.rng.random() < self.spell_rate:
+            casts = [
+                a
+                for a in legal_actions(state)
+                if isinstance(a, Cast)
+                and a.player == colour
+                and not (a.spell == "free_wizard" and a.wizard is None)
+            ]
+            if casts:
+                return self.pick(state, list(casts))
+        if not _can_play(state):
+            return EndTurn()
+        hand = _hand(state, self.rng)
+        order = list(range(len(hand)))
+        self.rng.shuffle(order)
+        tried: list[tuple[Card, tuple[int, ...]]] = []
+        for i in order:
+            card = hand[i]
+            moves, rolls = self._moves_for(state, card)
+            if moves:
+                return self.pick(state, list(moves))
+            tried.append((card, rolls))
+        # nothing playable: redraw (first action) or discard without effect (R-TURN-3/5)
+        if state.turn.cards_used == 0 and not state.table.solo:
+            pushes = [a for a in legal_actions(state) if isinstance(a, Redraw)]
+            if pushes:
+                return self.pick(state, list(pushes))
+        for card, rolls in tried:
+            known = state.cards is not None
+            a = DiscardCard(colour, card if known else None, rolls if known else ())
+            if is_legal(state, a):
+                return a
+        return EndTurn()
+
+    def _moves_for(
+        self, state: GameState, card: Card
+    ) -> tuple[list[MoveWizard | MoveTower], tuple[int, ...]]:
+        if not card.dice:
+            return actions_for_card(state, card), ()
+        rolls: tuple[int, ...] = ()
+        while True:
+            rolls = rolls + (self.rng.randint(1, 6),)
+            if len(rolls) >= card.dice or self.keep_roll(state, card, rolls):
+                return actions_for_card(state, card, rolls), rolls
+
+
+class RandomBot(Bot):
+    """Plays a uniformly random legal move of a randomly chosen card."""
+
+    name = "random"
+
+
+class GreedyBot(Bot):
+    """Picks the move whose resulting position scores best for its own side (wizards in the
+    castle, filled potions, wizards close to the castle, opponents trapped), ties at random."""
+
+    name = "greedy"
+
+    def __init__(self, seed: int = 0, spell_rate: float = 0.3) -> None:
+        super().__init__(seed, spell_rate)
+
+    def keep_roll(self, state: GameState, card: Card, rolls: tuple[int, ...]) -> bool:
+        moves = actions_for_card(state, card, rolls)
+        if not moves:
+            return False
+        return self._best_gain(state, moves) > 0.5
+
+    def pick(self, state: GameState, options: list[Action]) -> Action:
+        base = score(state, state.turn.player)
+        best: list[Action] = []
+        best_v = float("-inf")
+        for a in options:
+            try:
+                nxt, _ = apply(state, a)
+            except ValueError:
+                continue
+            v = score(nxt, state.turn.player) - base
+            if isinstance(a, Cast):
+                v -= 0.2  # keep potions unless the spell really helps
+            if v > best_v + 1e-9:
+                best, best_v = [a], v
+            elif abs(v - best_v) <= 1e-9:
+                best.append(a)
+        return self.rng.choice(best or options)
+
+    def _best_gain(self, state: GameState, moves: list[MoveWizard | MoveTower]) -> float:
+        base = score(state, state.turn.player)
+        return max(score(apply(state, m)[0], state.turn.player) - base for m in moves)
+
+
+def score(state: GameState, seat: int) -> float:
+    """Heuristic value of ``state`` for ``seat`` (team: for the team): higher is better."""
+    tb = state.table
+    mine = set(tb.team_of(seat))
+    length = tb.length
+    castle = state.castle
+    total = 0.0
+    for i, p in enumerate(state.wizards):
+        own = tb.wizard_owner[i] in mine
+        if p == 0:
+            v = 12.0
+        else:
+            s, t = p >> 4, p & 15
+            dist = (castle - s) % length
+            v = 6.0 - dist * 0.3
+            if t < len(state.stacks[s - 1]):
+                v -= 3.0
+        total += v if own else -v / max(1, tb.n - len(mine))
+    for s in mine:
+        f, e, sp = state.potions[s]
+        total += 4.0 * (f + sp) + 0.5 * f
+    if state.game.over and state.game.result is not None:
+        total += 100.0 if seat in state.game.result.winners else -100.0
+    return total
+
+
+BOTS: dict[str, Callable[[int], Bot]] = {"random": RandomBot, "greedy": GreedyBot}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One applied action of a driven game: the action, its events, the state after it."""
+
+    action: Action
+    events: list[Event]
+    state: GameState
+
+
+def play(
+    config: Config,
+    seed: int,
+    bots: str | list[Bot] = "random",
+    max_actions: int = 20000,
+) -> Iterator[Step]:
+    """Drive a whole seeded game; yields every applied action.
+
+    :param bots: a bot kind name for every seat, or one :class:`Bot` per seat.
+    :param max_actions: safety limit (a game stops early after so many actions).
+    """
+    state = setup(config, seed)
+    if isinstance(bots, str):
+        players = [BOTS[bots](seed * 7 + i + 1) for i in range(config.player_count)]
+    else:
+        players = bots
+    for _ in range(max_actions):
+        if state.game.over:
+            return
+        action = players[state.turn.player].choose(state)
+        state, events = apply(state, action)
+        yield Step(action, events, state)
