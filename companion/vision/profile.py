@@ -396,3 +396,262 @@ def separation(profile: ColourProfile, a: str, b: str) -> float:
     d = ca.mean - cb.mean
     cov = (ca.cov + cb.cov) / 2 + COV_FLOOR
     return math.sqrt(float(d @ np.linalg.solve(cov, d)))
+
+
+# ---------------------------------------------------------------------------------------------
+# sampling the setup frame
+
+
+def _polar_disc(rings: int = 5) -> NDArray[np.float64]:
+    """Unit-disc sample offsets on ``rings`` rings (centre + 6, 12, 18, ... points)."""
+    pts = [(0.0, 0.0)]
+    for i in range(1, rings + 1):
+        n = 6 * i
+        r = i / rings
+        for j in range(n):
+            a = 2 * math.pi * (j + 0.5 * (i % 2)) / n
+            pts.append((r * math.cos(a), r * math.sin(a)))
+    return np.array(pts)
+
+
+def _gather(frame: NDArray[np.uint8], px: NDArray[Any]) -> NDArray[np.uint8]:
+    h, w = frame.shape[:2]
+    p = np.round(np.asarray(px).reshape(-1, 2)).astype(int)
+    ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+    p = p[ok]
+    out: NDArray[np.uint8] = frame[p[:, 1], p[:, 0]]
+    return out
+
+
+def _robust_fit(name: str, group: str, feats: NDArray[Any], rounds: int = 3) -> ColourClass:
+    """Fit the dominant mode of ``feats`` (other objects' pixels are trimmed away)."""
+    f = np.asarray(feats, np.float64).reshape(-1, 3)
+    if f.shape[0] < 5:
+        raise ProfileError(f"{name}: only {f.shape[0]} pixels to learn the colour from")
+    keep = f
+    centre = np.median(f, axis=0)
+    cov = np.diag([0.05**2, 0.08**2, 0.15**2])
+    for _ in range(rounds):
+        inv = np.linalg.inv(cov + COV_FLOOR)
+        d = f - centre
+        d2 = np.einsum("ni,ij,nj->n", d, inv, d)
+        keep = f[d2 <= 9.0]
+        if keep.shape[0] < 5:
+            keep = f[np.argsort(d2)[: max(5, f.shape[0] // 3)]]
+        centre = keep.mean(axis=0)
+        cov = np.cov(keep.T)
+    return ColourClass(name, group, centre, cov, int(keep.shape[0]))
+
+
+def build_profile(
+    frame: NDArray[np.uint8],
+    camera: Any,
+    geometry: Any,
+    colours: Sequence[str],
+    *,
+    base: ColourProfile | None = None,
+) -> ColourProfile:
+    """Sample a colour profile from a frame of the setup position.
+
+    The setup tells what stands where (R-SETUP-1: castle on space 1; R-SETUP-3: crest towers on
+    2, 4, 6, 8, 10, plain towers on 3, 5, 7, 9; R-SETUP-6: the wizards on those roofs in seat
+    order). This layout comes from the rules core (``setup`` + ``observe``), so any player count
+    and track works. Learnt: ``roof-crest``, ``roof-plain``, ``wall``, ``castle``, ``track``,
+    ``track-crest`` and the playing wizard colours.
+
+    :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
+    :param camera: the :class:`~companion.vision.camera.CameraModel` (scaled to the frame).
+    :param geometry: the :class:`~companion.vision.geometry.BoardGeometry`.
+    :param colours: the players' colours in seat order (seat 0 = start player).
+    :param base: prototypes to start the wizard assignment from (default :func:`default_profile`).
+    :raises ProfileError: when the board is not found or a colour cannot be sampled.
+    """
+    from companion.rules import Config, observe, setup
+    from companion.vision.markers import MarkerDetector, PoseError, estimate_board_pose
+
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.dtype != np.uint8:
+        raise ProfileError("setup frame: expected an (H, W, 3) uint8 BGR image")
+    h, w = frame.shape[:2]
+    cam = camera if tuple(camera.size) == (w, h) else camera.scaled_to(w, h)
+    det = MarkerDetector(geometry.marker_dictionary, ids=geometry.marker_ids)
+    found = det.detect(frame)
+    try:
+        pose = estimate_board_pose(found, geometry.marker_corners(), cam)
+    except PoseError as exc:
+        raise ProfileError(f"setup frame: board not found ({exc})") from None
+    white = white_from_markers(frame, found)
+    if white is None:
+        raise ProfileError("setup frame: no white marker cells to balance the colours")
+    try:
+        cfg = Config(player_count=len(colours), colours=tuple(colours))
+    except ValueError as exc:
+        raise ProfileError(f"players: {exc}") from None
+    expected = observe(setup(cfg, seed=None)).spaces
+    cam_xy = pose.camera_position_mm()[:2]
+    tier = geometry.tower.height
+    roof_r = geometry.tower.roof_diameter / 2
+    disc = _polar_disc(5)
+
+    def proj(xyz: NDArray[Any]) -> NDArray[np.float64]:
+        p = np.asarray(xyz, np.float64).reshape(-1, 3).copy()
+        p[:, 2] = -p[:, 2]
+        return pose.project(p)
+
+    def disc_pixels(space: int, z: float, r: float) -> NDArray[np.uint8]:
+        c = geometry.space_centre(space)
+        pts = np.column_stack([c + disc * r, np.full(len(disc), z)])
+        return _gather(frame, proj(pts))
+
+    def wall_pixels(space: int, shape: Any, z0: float) -> NDArray[np.uint8]:
+        c = geometry.space_centre(space)
+        to_cam = cam_xy - c
+        base_a = math.atan2(to_cam[1], to_cam[0])
+        pts = []
+        for da in np.radians(np.linspace(-45, 45, 7)):
+            for fz in np.linspace(0.2, 0.75, 4):
+                r = (shape.base_diameter + (shape.roof_diameter - shape.base_diameter) * fz) / 2
+                a = base_a + da
+                pts.append((c[0] + r * math.cos(a), c[1] + r * math.sin(a), z0 + fz * shape.height))
+        return _gather(frame, proj(np.array(pts)))
+
+    def f(px: NDArray[Any]) -> NDArray[np.float32]:
+        return features(px.reshape(-1, 3), white)
+
+    classes: dict[str, ColourClass] = {}
+    crest_px, plain_px, wall_px, track_px, mark_px = [], [], [], [], []
+    for space, o in expected.items():
+        if o.towers == 1 and o.top in ("crest", "plain"):
+            px = disc_pixels(space, tier, roof_r * 0.8)
+            (crest_px if o.top == "crest" else plain_px).append(px)
+            wall_px.append(wall_pixels(space, geometry.tower, 0.0))
+        elif o.towers == 0 and not o.castle and not o.wizards:
+            mark = geometry.crest_mark(space)
+            if mark is not None:
+                mark_px.append(disc_pixels(space, 0.0, mark[1] * 0.6))
+                ring = disc[np.linalg.norm(disc, axis=1) > 0.85]
+                c = geometry.space_centre(space)
+                r = geometry.surface_radius(0) * 0.9
+                pts = np.column_stack([c + ring * r, np.zeros(len(ring))])
+                track_px.append(_gather(frame, proj(pts)))
+            else:
+                track_px.append(disc_pixels(space, 0.0, geometry.surface_radius(0) * 0.8))
+    for name, group, chunks in (
+        ("roof-crest", ROOF, crest_px),
+        ("roof-plain", ROOF, plain_px),
+        ("wall", OTHER, wall_px),
+        ("track", TRACK, track_px),
+        ("track-crest", TRACK, mark_px),
+    ):
+        if chunks:
+            classes[name] = _robust_fit(name, group, f(np.concatenate(chunks)))
+    castle_space = next((s for s, o in expected.items() if o.castle), None)
+    if castle_space is not None:
+        top = disc_pixels(
+            castle_space, geometry.castle.height, geometry.castle.roof_diameter / 2 * 0.7
+        )
+        side = wall_pixels(castle_space, geometry.castle, 0.0)
+        classes["castle"] = _robust_fit("castle", OTHER, f(np.concatenate([top, side])))
+
+    # wizards: pixels of each setup roof's wizard cylinder that no surface class explains,
+    # assigned to the nearest colour among those standing on that roof; two rounds.
+    start = base or default_profile()
+    wiz: dict[str, ColourClass] = {c: start.classes[c] for c in colours if c in start.classes}
+    for c in colours:
+        if c not in wiz:
+            wiz[c] = default_profile().classes[c]
+    surfaces = ColourProfile(dict(classes))
+    cyl = np.array(
+        [
+            (x * roof_r * 0.9, y * roof_r * 0.9, zf)
+            for x, y in disc
+            for zf in np.linspace(0.1, 0.9, 5)
+        ]
+    )
+    per_space: list[tuple[list[str], NDArray[np.float32]]] = []
+    for space, o in expected.items():
+        if not o.wizards:
+            continue
+        c = geometry.space_centre(space)
+        z0 = geometry.tier_z(o.towers)
+        pts = np.column_stack([c + cyl[:, :2], z0 + cyl[:, 2] * geometry.wizard.height])
+        feats_ = f(_gather(frame, proj(pts)))
+        d_surf = surfaces.distances(feats_).min(axis=1)
+        per_space.append((sorted(o.wizards), feats_[d_surf > surfaces.reject_d2 / 2]))
+    for _ in range(2):
+        prof = ColourProfile(dict(wiz))
+        pooled: dict[str, list[NDArray[np.float32]]] = {c: [] for c in colours}
+        for names, feats_ in per_space:
+            if feats_.shape[0] == 0:
+                continue
+            idx, d2 = prof.classify(feats_, only=names)
+            for j, n in enumerate(names):
+                pooled[n].append(feats_[(idx == j) & (d2 < 4 * prof.reject_d2)])
+        new: dict[str, ColourClass] = {}
+        for c in colours:
+            chunk = np.concatenate(pooled[c]) if pooled[c] else np.zeros((0, 3), np.float32)
+            if chunk.shape[0] < 12:
+                raise ProfileError(f"{c}: too few wizard pixels found on the setup roofs")
+            new[c] = _robust_fit(c, WIZARD, chunk)
+        wiz = new
+    classes.update(wiz)
+    wb = (float(white[0]), float(white[1]), float(white[2]))
+    meta = {"colours": list(colours), "players": len(colours), "track": geometry.track.to_json()}
+    return ColourProfile(classes, white_bgr=wb, meta=meta)
+
+
+def main(argv: list[str]) -> int:
+    """``companion calibrate profile --frame F --camera C --players N [--colours …] [--out P]``.
+
+    Samples the colour profile from a photo of the setup position and writes it as JSON.
+    Exit codes: 0 ok, 1 the frame could not be used, 2 bad arguments.
+    """
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(
+        prog="companion calibrate profile",
+        description="Sample the colour profile (wizards, roofs, track) from a setup photo.",
+    )
+    ap.add_argument("--frame", required=True, help="photo of the untouched setup position")
+    ap.add_argument("--camera", required=True, help="camera file (companion calibrate intrinsics)")
+    ap.add_argument("--players", required=True, type=int, help="number of players, 1-6")
+    ap.add_argument("--colours", help="colours in seat order, comma separated (default R-COMP-2)")
+    ap.add_argument("--geometry", help="board geometry JSON (default: the built-in defaults)")
+    ap.add_argument("--out", default="colour-profile.json", help="where to write the profile")
+    args = ap.parse_args(argv)
+
+    from companion.rules.model import default_colours
+    from companion.vision.camera import CameraModel
+    from companion.vision.geometry import BoardGeometry
+
+    if not 1 <= args.players <= 6:
+        print("players: expected 1..6", file=sys.stderr)
+        return 2
+    colours = (
+        [c.strip() for c in args.colours.split(",") if c.strip()]
+        if args.colours
+        else list(default_colours(args.players))
+    )
+    if len(colours) != args.players:
+        print(f"colours: {len(colours)} given for {args.players} players", file=sys.stderr)
+        return 2
+    frame = cv2.imread(args.frame, cv2.IMREAD_COLOR)
+    if frame is None:
+        print(f"cannot read the frame {args.frame}", file=sys.stderr)
+        return 1
+    try:
+        camera = CameraModel.load(args.camera)
+        geometry = BoardGeometry.load(args.geometry) if args.geometry else BoardGeometry.default()
+        profile = build_profile(frame, camera, geometry, colours)
+    except (ProfileError, ValueError, OSError) as exc:
+        print(f"profile: {exc}", file=sys.stderr)
+        return 1
+    profile.meta["frame"] = Path(args.frame).name
+    profile.save(args.out)
+    for a, b in (("yellow", "orange"), ("red", "orange"), ("blue", "purple")):
+        if a in profile.classes and b in profile.classes:
+            print(f"separation {a}/{b}: {separation(profile, a, b):.1f}", file=sys.stderr)
+    print(
+        f"colour profile with {len(profile.classes)} classes written to {args.out}", file=sys.stderr
+    )
+    return 0

@@ -1,0 +1,117 @@
+"""Stability gating: no observation while the board moves or a hand is over it, exactly one after."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.rules.observation import Observation, SpaceObservation
+from companion.vision.stability import HAND, MOVING, GateConfig, GateDecision, StabilityGate
+
+FPS = 10.0
+
+
+def board_view() -> np.ndarray:
+    """A still 160x160 board view: green cloth, a light track band, a few coloured pieces."""
+    view = np.full((160, 160, 3), (60, 110, 70), np.uint8)
+    cv2.rectangle(view, (20, 20), (140, 140), (170, 190, 200), 18)
+    pieces = [((30, 30), (200, 60, 20)), ((80, 22), (30, 200, 230)), ((130, 90), (30, 30, 200))]
+    for (x, y), col in pieces:
+        cv2.circle(view, (x, y), 6, col, -1)
+    return view
+
+
+def noisy(view: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    noise = rng.normal(0, 2.5, view.shape)
+    return np.clip(view.astype(np.float64) + noise, 0, 255).astype(np.uint8)
+
+
+def with_hand(view: np.ndarray, x: int, skin: tuple[int, int, int] = (120, 150, 215)) -> np.ndarray:
+    """An arm reaching in from the right edge to x (colour BGR)."""
+    out = view.copy()
+    cv2.rectangle(out, (x, 70), (160, 95), skin, -1)
+    cv2.circle(out, (x, 82), 16, skin, -1)
+    return out
+
+
+def reading(n: int = 1) -> Observation:
+    return Observation(
+        {1: SpaceObservation(0, "crest-space", {"blue": n}), 2: SpaceObservation(1, "crest")}
+    )
+
+
+def run(gate: StabilityGate, frames: list[tuple[np.ndarray, Observation]]) -> list[GateDecision]:
+    return [gate.update(i / FPS, v, r) for i, (v, r) in enumerate(frames)]
+
+
+class TestStillBoard:
+    def test_one_observation_after_the_board_settles(self) -> None:
+        rng = np.random.default_rng(1)
+        base = board_view()
+        out = run(StabilityGate(), [(noisy(base, rng), reading()) for _ in range(30)])
+        emitted = [i for i, d in enumerate(out) if d.observation is not None]
+        assert len(emitted) == 1
+        assert emitted[0] / FPS >= GateConfig().still_s  # not before it was still long enough
+        assert emitted[0] <= 8  # nor much later
+        obs = out[emitted[0]].observation
+        assert obs is not None and obs.unstable is False
+
+    def test_readings_that_disagree_are_not_reported(self) -> None:
+        rng = np.random.default_rng(2)
+        base = board_view()
+        frames = [(noisy(base, rng), reading(1 + i % 2)) for i in range(20)]
+        assert all(d.observation is None for d in run(StabilityGate(), frames))
+
+
+class TestHandPassing:
+    @pytest.mark.parametrize("skin", [(120, 150, 215), (60, 90, 150), (170, 190, 235)])
+    def test_no_observation_while_a_hand_moves_in_holds_still_and_leaves(
+        self, skin: tuple[int, int, int]
+    ) -> None:
+        rng = np.random.default_rng(3)
+        base = board_view()
+        frames = [(noisy(base, rng), reading(1)) for _ in range(12)]
+        hand_idx = []
+        for x in (150, 130, 110, 90, 70, 70, 70, 70, 70, 70, 70, 70, 90, 120, 150):
+            hand_idx.append(len(frames))
+            frames.append((noisy(with_hand(base, x, skin), rng), reading(2)))
+        frames += [(noisy(base, rng), reading(2)) for _ in range(15)]
+        out = run(StabilityGate(), frames)
+        assert all(out[i].observation is None for i in hand_idx)
+        assert {out[i].state for i in hand_idx} <= {MOVING, HAND}
+        after = [i for i, d in enumerate(out) if d.observation is not None and i > hand_idx[-1]]
+        assert len(after) == 1
+        obs = out[after[0]].observation
+        assert obs is not None and dict(obs.spaces[1].wizards) == {"blue": 2}
+
+    def test_a_sleeve_that_is_not_skin_is_caught_at_the_board_edge(self) -> None:
+        rng = np.random.default_rng(4)
+        base = board_view()
+        frames = [(noisy(base, rng), reading()) for _ in range(12)]
+        sleeve = with_hand(base, 90, skin=(200, 40, 40))  # a blue sleeve, held still
+        frames += [(noisy(sleeve, rng), reading()) for _ in range(12)]
+        out = run(StabilityGate(), frames)
+        assert [d.observation is not None for d in out[:12]].count(True) == 1
+        assert all(d.observation is None for d in out[12:])
+        assert out[-1].state == HAND
+
+
+class TestBadInput:
+    def test_lost_board_resets_and_says_so(self) -> None:
+        rng = np.random.default_rng(5)
+        base = board_view()
+        gate = StabilityGate()
+        for i in range(10):
+            gate.update(i / FPS, noisy(base, rng), reading())
+        d = gate.update(1.0, None, None)
+        assert d.observation is None and d.state == "no-board"
+
+    def test_clock_running_backwards_starts_afresh(self) -> None:
+        rng = np.random.default_rng(6)
+        base = board_view()
+        gate = StabilityGate()
+        for i in range(10):
+            gate.update(100 + i / FPS, noisy(base, rng), reading())
+        d = gate.update(5.0, noisy(base, rng), reading())
+        assert d.observation is None
