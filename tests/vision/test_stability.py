@@ -1,4 +1,4 @@
-"""Stability gating: no observation while the board moves or a hand is over it, exactly one after."""
+"""Stability gating: no observation while the board moves or a hand is over it; one after."""
 
 from __future__ import annotations
 
