@@ -8,7 +8,7 @@ Actions are small immutable values that name things the way the table does (colo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from companion.rules.model import Card
 
@@ -179,23 +179,22 @@ ACTION_KINDS: tuple[str, ...] = (
 # Events (state-model.md §5)
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """Something that happened, e.g. ``Event("wizards_trapped", {"space": 7, "wizards":
-    ["red-1"]})``. ``data`` holds JSON values only (ints, strings, lists, dicts, bools, None).
+    ["red-1"]})``. ``data`` holds JSON values only (ints, strings, lists, dicts, bools, None);
+    ``event["space"]`` reads it. Treat ``data`` as read-only.
     """
 
     kind: str
     data: dict[str, Any]
 
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            return self.data[key]
+        return tuple.__getitem__(self, key)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.data}
-
-    def __hash__(self) -> int:
-        return hash((self.kind, repr(sorted(self.data.items()))))

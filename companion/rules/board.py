@@ -174,7 +174,11 @@ def tower_move(
     lo = s << 4 | k
     hi = s << 4 | 15
     delta = ((dest - s) << 4) + hd - k + 1
-    carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
+    carried: list[int] = []
+    for tier in range(k, len(st) + 1):
+        if (lo - k + tier) in wiz:
+            carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
+            break
     new_wiz = tuple([p + delta if lo <= p <= hi else p for p in wiz]) if carried else wiz
     towers = tb.towers
     ev.append(

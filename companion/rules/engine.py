@@ -41,9 +41,11 @@ from companion.rules.model import (
     Table,
     Turn,
     full_deck,
+    make_state,
 )
 
 HAND_SIZE = 3
+_tuple_new = tuple.__new__
 """R-SETUP-5 / R-TURN-4: cards in hand after refilling."""
 
 _BASE_DISPLAY = ("advance_wizard", "advance_tower")
@@ -231,16 +233,19 @@ def _play_card(
 ) -> tuple[Turn, CardState | None, Progress]:
     """Bookkeeping of one played card: hand -> discard pile, action count."""
     t = st.turn
-    turn = Turn(
-        t.player,
-        t.cards_used + 1,
-        t.redrawn,
-        t.ended or ended,
-        t.casts,
-        t.exchanges,
-        t.feather_used,
-        t.extra_card,
-        t.fly_used,
+    turn = _tuple_new(
+        Turn,
+        (
+            t.player,
+            t.cards_used + 1,
+            t.redrawn,
+            t.ended or ended,
+            t.casts,
+            t.exchanges,
+            t.feather_used,
+            t.extra_card,
+            t.fly_used,
+        ),
     )
     cards = st.cards
     if cards is not None:
@@ -250,7 +255,10 @@ def _play_card(
         hands = hands[:seat] + (hand[:i] + hand[i + 1 :],) + hands[seat + 1 :]
         cards = CardState(hands, cards.draw, cards.discard + (kidx,), cards.seed, cards.reshuffles)
     g = st.game
-    game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)
+    if st.table.solo:
+        game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)
+    else:
+        game = g
     if ended:
         ev.append(
             Event("turn_ended", {"player": st.table.colours[t.player], "reason": "castle_entry"})
@@ -289,7 +297,7 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
     if entered:
         game = _end_check(tb, wiz, potions, game, turn, ev)
     return (
-        GameState(tb, st.stacks, wiz, castle, potions, turn, game, cards, st.modules),
+        make_state(tb, st.stacks, wiz, castle, potions, turn, game, cards, st.modules),
         ev,
     )
 
@@ -312,7 +320,7 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
         potions, filled = board.reward(tb, potions, seat, ev)
         if filled:
             game = _end_check(tb, wiz, potions, game, turn, ev)
-    return GameState(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
 
 
 def _committed_card_lost(
@@ -329,7 +337,7 @@ def _committed_card_lost(
     ]
     turn, cards, game = _play_card(st, seat, kidx, ev, False)
     return (
-        GameState(
+        make_state(
             st.table, st.stacks, st.wizards, st.castle, st.potions, turn, game, cards, st.modules
         ),
         ev,
@@ -395,12 +403,14 @@ def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event
     if kidx < 0:
         t = st.turn
         turn = t._replace(cards_used=t.cards_used + 1)
-        game = st.game._replace(cards_played=st.game.cards_played + 1)
+        game = st.game
+        if tb.solo:
+            game = game._replace(cards_played=game.cards_played + 1)
         cards = None
     else:
         turn, cards, game = _play_card(st, seat, kidx, ev, False)
     return (
-        GameState(tb, st.stacks, st.wizards, st.castle, st.potions, turn, game, cards, st.modules),
+        make_state(tb, st.stacks, st.wizards, st.castle, st.potions, turn, game, cards, st.modules),
         ev,
     )
 
@@ -445,7 +455,7 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
         cards = CardState(hands, cards.draw, cards.discard + hand, cards.seed, cards.reshuffles)
         cards, _ = _draw(cards, seat, HAND_SIZE, tb.solo)
     stacks, wiz, castle, potions = st.stacks, st.wizards, st.castle, st.potions
-    game = st.game._replace(cards_played=st.game.cards_played + HAND_SIZE)
+    game = st.game
     turn = st.turn._replace(redrawn=True)
     push = a.push
     if push is None:
@@ -461,7 +471,7 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
             potions, filled = board.reward(tb, potions, seat, ev)
             if filled:
                 game = _end_check(tb, wiz, potions, game, turn, ev)
-    return GameState(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
 
 
 def _end_turn_allowed(st: GameState) -> str | None:
@@ -478,6 +488,13 @@ def _end_turn_allowed(st: GameState) -> str | None:
         f"{tb.colours[t.player]} has played {t.cards_used} of {tb.actions_per_turn} cards; "
         "play or discard a card (or redraw) first"
     )
+
+
+_FRESH_TURNS = tuple(Turn(i) for i in range(6))
+
+
+def _fresh_turn(seat: int) -> Turn:
+    return _FRESH_TURNS[seat]
 
 
 def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
@@ -506,7 +523,7 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
             game = Progress(game.end_triggered_by, 0, True, result, game.cards_played)
             ev.append(_game_over_event(tb, result))
             return (
-                GameState(
+                make_state(
                     tb, st.stacks, st.wizards, st.castle, st.potions, t, game, cards, st.modules
                 ),
                 ev,
@@ -517,7 +534,7 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
             game = Progress(game.end_triggered_by, 0, True, result, game.cards_played)
             ev.append(_game_over_event(tb, result))
             return (
-                GameState(
+                make_state(
                     tb, st.stacks, st.wizards, st.castle, st.potions, t, game, cards, st.modules
                 ),
                 ev,
@@ -526,7 +543,7 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
     nxt = (seat + 1) % tb.n
     ev.append(Event("next_player", {"player": tb.colours[nxt]}))
     return (
-        GameState(
+        make_state(
             tb, st.stacks, st.wizards, st.castle, st.potions, Turn(nxt), game, cards, st.modules
         ),
         ev,
@@ -774,7 +791,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
         ev.append(Event("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
     if check_end:
         game = _end_check(tb, wiz, potions, game, turn, ev)
-    return GameState(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
 
 
 def _swap(
@@ -908,7 +925,7 @@ def _piggyback(
     if wiz[ri] != wiz[wi] or wiz[ri] == 0:
         raise IllegalAction(f"{a.rider} is not on the same top surface as {m.wizard}", "R-SPELL-11")
     _dice_event(m.card, m.rolls, ev)
-    st2 = GameState(
+    st2 = make_state(
         tb,
         st.stacks,
         wiz,
@@ -923,7 +940,7 @@ def _piggyback(
     turn, cards, game = _play_card(st2, cur, kidx, ev, entered)
     if entered:
         game = _end_check(tb, wiz, potions, game, turn, ev)
-    return GameState(tb, st.stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+    return make_state(tb, st.stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
 
 
 # --------------------------------------------------------------------------------------------
@@ -956,7 +973,7 @@ def _apply_give_potion(st: GameState, a: GivePotion) -> tuple[GameState, list[Ev
     pot[to] = (g[0] + n, g[1], g[2])
     ev = [Event("potion_given", {"player": a.player, "to": a.to, "count": n})]
     return (
-        GameState(
+        make_state(
             tb, st.stacks, st.wizards, st.castle, tuple(pot), st.turn, st.game, st.cards, st.modules
         ),
         ev,
@@ -992,7 +1009,7 @@ def _apply_exchange(st: GameState, a: ExchangeCards) -> tuple[GameState, list[Ev
         cards = cards._replace(hands=tuple(hands))
     ev = [Event("cards_exchanged", {"player": a.player, "partner": a.partner})]
     return (
-        GameState(
+        make_state(
             tb,
             st.stacks,
             st.wizards,

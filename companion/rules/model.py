@@ -621,7 +621,7 @@ class Progress(NamedTuple):
 
     ``remaining_turns``: turns still played after the current one before the game ends
     (R-END-2), None while the end is not triggered. ``cards_played``: move cards played or
-    discarded so far (solo card limit, R-SOLO-2).
+    discarded so far, counted in solo play only (card limit, R-SOLO-2).
     """
 
     end_triggered_by: int | None = None
@@ -751,6 +751,48 @@ class GameState:
             f"GameState(player={self.current_player}, cards_used={self.turn.cards_used}, "
             f"castle={self.castle}, over={self.game.over})"
         )
+
+
+_new = object.__new__
+(
+    _set_table,
+    _set_stacks,
+    _set_wizards,
+    _set_castle,
+    _set_potions,
+    _set_turn,
+    _set_game,
+    _set_cards,
+    _set_modules,
+) = (
+    GameState.__dict__[f].__set__
+    for f in ("table", "stacks", "wizards", "castle", "potions", "turn", "game", "cards", "modules")
+)
+
+
+def make_state(
+    table: Table,
+    stacks: tuple[tuple[int, ...], ...],
+    wizards: tuple[int, ...],
+    castle: int,
+    potions: tuple[tuple[int, int, int], ...],
+    turn: Turn,
+    game: Progress,
+    cards: CardState | None,
+    modules: ModuleState | None,
+) -> GameState:
+    """Fast constructor of a :class:`GameState` (no checks; the engine's hot path)."""
+    st: GameState = _new(GameState)
+    _set_table(st, table)
+    _set_stacks(st, stacks)
+    _set_wizards(st, wizards)
+    _set_castle(st, castle)
+    _set_potions(st, potions)
+    _set_turn(st, turn)
+    _set_game(st, game)
+    _set_cards(st, cards)
+    _set_modules(st, modules)
+    return st
 
 
 def colours_of(table: Table, seats: Iterable[int]) -> list[str]:
