@@ -358,8 +358,8 @@ def _result(
     info = f"{method}; {len(used)} views; flags {flags}"
     camera = CameraModel(K, dist, size, rms, info)
     progress(
-        f"calibrated on {len(used)} views: RMS {rms:.3f} px, fx {camera.fx:.2f} "
-        f"(+-{std['fx']:.2f}), fy {camera.fy:.2f}, cx {camera.cx:.2f}, cy {camera.cy:.2f}"
+        f"calibrated on {len(used)} views: RMS {rms:.3f} px, fx {camera.fx:.2f}, "
+        f"fy {camera.fy:.2f} (+-{std['fy']:.2f}), cx {camera.cx:.2f}, cy {camera.cy:.2f}"
     )
     return CalibrationResult(camera, rms, views, std, flags, method)
 

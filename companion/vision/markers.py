@@ -502,3 +502,98 @@ class BoardPoseTracker:
         self._last = found
         msg = f"markers {sorted(found)}" + (f", missing {missing}" if missing else "")
         return TrackResult(TrackStatus.OK, pose, found, full, msg)
+
+
+# -- printable sheet ---------------------------------------------------------------------------
+CORNER_NAMES = {0: "top-left", 1: "top-right", 2: "bottom-right", 3: "bottom-left"}
+
+PAGE_SIZES_MM = {"a4": (210.0, 297.0), "letter": (215.9, 279.4)}
+"""Printable page sizes ``(w, h)`` in mm."""
+
+
+def marker_image(
+    marker_id: int,
+    side_px: int,
+    dictionary: str | int | Path | cv2.aruco.Dictionary = BOARD_DICTIONARY,
+) -> NDArray[np.uint8]:
+    """One marker, black border included, ``(side_px, side_px) uint8`` (0 black, 255 white).
+
+    :raises ValueError: an id outside the dictionary or ``side_px`` too small for its cells.
+    """
+    d = get_dictionary(dictionary)
+    cells = d.markerSize + 2
+    if not 0 <= marker_id < len(d.bytesList):
+        raise ValueError(f"marker id {marker_id} is not in a {len(d.bytesList)}-marker dictionary")
+    if side_px < cells:
+        raise ValueError(f"side_px must be at least {cells}")
+    return np.asarray(cv2.aruco.generateImageMarker(d, marker_id, side_px), np.uint8)
+
+
+def marker_sheet(
+    side_mm: float = 50.0,
+    *,
+    dpi: int = 300,
+    page: str | tuple[float, float] = "a4",
+    dictionary: str = BOARD_DICTIONARY,
+    ids: Iterable[int] = BOARD_MARKER_IDS,
+    quiet_mm: float = 5.0,
+) -> NDArray[np.uint8]:
+    """A printable page of board markers at true size: ``(H, W) uint8`` grey at ``dpi``.
+
+    Each marker sits in a white quiet zone of ``quiet_mm`` (cut along the cut marks, which stay
+    outside the quiet zone) with its id, board corner, dictionary and side length printed
+    below; a 100 mm scale bar at the foot of the page checks the printer did not scale.
+
+    :raises ValueError: when the markers do not fit on the page, or a bad size.
+    """
+    if side_mm <= 0 or dpi < 72 or quiet_mm < 0:
+        raise ValueError("side_mm and quiet_mm must be positive, dpi >= 72")
+    page_w, page_h = PAGE_SIZES_MM[page.lower()] if isinstance(page, str) else page
+    px = dpi / 25.4  # px per mm
+
+    def P(mm: float) -> int:
+        return int(round(mm * px))
+
+    ids = list(ids)
+    margin, label_h, gap = 12.0, 12.0, 8.0
+    cell_w = side_mm + 2 * quiet_mm
+    cell_h = cell_w + label_h
+    cols = max(1, min(len(ids), int((page_w - 2 * margin + gap) // (cell_w + gap))))
+    rows = -(-len(ids) // cols)
+    used_h = 20.0 + rows * (cell_h + gap) + 25.0
+    if cell_w > page_w - 2 * margin or used_h > page_h - margin:
+        raise ValueError(f"{len(ids)} markers of {side_mm:g} mm do not fit on a {page} page")
+    sheet = np.full((P(page_h), P(page_w)), 255, np.uint8)
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    scale = dpi / 300 * 1.2
+    thick = max(1, P(0.25))
+    title = f"Wandering Towers companion - board markers {dictionary}, side {side_mm:g} mm"
+    cv2.putText(sheet, title, (P(margin), P(margin + 4)), font, scale, 0, max(1, P(0.3)))
+    x_left = (page_w - (cols * cell_w + (cols - 1) * gap)) / 2
+    side_px = P(side_mm)
+    for k, marker_id in enumerate(ids):
+        r, c = divmod(k, cols)
+        x0 = x_left + c * (cell_w + gap)
+        y0 = margin + 12.0 + r * (cell_h + gap)
+        mx, my = P(x0 + quiet_mm), P(y0 + quiet_mm)
+        sheet[my : my + side_px, mx : mx + side_px] = marker_image(marker_id, side_px, dictionary)
+        # cut marks: short ticks outside each corner of the quiet zone
+        for cx, sx in ((x0, -1), (x0 + cell_w, 1)):
+            for cy, sy in ((y0, -1), (y0 + cell_w, 1)):
+                a, b = P(cx), P(cy)
+                cv2.line(sheet, (a + sx * P(1), b), (a + sx * P(3.5), b), 0, thick)
+                cv2.line(sheet, (a, b + sy * P(1)), (a, b + sy * P(3.5)), 0, thick)
+        where = CORNER_NAMES.get(marker_id, "")
+        label = f"id {marker_id} {where}  {side_mm:g} mm"
+        cv2.putText(sheet, label, (P(x0), P(y0 + cell_w + 7)), font, scale, 0, thick)
+    # 100 mm scale bar with 10 mm ticks
+    y = P(page_h - margin - 6)
+    x0 = P(margin)
+    cv2.line(sheet, (x0, y), (x0 + P(100), y), 0, max(1, P(0.4)))
+    for t in range(11):
+        tick = P(3 if t % 5 == 0 else 1.5)
+        cv2.line(sheet, (x0 + P(10 * t), y), (x0 + P(10 * t), y - tick), 0, thick)
+    cv2.putText(
+        sheet, "100 mm - print at 100 % (no fit-to-page)", (x0, y + P(6)), font, scale, 0, thick
+    )
+    return sheet

@@ -1,0 +1,244 @@
+"""``companion calibrate …``: camera intrinsics, the printable marker sheet, the colour profile.
+
+    companion calibrate intrinsics --chessboard 9x6 --square-mm 25 IMAGES… --out FILE [--json]
+    companion calibrate intrinsics --charuco 5x7 --square-mm 40 --marker-mm 20 \\
+        --dict DICT_6X6_250 IMAGES… --out FILE [--json]
+    companion calibrate markers --out sheet.png|sheet.pdf [--side-mm 50] [--page a4|letter]
+    companion calibrate profile …        (colour profile; see companion.vision.profile)
+
+IMAGES may be files or folders (every image inside, sorted). Progress goes to stderr; ``--json``
+prints ``{"rms", "fx", "fy", "cx", "cy", "views_used", "views_rejected"}`` on stdout.
+Exit codes: 0 done, 1 calibration impossible (too few usable photos), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+SUBCOMMANDS = ("intrinsics", "markers", "profile")
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _pair(text: str) -> tuple[int, int]:
+    try:
+        a, b = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected COLSxROWS like 9x6, got {text!r}") from None
+    if a < 2 or b < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: both numbers must be at least 2")
+    return a, b
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return v
+
+
+def expand_images(items: Sequence[str]) -> list[Path]:
+    """Files as given; folders replaced by their image files, sorted by name."""
+    from companion.vision.sources import IMAGE_EXTENSIONS
+
+    out: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            out += sorted(
+                f for f in p.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_EXTENSIONS
+            )
+        else:
+            out.append(p)
+    return out
+
+
+# -- intrinsics --------------------------------------------------------------------------------
+def _intrinsics_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="companion calibrate intrinsics",
+        description="Camera intrinsics from checkerboard or ChArUco photos.",
+    )
+    target = ap.add_mutually_exclusive_group(required=True)
+    target.add_argument("--chessboard", type=_pair, metavar="COLSxROWS", help="inner corners")
+    target.add_argument("--charuco", type=_pair, metavar="SQxSQ", help="squares across x down")
+    ap.add_argument("--square-mm", type=_positive, required=True, help="square side in mm")
+    ap.add_argument("--marker-mm", type=_positive, help="ChArUco marker side in mm")
+    ap.add_argument("--dict", default="DICT_6X6_250", help="ChArUco dictionary or file")
+    ap.add_argument("--legacy", action="store_true", help="pre-4.6 ChArUco layout (even rows)")
+    ap.add_argument(
+        "--single-stage",
+        action="store_true",
+        help="ChArUco: skip the marker-corner calibration that guides corner interpolation",
+    )
+    ap.add_argument(
+        "--detector", choices=("classic", "sb"), default="classic", help="checkerboard finder"
+    )
+    ap.add_argument("--fix-aspect-ratio", action="store_true", help="CALIB_FIX_ASPECT_RATIO")
+    ap.add_argument("--zero-tangent", action="store_true", help="CALIB_ZERO_TANGENT_DIST")
+    ap.add_argument("--fix-principal-point", action="store_true", help="CALIB_FIX_PRINCIPAL_POINT")
+    ap.add_argument("--out", required=True, help="camera file to write (.yml, .yaml, .xml, .json)")
+    ap.add_argument("--json", action="store_true", help="print the result summary as JSON")
+    ap.add_argument("images", nargs="+", help="photos or folders of photos")
+    return ap
+
+
+def intrinsics_main(argv: list[str]) -> int:
+    ap = _intrinsics_parser()
+    args = ap.parse_args(argv)
+    import cv2
+
+    from companion.vision.calibrate import (
+        CalibrationError,
+        CharucoPattern,
+        ChessboardPattern,
+        calibrate_charuco,
+        calibrate_chessboard,
+        load_images,
+    )
+    from companion.vision.camera import CameraFileError
+
+    flags = 0
+    if args.fix_aspect_ratio:
+        flags |= cv2.CALIB_FIX_ASPECT_RATIO
+    if args.zero_tangent:
+        flags |= cv2.CALIB_ZERO_TANGENT_DIST
+    if args.fix_principal_point:
+        flags |= cv2.CALIB_FIX_PRINCIPAL_POINT
+    paths = expand_images(args.images)
+    if not paths:
+        _err("no photos given (the folders hold no images)")
+        return 2
+    _err(f"reading {len(paths)} photos")
+    images = load_images(paths)
+    try:
+        if args.chessboard:
+            cols, rows = args.chessboard
+            pattern = ChessboardPattern(cols, rows, args.square_mm, args.detector)
+            result = calibrate_chessboard(images, pattern, flags=flags, progress=_err)
+        else:
+            if args.marker_mm is None:
+                ap.error("--charuco needs --marker-mm")
+            sx, sy = args.charuco
+            ch = CharucoPattern(sx, sy, args.square_mm, args.marker_mm, args.dict, args.legacy)
+            result = calibrate_charuco(
+                images, ch, flags=flags, two_stage=not args.single_stage, progress=_err
+            )
+    except CalibrationError as exc:
+        _err(f"calibration failed: {exc}")
+        return 1
+    for v in result.views:
+        if v.used and v.error_px is not None:
+            _err(f"  {v.name}: {v.points} points, reprojection error {v.error_px:.3f} px")
+        elif not v.used:
+            _err(f"  {v.name}: dropped - {v.reason}")
+    try:
+        out = result.camera.save(args.out)
+    except CameraFileError as exc:
+        _err(str(exc))
+        return 1
+    _err(f"camera file written: {out}")
+    if args.json:
+        print(json.dumps(result.summary()))
+    return 0
+
+
+# -- marker sheet ------------------------------------------------------------------------------
+def markers_main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="companion calibrate markers",
+        description="Write a printable sheet of the four board markers (true size).",
+    )
+    ap.add_argument("--out", required=True, help="sheet.png (300 dpi) or sheet.pdf")
+    ap.add_argument("--side-mm", type=_positive, default=50.0, help="marker side (default 50)")
+    ap.add_argument("--dpi", type=int, default=300)
+    ap.add_argument("--page", choices=("a4", "letter"), default="a4")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".pdf"):
+        _err("--out must end in .png or .pdf")
+        return 2
+    try:
+        write_marker_sheet(out, side_mm=args.side_mm, dpi=args.dpi, page=args.page)
+    except (ValueError, OSError) as exc:
+        _err(f"cannot write the sheet: {exc}")
+        return 1
+    _err(f"marker sheet written: {out} ({args.page}, {args.dpi} dpi, side {args.side_mm:g} mm)")
+    return 0
+
+
+def write_marker_sheet(
+    path: str | Path, *, side_mm: float = 50.0, dpi: int = 300, page: str = "a4"
+) -> Path:
+    """Render :func:`companion.vision.markers.marker_sheet` and save it as PNG (with the dpi
+    stored, so it prints at true size) or PDF (one page, the same raster at ``dpi``).
+
+    :raises ValueError: markers do not fit, or an unsupported suffix.
+    :raises OSError: the file cannot be written.
+    """
+    from PIL import Image
+
+    from companion.vision.markers import marker_sheet
+
+    path = Path(path)
+    sheet = marker_sheet(side_mm, dpi=dpi, page=page)
+    img = Image.fromarray(sheet, mode="L")
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        img.save(path, format="PNG", dpi=(dpi, dpi))
+    elif suffix == ".pdf":
+        img.save(path, format="PDF", resolution=float(dpi), title="Board markers")
+    else:
+        raise ValueError(f"unsupported sheet format {path.suffix!r} (use .png or .pdf)")
+    return path
+
+
+# -- dispatcher --------------------------------------------------------------------------------
+def profile_main(argv: list[str]) -> int:
+    try:
+        module = importlib.import_module("companion.vision.profile")
+    except ImportError as exc:
+        _err(f"companion calibrate profile is not available: {exc}")
+        return 2
+    func = getattr(module, "main", None)
+    if func is None:
+        _err("companion calibrate profile is not available: companion.vision.profile has no main")
+        return 2
+    rc: int = func(argv)
+    return rc
+
+
+def usage() -> str:
+    return (
+        "usage: companion calibrate {intrinsics|markers|profile} [options]\n\n"
+        "  intrinsics  camera intrinsics from checkerboard or ChArUco photos\n"
+        "  markers     printable sheet of the four board markers\n"
+        "  profile     colour profile of the wizards from the setup position\n"
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``companion calibrate``; returns the exit code (never raises SystemExit)."""
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0 if argv else 2
+    name, rest = argv[0], list(argv[1:])
+    handlers = {"intrinsics": intrinsics_main, "markers": markers_main, "profile": profile_main}
+    if name not in handlers:
+        _err(f"companion calibrate: unknown subcommand {name!r}\n\n{usage()}")
+        return 2
+    try:
+        return handlers[name](rest)
+    except SystemExit as exc:  # argparse: --help or a usage error
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
