@@ -188,7 +188,7 @@ class Event(NamedTuple):
     kind: str
     data: dict[str, Any]
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return self.data[key]
         return tuple.__getitem__(self, key)
