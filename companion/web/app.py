@@ -1,0 +1,432 @@
+"""The phone pages' Flask application: ``create_app(config, service)``.
+
+Routes (all answers carry the security headers of :func:`_secure_headers`):
+
+* ``GET /`` table page (public), ``GET /me`` a player's own page, ``GET /host`` the host page;
+  static HTML/JS/CSS from ``companion/web/static`` (no CDN, no build step).
+* ``GET /join/<token>`` sets the player's or the host's HttpOnly, SameSite=Strict cookie and
+  redirects to ``/me`` or ``/host``.
+* ``GET /api/state?as=public|player|host`` the snapshot, ETag = version (304 on a match).
+* ``GET /events?as=…`` Server-Sent Events: the full snapshot on (re)connect and on every change,
+  ``id:`` = version, a comment line as heartbeat every ``SSE_HEARTBEAT_S`` seconds.
+* ``POST /api/command?as=player|host`` a JSON command (CSRF double-submit token required).
+* ``GET /api/layout?length=N&special=9:fountain,18:web`` board positions of the spaces.
+* ``GET /api/qr`` (host) QR codes as inline SVG for the table page and every join link.
+* ``GET /camera.jpg`` (host) current camera frame with the detected overlay.
+* ``GET /healthz`` heartbeats of camera, detector, tracker, hardware and web (503 when stale).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+
+from companion.web.layout import LayoutError, board_layout, parse_special
+from companion.web.service import (
+    HOST_COMMANDS,
+    PLAYER_COMMANDS,
+    Audience,
+    CommandError,
+    TableService,
+)
+
+PLAYER_COOKIE = "wt_player"
+HOST_COOKIE = "wt_host"
+CSRF_COOKIE = "wt_csrf"
+CSRF_HEADER = "X-CSRF-Token"
+COOKIE_MAX_AGE_S = 12 * 3600
+"""Join cookies last one long game evening (seconds)."""
+
+DEFAULTS: Mapping[str, Any] = {
+    "SSE_HEARTBEAT_S": 15.0,
+    "SSE_MAX_S": 0.0,  # 0 = an event stream stays open until the client leaves
+    "MAX_CONTENT_LENGTH": 16 * 1024,
+    "PUBLIC_URL": "",
+    "COOKIE_SECURE": False,
+}
+"""Config keys the app reads (and their defaults); any other Flask key may be given too."""
+
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+bp = Blueprint("web", __name__)
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+
+
+class ApiError(Exception):
+    """A request the web layer refuses before the service sees it (JSON answer ``status``)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _same(a: str, b: str) -> bool:
+    """Constant-time comparison of two secrets (any characters)."""
+    return hmac.compare_digest(a.encode("utf-8", "replace"), b.encode("utf-8", "replace"))
+
+
+def _service() -> TableService:
+    svc: TableService = current_app.extensions["companion.service"]
+    return svc
+
+
+def _audience(want: str | None) -> Audience:
+    """The audience a request may speak as: ``want`` checked against its cookies.
+
+    :raises ApiError: 401 when the matching join cookie is absent or no longer valid.
+    """
+    svc = _service()
+    role = want or "public"
+    if role == "public":
+        return Audience.public()
+    if role == "host":
+        token = request.cookies.get(HOST_COOKIE, "")
+        if token and _same(token, svc.host_token):
+            return Audience.host()
+        raise ApiError("host page: open the host's join link first (token missing or wrong)", 401)
+    if role == "player":
+        token = request.cookies.get(PLAYER_COOKIE, "")
+        colour = svc.player_for_token(token) if token else None
+        if colour is None:
+            raise ApiError("player page: scan your join QR code first (no valid token)", 401)
+        return Audience.player(colour)
+    raise ApiError(f"as: {role!r} is not public, player or host", 400)
+
+
+def _json_error(message: str, status: int) -> Response:
+    resp = jsonify({"ok": False, "error": message})
+    resp.status_code = status
+    return resp
+
+
+def _page(name: str) -> Response:
+    html = resources.files("companion.web").joinpath("static", name).read_bytes()
+    resp = Response(html, mimetype="text/html")
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
+
+
+def _ensure_csrf_cookie(resp: Response) -> Response:
+    if not request.cookies.get(CSRF_COOKIE):
+        resp.set_cookie(
+            CSRF_COOKIE,
+            secrets.token_urlsafe(16),
+            samesite="Strict",
+            httponly=False,  # the page's script sends it back in the X-CSRF-Token header
+            secure=bool(current_app.config["COOKIE_SECURE"]),
+            path="/",
+        )
+    return resp
+
+
+def _check_csrf() -> None:
+    """Double-submit token plus the browser's own origin signals.
+
+    :raises ApiError: 403 naming what is missing or wrong.
+    """
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise ApiError(f"cross-site request refused (Sec-Fetch-Site: {site})", 403)
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        parts = urlsplit(origin)
+        if parts.netloc != request.host or parts.scheme not in ("http", "https"):
+            raise ApiError(f"request from another origin refused ({origin})", 403)
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    header = request.headers.get(CSRF_HEADER, "")
+    if not cookie or not header:
+        raise ApiError("CSRF token missing: reload the page", 403)
+    if not _same(cookie, header):
+        raise ApiError("CSRF token does not match: reload the page", 403)
+
+
+def _base_url() -> str:
+    configured = str(current_app.config.get("PUBLIC_URL") or "")
+    return (configured or request.host_url).rstrip("/")
+
+
+def _etag(version: int, audience: Audience) -> str:
+    return f"v{version}-{audience.role}-{audience.colour or ''}"
+
+
+# ------------------------------------------------------------------------------------------
+# pages
+
+
+@bp.get("/")
+def table_page() -> Response:
+    return _ensure_csrf_cookie(_page("table.html"))
+
+
+@bp.get("/me")
+def player_page() -> Response:
+    return _ensure_csrf_cookie(_page("me.html"))
+
+
+@bp.get("/host")
+def host_page() -> Response:
+    return _ensure_csrf_cookie(_page("host.html"))
+
+
+@bp.get("/join/<token>")
+def join(token: str) -> Response:
+    """A join link: remember the player's or the host's token in an HttpOnly cookie."""
+    svc = _service()
+    secure = bool(current_app.config["COOKIE_SECURE"])
+    if len(token) > 64:
+        return _json_error("join link: token too long", 404)
+    if _same(token, svc.host_token):
+        resp = Response(status=303, headers={"Location": "/host"})
+        cookie = HOST_COOKIE
+    elif svc.player_for_token(token) is not None:
+        resp = Response(status=303, headers={"Location": "/me"})
+        cookie = PLAYER_COOKIE
+    else:
+        resp = Response(
+            "This join link is not valid (any more). Ask the host for the current QR code.\n",
+            status=404,
+            mimetype="text/plain",
+        )
+        return resp
+    resp.set_cookie(
+        cookie,
+        token,
+        max_age=COOKIE_MAX_AGE_S,
+        httponly=True,
+        samesite="Strict",
+        secure=secure,
+        path="/",
+    )
+    resp.headers["Cache-Control"] = "no-store"
+    return _ensure_csrf_cookie(resp)
+
+
+# ------------------------------------------------------------------------------------------
+# JSON API
+
+
+@bp.get("/api/state")
+def api_state() -> Response:
+    audience = _audience(request.args.get("as"))
+    svc = _service()
+    snap = svc.snapshot(audience)
+    tag = _etag(int(snap["version"]), audience)
+    if request.if_none_match.contains_weak(tag):
+        resp = Response(status=304)
+    else:
+        resp = Response(json.dumps(snap, separators=(",", ":")), mimetype="application/json")
+    resp.set_etag(tag)
+    resp.headers["Cache-Control"] = "private, no-cache"
+    resp.headers["Vary"] = "Cookie"
+    return resp
+
+
+@bp.post("/api/command")
+def api_command() -> Response:
+    _check_csrf()
+    want = request.args.get("as")
+    if want not in ("player", "host"):
+        raise ApiError("commands come from a player's page (as=player) or the host (as=host)", 403)
+    audience = _audience(want)
+    if not request.is_json:
+        raise ApiError("expected a JSON body (Content-Type: application/json)", 415)
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError('expected a JSON object like {"command": "roll"}', 400)
+    name = body.get("command")
+    if not isinstance(name, str) or name not in HOST_COMMANDS:
+        known = ", ".join(sorted(HOST_COMMANDS))
+        raise ApiError(f"command: {name!r} is not a command (known: {known})", 400)
+    allowed = HOST_COMMANDS if audience.role == "host" else PLAYER_COMMANDS
+    if name not in allowed:
+        raise ApiError(f"command {name!r} is for the host only", 403)
+    result = _service().submit(body, audience)
+    return jsonify(result)
+
+
+@bp.get("/api/layout")
+def api_layout() -> Response:
+    try:
+        length = int(request.args.get("length", "16"))
+        special = parse_special(request.args.get("special", ""))
+        layout = board_layout(length, special)
+    except ValueError as exc:
+        raise ApiError(f"layout: {exc}", 400) from None
+    resp = jsonify(layout)
+    resp.headers["Cache-Control"] = "max-age=3600"
+    return resp
+
+
+@bp.get("/api/qr")
+def api_qr() -> Response:
+    """QR codes (segno, inline SVG) for the table page and each join link; host only."""
+    import segno
+
+    _audience("host")
+    svc = _service()
+    base = _base_url()
+
+    def code(label: str, url: str) -> dict[str, str]:
+        svg = segno.make(url, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
+        return {"label": label, "url": url, "svg": svg}
+
+    players = [code(c, f"{base}/join/{t}") for c, t in svc.player_tokens().items()]
+    resp = jsonify(
+        {
+            "table": code("table", f"{base}/"),
+            "players": players,
+            "host": code("host", f"{base}/join/{svc.host_token}"),
+        }
+    )
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/camera.jpg")
+def camera() -> Response:
+    _audience("host")
+    jpeg = _service().camera_jpeg()
+    if jpeg is None:
+        raise ApiError("no camera frame yet", 404)
+    resp = Response(jpeg, mimetype="image/jpeg")
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/healthz")
+def healthz() -> Response:
+    report = _service().health()
+    resp = jsonify(report)
+    resp.status_code = 200 if report.get("ok") else 503
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+# ------------------------------------------------------------------------------------------
+# Server-Sent Events
+
+
+def sse_message(snapshot: Mapping[str, Any]) -> str:
+    """One SSE message carrying a whole snapshot: ``id: <version>``, ``event: snapshot``."""
+    data = json.dumps(snapshot, separators=(",", ":"))
+    return f"id: {snapshot['version']}\nevent: snapshot\ndata: {data}\n\n"
+
+
+@bp.get("/events")
+def events() -> Response:
+    audience = _audience(request.args.get("as"))
+    svc = _service()
+    heartbeat = float(current_app.config["SSE_HEARTBEAT_S"])
+    max_s = float(current_app.config["SSE_MAX_S"])
+
+    stopping: threading.Event = current_app.extensions["companion.stopping"]
+
+    def stream() -> Iterator[str]:
+        started = last_beat = time.monotonic()
+        # a (re)connect always gets the full current snapshot, whatever Last-Event-ID says
+        snap = svc.snapshot(audience)
+        seen = int(snap["version"])
+        yield "retry: 1000\n" + sse_message(snap)
+        while not max_s or time.monotonic() - started < max_s:
+            now = svc.wait_for_change(seen, heartbeat)
+            if stopping.is_set():
+                return
+            if now == seen:
+                if time.monotonic() - last_beat >= heartbeat * 0.9:
+                    last_beat = time.monotonic()
+                    yield ": heartbeat\n\n"
+                else:
+                    stopping.wait(0.2)  # woken without a change (service closing): no busy loop
+                continue
+            snap = svc.snapshot(audience)
+            seen = int(snap["version"])
+            last_beat = time.monotonic()
+            yield sse_message(snap)
+
+    resp = Response(stream(), mimetype="text/event-stream")
+    resp.headers["Cache-Control"] = "no-store"
+    resp.headers["X-Accel-Buffering"] = "no"
+    return resp
+
+
+# ------------------------------------------------------------------------------------------
+# app factory
+
+
+def _secure_headers(resp: Response) -> Response:
+    resp.headers["Content-Security-Policy"] = CSP
+    resp.headers["Referrer-Policy"] = "no-referrer"
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.headers["X-Frame-Options"] = "DENY"
+    resp.headers.setdefault("Cache-Control", "no-cache")
+    return resp
+
+
+def create_app(config: Mapping[str, Any] | None, service: TableService) -> Flask:
+    """Build the phone pages' application.
+
+    :param config: Flask config mapping; the keys of :data:`DEFAULTS` are read (``SSE_HEARTBEAT_S``
+        seconds between heartbeat comments, ``SSE_MAX_S`` seconds before an event stream is
+        closed (0 = never), ``MAX_CONTENT_LENGTH`` bytes of a request body, ``PUBLIC_URL`` base of
+        the QR-code links, ``COOKIE_SECURE``), plus any Flask key such as ``TESTING``.
+    :param service: the :class:`~companion.web.service.TableService` whose snapshots are shown.
+    :raises TypeError: when ``service`` does not implement the protocol.
+    """
+    if not isinstance(service, TableService):
+        raise TypeError("service: expected a TableService (companion.web.service)")
+    app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app.config.from_mapping(DEFAULTS)
+    if config:
+        app.config.from_mapping(config)
+    app.extensions["companion.service"] = service
+    app.extensions["companion.stopping"] = threading.Event()  # set: event streams end
+    app.register_blueprint(bp)
+    app.after_request(_secure_headers)
+
+    @app.errorhandler(ApiError)
+    def _api_error(exc: ApiError) -> Response:
+        return _json_error(exc.message, exc.status)
+
+    @app.errorhandler(CommandError)
+    def _command_error(exc: CommandError) -> Response:
+        return _json_error(exc.message, exc.status)
+
+    @app.errorhandler(LayoutError)
+    def _layout_error(exc: LayoutError) -> Response:
+        return _json_error(str(exc), 400)
+
+    @app.errorhandler(404)
+    def _not_found(exc: Exception) -> Response:
+        return _json_error(f"no such page: {request.path}", 404)
+
+    @app.errorhandler(405)
+    def _bad_method(exc: Exception) -> Response:
+        return _json_error(f"{request.method} is not allowed on {request.path}", 405)
+
+    @app.errorhandler(413)
+    def _too_large(exc: Exception) -> Response:
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        return _json_error(f"request body larger than {limit} bytes", 413)
+
+    @app.errorhandler(400)
+    def _bad_request(exc: Exception) -> Response:
+        return _json_error("malformed request", 400)
+
+    return app

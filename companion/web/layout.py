@@ -1,0 +1,131 @@
+"""Where each space of the track is drawn on the phone pages.
+
+The pages draw the closed loop of spaces (R-TRACK-1, 16 spaces; 18 with the fountain and web
+tiles, R-TRACK-5) as an SVG. When the vision package provides the measured board geometry
+(``companion.vision.geometry.BoardGeometry``: space centres in board millimetres) the drawing
+follows it; otherwise the spaces are laid on the border of a grid of square cells, space 1 in
+the top-left corner and numbers increasing clockwise, as the track tiles lie on the table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+CELL = 100.0
+"""Side of one space in SVG user units (the page scales the drawing to the screen)."""
+
+MAX_LENGTH = 40
+
+
+class LayoutError(ValueError):
+    """A track length or special-space list the pages cannot draw."""
+
+
+def parse_special(text: str) -> dict[int, str]:
+    """``"9:fountain,18:web"`` -> ``{9: "fountain", 18: "web"}``.
+
+    :raises LayoutError: for a malformed entry or an unknown kind.
+    """
+    special: dict[int, str] = {}
+    if not text:
+        return special
+    for part in text.split(","):
+        num, sep, kind = part.partition(":")
+        if not sep or not num.strip().isdigit() or kind not in ("fountain", "web"):
+            raise LayoutError(f"special: {part!r} is not SPACE:fountain or SPACE:web")
+        special[int(num)] = kind
+    return special
+
+
+def _grid(length: int) -> tuple[int, int] | None:
+    """Columns and rows of a rectangle whose border has exactly ``length`` cells, as square as
+    possible (16 -> 5x5, 18 -> 6x5); None when ``length`` is odd."""
+    if length % 2:
+        return None
+    half = length // 2 + 2  # w + h
+    h = half // 2
+    w = half - h
+    return w, h
+
+
+def _computed(length: int) -> tuple[list[tuple[float, float]], float, float]:
+    grid = _grid(length)
+    if grid is None:
+        # an odd loop: spaces on a circle, space 1 at the top-left, clockwise
+        radius = CELL * length / (2 * math.pi) * 1.15
+        size = 2 * radius + CELL * 1.2
+        centres = []
+        for i in range(length):
+            a = -3 * math.pi / 4 + 2 * math.pi * i / length
+            centres.append((size / 2 + radius * math.cos(a), size / 2 + radius * math.sin(a)))
+        return centres, size, size
+    w, h = grid
+    cells: list[tuple[int, int]] = [(c, 0) for c in range(w)]
+    cells += [(w - 1, r) for r in range(1, h)]
+    cells += [(c, h - 1) for c in range(w - 2, -1, -1)]
+    cells += [(0, r) for r in range(h - 2, 0, -1)]
+    centres = [((c + 0.5) * CELL, (r + 0.5) * CELL) for c, r in cells]
+    return centres, w * CELL, h * CELL
+
+
+def _from_geometry(
+    length: int, special: Mapping[int, str]
+) -> tuple[list[tuple[float, float]], float, float] | None:
+    try:
+        geometry = importlib.import_module("companion.vision.geometry")
+        board = geometry.BoardGeometry.for_track(length, special=dict(special))
+        raw = board.space_centres()  # (N, 2) float64 mm, row s-1 = space s
+        points = [(float(raw[s][0]), float(raw[s][1])) for s in range(length)]
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError, IndexError):
+        return None
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    # the smallest distance between neighbours becomes one cell
+    step = min(math.dist(points[i], points[(i + 1) % length]) for i in range(length))
+    if step <= 0:
+        return None
+    scale = CELL / step
+    x0, y0 = min(xs), min(ys)
+    centres = [((x - x0) * scale + CELL / 2, (y - y0) * scale + CELL / 2) for x, y in points]
+    width = (max(xs) - x0) * scale + CELL
+    height = (max(ys) - y0) * scale + CELL
+    return centres, width, height
+
+
+def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """Centres of the spaces in SVG user units.
+
+    :param length: number of spaces (R-TRACK-1/5), 7..40.
+    :param special: space -> ``fountain`` / ``web``.
+    :returns: ``{"length", "cell", "width", "height", "source": "geometry"|"computed",
+        "spaces": [{"space": 1, "x": 50.0, "y": 50.0, "special": None}, …]}``.
+    :raises LayoutError: for a length outside 7..40 or a special space off the track.
+    """
+    if not 7 <= length <= MAX_LENGTH:
+        raise LayoutError(f"length: {length} is outside 7..{MAX_LENGTH}")
+    special = dict(special or {})
+    for s in special:
+        if not 1 <= s <= length:
+            raise LayoutError(f"special: space {s} is not on a track of {length}")
+    found = _from_geometry(length, special)
+    source = "geometry" if found else "computed"
+    centres, width, height = found or _computed(length)
+    return {
+        "length": length,
+        "cell": CELL,
+        "width": round(width, 1),
+        "height": round(height, 1),
+        "source": source,
+        "spaces": [
+            {
+                "space": i + 1,
+                "x": round(x, 1),
+                "y": round(y, 1),
+                "special": special.get(i + 1),
+            }
+            for i, (x, y) in enumerate(centres)
+        ],
+    }

@@ -1,0 +1,161 @@
+"""The contract between the phone pages and the companion's service.
+
+The web layer renders what a :class:`TableService` publishes and forwards what players and the
+host ask for; it holds no game logic and never filters game data itself. The running companion
+implements this protocol in ``companion.service``; :class:`~companion.web.fake.FakeTableService`
+implements it on top of the rules core for tests and development.
+
+Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
+
+    {"version": 41,                       # increments on every change (SSE id, ETag)
+     "audience": {"role": "player", "colour": "blue"},
+     "phase": "setup" | "playing" | "over",
+     "memory_aid": "off" | "own" | "all",  # what a player's page shows of trapped wizards
+     "state": {...} | None,                # neutral state JSON (state-model.md §1-§2) as
+                                           # returned by companion.rules.view for this audience:
+                                           # wizards the audience may not see are absent
+     "dice": {"mode": 1, "rolls": [4], "final": true, "value": 4} | None,
+     "panel": {"source": "virtual" | "gpio", "leds": {"roll": "on", ...}},
+     "question": {"id": "q7", "to": "blue" | None, "text": "...",
+                  "options": [{"id": "a", "label": "..."}]} | None,
+     "health": {"ok": true, "line": "camera 8.0 fps · tracker in step"},
+     "log": ["blue moved blue-2 from 4 to 7", ...],   # newest last
+     "reports": [...],                     # spells / page cards reported by players
+     "host": {...}                         # only for Audience.host(): setup choices, calibration
+    }
+
+Commands (``submit(command, audience)``) are JSON objects ``{"command": NAME, ...}``; the names
+are :data:`HOST_COMMANDS` and :data:`PLAYER_COMMANDS`. A bad or forbidden command raises
+:class:`CommandError` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+ROLES: tuple[str, ...] = ("public", "player", "host")
+
+PLAYER_COMMANDS: frozenset[str] = frozenset({"answer", "report_spell", "report_page_card"})
+"""Commands a player's own page may send (answers addressed to that player, reports)."""
+
+HOST_COMMANDS: frozenset[str] = frozenset(
+    {
+        "setup",
+        "answer",
+        "correct_space",
+        "undo",
+        "dice_mode",
+        "roll",
+        "keep",
+        "end_turn",
+        "report_spell",
+        "report_page_card",
+        "calibrate_board",
+        "calibrate_profile",
+        "calibrate_reset",
+    }
+)
+"""Commands the host page may send (everything a player may, plus setup and corrections)."""
+
+
+class CommandError(ValueError):
+    """A command is malformed, not allowed for its sender, or impossible right now.
+
+    The service raises it before changing anything. ``status`` is the HTTP status the web
+    answers with: 400 malformed, 403 forbidden for this audience, 409 not possible now.
+    """
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who is looking: the public table view, one player (by colour) or the host.
+
+    Build with :meth:`public`, :meth:`player` or :meth:`host`.
+    """
+
+    role: str
+    colour: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"audience.role: {self.role!r} is not one of {', '.join(ROLES)}")
+        if (self.role == "player") != (self.colour is not None):
+            raise ValueError("audience.colour: a player audience needs a colour, no other does")
+
+    @classmethod
+    def public(cls) -> Audience:
+        return cls("public")
+
+    @classmethod
+    def player(cls, colour: str) -> Audience:
+        return cls("player", colour)
+
+    @classmethod
+    def host(cls) -> Audience:
+        return cls("host")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "colour": self.colour}
+
+    def __str__(self) -> str:
+        return self.role if self.colour is None else f"{self.role}:{self.colour}"
+
+
+@runtime_checkable
+class TableService(Protocol):
+    """What the phone pages need from the running companion.
+
+    Every method may be called from many web threads at once; implementations are thread-safe.
+    """
+
+    @property
+    def version(self) -> int:
+        """The current version; increments on every change of any snapshot."""
+        ...
+
+    @property
+    def host_token(self) -> str:
+        """The host's join token (``secrets.token_urlsafe(16)``)."""
+        ...
+
+    def snapshot(self, audience: Audience) -> dict[str, Any]:
+        """The JSON-ready view for ``audience`` (shape in the module docstring); per-player game
+        data comes from ``companion.rules.view(state, player, memory_aid)``."""
+        ...
+
+    def wait_for_change(self, since: int, timeout_s: float) -> int:
+        """Block until :attr:`version` differs from ``since`` or ``timeout_s`` seconds passed;
+        returns the version then (equal to ``since`` on a timeout)."""
+        ...
+
+    def submit(self, command: Mapping[str, Any], audience: Audience) -> dict[str, Any]:
+        """Carry out a host or player command and return ``{"ok": True, "version": n, ...}``.
+
+        :raises CommandError: malformed, forbidden for ``audience`` or impossible now; nothing
+            changed.
+        """
+        ...
+
+    def camera_jpeg(self) -> bytes | None:
+        """The current camera frame with the detected overlay as JPEG bytes, None without one."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """Heartbeats: ``{"ok": bool, "parts": {"camera": {"ok": bool, "age_s": float,
+        "detail": str}, "detector": …, "tracker": …, "hardware": …, "web": …}}``."""
+        ...
+
+    def player_for_token(self, token: str) -> str | None:
+        """The colour a player's join token belongs to, None for an unknown token."""
+        ...
+
+    def player_tokens(self) -> Mapping[str, str]:
+        """Colour -> join token of every seated player (for the host's QR codes only)."""
+        ...

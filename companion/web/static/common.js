@@ -1,0 +1,456 @@
+/* Wandering Towers table companion: shared page code (connection, board drawing, panels).
+   Plain browser JavaScript, no libraries, no build step. Everything shown comes from the
+   service's snapshot; nothing here decides game rules. */
+"use strict";
+
+const WT = (() => {
+  const SVGNS = "http://www.w3.org/2000/svg";
+  const LETTER = { blue: "B", yellow: "Y", red: "R", green: "G", orange: "O", purple: "P" };
+  const FILL = {
+    blue: "#1f5fd1", yellow: "#f2c200", red: "#d1242f",
+    green: "#1a7f37", orange: "#ef7b16", purple: "#8250df",
+  };
+  const DARK_TEXT = { yellow: true, orange: true };
+  const POLL_MS = 1500;
+
+  // ---------------------------------------------------------------- DOM helpers
+  function el(tag, attrs, ...kids) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") node.textContent = v;
+      else if (k === "on") for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const kid of kids.flat()) {
+      if (kid === null || kid === undefined || kid === false) continue;
+      node.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return node;
+  }
+
+  function sv(tag, attrs, ...kids) {
+    const node = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined) continue;
+      if (k === "text") node.textContent = v;
+      else if (k === "on") for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
+      else node.setAttribute(k, String(v));
+    }
+    for (const kid of kids.flat()) if (kid) node.append(kid);
+    return node;
+  }
+
+  function $(id) { return document.getElementById(id); }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+
+  function cap(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) : ""; }
+
+  function colourOf(wizardId) { return String(wizardId).replace(/-\d+$/, ""); }
+
+  function chip(colour, text) {
+    return el("span", { class: `chip c-${colour}`, title: cap(colour),
+      "aria-label": cap(colour) }, text || LETTER[colour] || "?");
+  }
+
+  function setMsg(node, text, ok) {
+    node.textContent = text || "";
+    node.className = "msg " + (text ? (ok ? "ok" : "err") : "");
+  }
+
+  // ---------------------------------------------------------------- talking to the server
+  function csrfToken() {
+    for (const part of document.cookie.split(";")) {
+      const [k, v] = part.trim().split("=");
+      if (k === "wt_csrf") return decodeURIComponent(v || "");
+    }
+    return "";
+  }
+
+  async function post(as, body) {
+    let resp;
+    try {
+      resp = await fetch(`/api/command?as=${encodeURIComponent(as)}`, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+        body: JSON.stringify(body),
+      });
+    } catch (err) {
+      return { ok: false, status: 0, error: "the companion is not reachable" };
+    }
+    let data = {};
+    try { data = await resp.json(); } catch (err) { data = {}; }
+    if (!resp.ok) return { ok: false, status: resp.status, error: data.error || resp.statusText };
+    return { ok: true, status: resp.status, data };
+  }
+
+  /* Live snapshots: Server-Sent Events first; polling /api/state with an ETag while the
+     event stream is down. onSnapshot(snap) gets every newer snapshot, onStatus(kind, text)
+     gets "live" | "poll" | "down" | "auth". */
+  function connect(as, onSnapshot, onStatus) {
+    let version = -1;
+    let etag = null;
+    let pollTimer = null;
+    let es = null;
+
+    function deliver(snap) {
+      if (!snap || typeof snap.version !== "number" || snap.version < version) return;
+      version = snap.version;
+      onSnapshot(snap);
+    }
+
+    async function pollOnce() {
+      try {
+        const headers = etag ? { "If-None-Match": etag } : {};
+        const resp = await fetch(`/api/state?as=${encodeURIComponent(as)}`,
+          { headers, cache: "no-store", credentials: "same-origin" });
+        if (resp.status === 304) { onStatus("poll"); return; }
+        if (resp.status === 401) {
+          const data = await resp.json().catch(() => ({}));
+          onStatus("auth", data.error || "not signed in");
+          stopPolling();
+          return;
+        }
+        if (!resp.ok) { onStatus("down", `server answered ${resp.status}`); return; }
+        etag = resp.headers.get("ETag");
+        deliver(await resp.json());
+        onStatus(es && es.readyState === 1 ? "live" : "poll");
+      } catch (err) {
+        onStatus("down", "the companion is not reachable");
+      }
+    }
+
+    function startPolling() {
+      if (pollTimer) return;
+      pollOnce();
+      pollTimer = setInterval(pollOnce, POLL_MS);
+    }
+    function stopPolling() { if (pollTimer) { clearInterval(pollTimer); pollTimer = null; } }
+
+    if (typeof EventSource === "undefined") { startPolling(); return; }
+    es = new EventSource(`/events?as=${encodeURIComponent(as)}`);
+    es.addEventListener("snapshot", (ev) => {
+      try { deliver(JSON.parse(ev.data)); } catch (err) { /* a torn message: wait for the next */ }
+    });
+    es.onopen = () => { stopPolling(); onStatus("live"); };
+    es.onerror = () => {
+      // the browser retries by itself; meanwhile (and if it gives up) poll
+      startPolling();
+    };
+    return { refresh: pollOnce };
+  }
+
+  function showStatus(node, kind, text) {
+    const labels = { live: "live", poll: "polling", down: "offline", auth: "not signed in" };
+    node.textContent = labels[kind] || kind;
+    node.className = "conn " + (kind === "auth" ? "down" : kind);
+    if (text) node.title = text;
+  }
+
+  // ---------------------------------------------------------------- board layout
+  const layoutCache = new Map();
+  async function layoutFor(state) {
+    const track = (state && state.track) || { length: 16, special: {} };
+    const special = Object.entries(track.special || {}).map(([s, k]) => `${s}:${k}`).join(",");
+    const key = `${track.length}|${special}`;
+    if (!layoutCache.has(key)) {
+      const url = `/api/layout?length=${track.length}&special=${encodeURIComponent(special)}`;
+      const resp = await fetch(url);
+      if (!resp.ok) throw new Error("no board layout");
+      layoutCache.set(key, await resp.json());
+    }
+    return layoutCache.get(key);
+  }
+
+  // ---------------------------------------------------------------- reading a state
+  function spaceKind(state, space) {
+    const track = state.track || {};
+    const special = (track.special || {})[String(space)];
+    if (special) return special;
+    return (track.raven_crest || []).includes(space) ? "crest-space" : "plain-space";
+  }
+
+  function stackOf(state, space) {
+    return ((state.stacks || {})[String(space)]) || [];
+  }
+
+  function towerKind(state, id) {
+    const t = (state.towers || {})[id];
+    if (t && t.kind) return t.kind;
+    if (/^R\d/.test(id)) return "crest";
+    if (/^P\d/.test(id)) return "plain";
+    if (id === "MT") return "magic";
+    return "unknown";
+  }
+
+  function wizardsAt(state, space) {
+    const h = stackOf(state, space).length;
+    const visible = [];
+    const hidden = [];
+    for (const [id, pos] of Object.entries(state.wizards || {})) {
+      if (!pos || typeof pos !== "object" || pos.space !== space) continue;
+      if (pos.tier === h) visible.push(id); else hidden.push([id, pos.tier]);
+    }
+    visible.sort();
+    hidden.sort((a, b) => a[1] - b[1]);
+    return { visible, hidden };
+  }
+
+  function pieceAt(piece, space) { return piece && typeof piece === "object" && piece.space === space; }
+
+  // ---------------------------------------------------------------- the board as SVG
+  const WZ_SLOTS = [[-22, -6], [0, -6], [22, -6], [-22, 18], [0, 18], [22, 18]];
+
+  function wizardMark(x, y, colour, r, cls, title) {
+    const g = sv("g", {});
+    g.append(sv("circle", { cx: x, cy: y, r, fill: FILL[colour] || "#999", class: cls }));
+    g.append(sv("text", { x, y: y + 0.5, class: "wz-letter",
+      fill: DARK_TEXT[colour] ? "#1d1a16" : "#fff", text: LETTER[colour] || "?" }));
+    if (title) g.append(sv("title", { text: title }));
+    return g;
+  }
+
+  function castleShape(x, y) {
+    const w = 40, h = 34, top = y - h / 2, left = x - w / 2;
+    const d = `M${left} ${top + h} V${top + 8} h6 v-8 h7 v8 h7 v-8 h7 v8 h7 v-8 h6 v${h} Z`;
+    return sv("g", {}, sv("path", { d, class: "castle" }),
+      sv("text", { x, y: y + 9, class: "castle-label", "text-anchor": "middle", text: "castle" }),
+      sv("title", { text: "the raven castle" }));
+  }
+
+  function describeSpace(state, space, kind, stack, wz) {
+    const parts = [`Space ${space}`];
+    if (kind !== "plain-space") parts.push(kind.replace("-space", " space"));
+    if (stack.length) parts.push(`${stack.length} tower${stack.length > 1 ? "s" : ""}, ` +
+      `${towerKind(state, stack[stack.length - 1])} roof on top`);
+    if (pieceAt(state.castle, space)) parts.push("raven castle");
+    if (wz.visible.length) parts.push("wizards " + wz.visible.join(", "));
+    if (wz.hidden.length) parts.push("trapped " + wz.hidden.map(([id, t]) => `${id} (tier ${t})`).join(", "));
+    return parts.join(" · ");
+  }
+
+  /* Draw the loop of spaces into <svg> node. opts.onPick(space) makes spaces tappable,
+     opts.picked marks one. Trapped wizards are drawn only when the snapshot holds them. */
+  async function renderBoard(svg, snap, opts) {
+    opts = opts || {};
+    const state = snap && snap.state;
+    clear(svg);
+    if (!state) {
+      svg.setAttribute("viewBox", "0 0 400 80");
+      svg.append(sv("text", { x: 200, y: 45, "text-anchor": "middle", class: "num",
+        text: "No game yet: the host sets one up." }));
+      return;
+    }
+    const layout = await layoutFor(state);
+    const c = layout.cell, half = c * 0.46;
+    svg.setAttribute("viewBox", `0 0 ${layout.width} ${layout.height}`);
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", "the track with towers and wizards");
+    const defs = sv("defs", {},
+      sv("pattern", { id: "webpattern", width: 12, height: 12, patternUnits: "userSpaceOnUse" },
+        sv("rect", { width: 12, height: 12, fill: "#dcdcdc" }),
+        sv("path", { d: "M0 0 L12 12 M12 0 L0 12", stroke: "#888", "stroke-width": 1 })));
+    svg.append(defs);
+    for (const sp of layout.spaces) {
+      const { space, x, y } = sp;
+      const kind = spaceKind(state, space);
+      const stack = stackOf(state, space);
+      const wz = wizardsAt(state, space);
+      const g = sv("g", { "data-space": space });
+      const cls = ["space", kind];
+      if (opts.onPick) cls.push("pickable");
+      if (opts.picked === space) cls.push("picked");
+      const rect = sv("rect", { x: x - half, y: y - half, width: 2 * half, height: 2 * half,
+        rx: 10, class: cls.join(" ") });
+      g.append(rect);
+      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz) }));
+      if (kind === "crest-space") {
+        g.append(sv("path", { class: "crestmark",
+          d: `M${x + 22} ${y - 40} h16 v10 q0 10 -8 14 q-8 -4 -8 -14 Z` }));
+      }
+      if (kind === "fountain" || kind === "web") {
+        g.append(sv("text", { x: x + half - 6, y: y - half + 16, "text-anchor": "end",
+          class: "num", text: kind === "fountain" ? "fountain" : "web" }));
+      }
+      g.append(sv("text", { x: x - half + 5, y: y - half + 17, class: "num", text: space }));
+      if (stack.length) {
+        const top = towerKind(state, stack[stack.length - 1]);
+        const shadows = Math.min(stack.length - 1, 3);
+        for (let i = shadows; i >= 1; i--) {
+          g.append(sv("rect", { x: x - 30 + 4 * i, y: y - 26 - 4 * i, width: 60, height: 58,
+            rx: 8, class: "tower unknown" }));
+        }
+        g.append(sv("rect", { x: x - 30, y: y - 26, width: 60, height: 58, rx: 8,
+          class: `tower ${top}` }));
+        if (top === "crest") {
+          g.append(sv("path", { class: "crestmark", style: null,
+            d: `M${x - 8} ${y - 22} h16 v8 q0 8 -8 11 q-8 -3 -8 -11 Z`, stroke: "#5a4313" }));
+        }
+        if (top === "magic") {
+          g.append(sv("text", { x, y: y - 12, "text-anchor": "middle", class: "num", text: "✦" }));
+        }
+        g.append(sv("circle", { cx: x + 30, cy: y + 30, r: 13, fill: "#fff", stroke: "#3a3127",
+          "stroke-width": 2 }));
+        g.append(sv("text", { x: x + 30, y: y + 36.5, "text-anchor": "middle", class: "height",
+          text: stack.length }));
+      }
+      if (pieceAt(state.castle, space)) g.append(castleShape(x, y - 6));
+      wz.visible.slice(0, 6).forEach((id, i) => {
+        const [dx, dy] = WZ_SLOTS[i];
+        g.append(wizardMark(x + dx, y + dy, colourOf(id), 10.5, "wz", `${id} on top`));
+      });
+      wz.hidden.slice(0, 6).forEach(([id, tier], i) => {
+        g.append(wizardMark(x - 34 + 13 * i, y + 38, colourOf(id), 7.5, "wz hidden-wz",
+          `${id} trapped at tier ${tier}`));
+      });
+      if (pieceAt(state.witch, space) && state.witch.tier === stack.length) {
+        g.append(sv("circle", { cx: x + 36, cy: y - 14, r: 9, class: "token-witch" }));
+        g.append(sv("text", { x: x + 36, y: y - 13.5, class: "token-label", text: "W" }));
+      }
+      if (pieceAt(state.raven, space)) {
+        g.append(sv("rect", { x: x + 27, y: y + 0, width: 18, height: 14, rx: 3,
+          class: "token-raven" }));
+        g.append(sv("text", { x: x + 36, y: y + 7.5, class: "token-label", text: "Rv" }));
+      }
+      if (opts.onPick) {
+        g.addEventListener("click", () => opts.onPick(space));
+        g.setAttribute("tabindex", "0");
+        g.addEventListener("keydown", (ev) => { if (ev.key === "Enter") opts.onPick(space); });
+      }
+      svg.append(g);
+    }
+  }
+
+  // ---------------------------------------------------------------- panels
+  function renderTurn(node, snap) {
+    clear(node);
+    const st = snap.state;
+    if (!st) { node.append(el("span", {}, "Waiting for the host to set up a game")); return; }
+    const game = st.game || {};
+    if (game.over) {
+      const res = game.result || {};
+      const winners = (res.winners || []).map(cap).join(" and ");
+      node.append(el("span", {}, winners ? `Game over: ${winners} won` : "Game over"));
+      return;
+    }
+    const turn = st.turn || {};
+    const who = turn.player;
+    node.append(chip(who), el("span", {}, `${cap(who)}'s turn`));
+    const bits = [];
+    if (typeof turn.cards_used === "number") bits.push(`card ${Math.min(turn.cards_used + 1, 2)} of 2`);
+    if (turn.redrawn) bits.push("redrew");
+    if (game.remaining_turns !== null && game.remaining_turns !== undefined) {
+      bits.push(`last round: ${game.remaining_turns} turn(s) after this`);
+    }
+    if (bits.length) node.append(el("span", { class: "sub" }, bits.join(" · ")));
+  }
+
+  function potionsText(p) {
+    const out = [];
+    for (let i = 0; i < (p.full || 0); i++) out.push(el("span", { class: "potion-full", title: "full" }, "●"));
+    for (let i = 0; i < (p.empty || 0); i++) out.push(el("span", { class: "potion-empty", title: "empty" }, "○"));
+    for (let i = 0; i < (p.spent || 0); i++) out.push(el("span", { class: "potion-spent", title: "spent" }, "●"));
+    return out;
+  }
+
+  function renderPlayers(node, snap) {
+    clear(node);
+    const st = snap.state;
+    if (!st) return;
+    const current = (st.turn || {}).player;
+    const head = el("tr", {}, el("th", {}, "Player"), el("th", {}, "Potions"),
+      el("th", { title: "wizards inside the raven castle" }, "In castle"));
+    const hasFeathers = st.feathers && Object.keys(st.feathers).length;
+    if (hasFeathers) head.append(el("th", {}, "Feathers"));
+    node.append(head);
+    const inCastle = {};
+    for (const [id, pos] of Object.entries(st.wizards || {})) {
+      if (pos === "castle") inCastle[colourOf(id)] = (inCastle[colourOf(id)] || 0) + 1;
+    }
+    for (const pl of st.players || []) {
+      const colour = pl.colour || pl.id;
+      const p = (st.potions || {})[colour] || {};
+      const row = el("tr", { class: colour === current ? "current" : null, "data-player": colour },
+        el("td", {}, chip(colour), " ", cap(colour)),
+        el("td", { class: "potions", title: `${p.full || 0} full, ${p.empty || 0} empty, ${p.spent || 0} spent` },
+          potionsText(p)),
+        el("td", {}, String(inCastle[colour] || 0)));
+      if (hasFeathers) row.append(el("td", {}, String(st.feathers[colour] || 0)));
+      node.append(row);
+    }
+  }
+
+  function renderDice(node, snap) {
+    clear(node);
+    const d = snap.dice;
+    const value = d && d.value;
+    node.append(el("span", { class: "die" + (value ? "" : " none"), "aria-label": "last die" },
+      value ? String(value) : "–"));
+    if (d && d.rolls && d.rolls.length) {
+      const rest = d.final ? "kept" : `${Math.max((d.mode || 1) - d.rolls.length, 0)} reroll(s) left`;
+      node.append(el("span", { class: "rolls" }, `rolls ${d.rolls.join(" → ")} · ${rest}`));
+    } else {
+      node.append(el("span", { class: "rolls" }, "no roll yet"));
+    }
+  }
+
+  function renderHealth(node, snap) {
+    const h = snap.health || {};
+    node.textContent = h.line || "";
+    node.className = "health" + (h.ok === false ? " bad" : "");
+  }
+
+  function renderLog(node, snap) {
+    clear(node);
+    const lines = (snap.log || []).slice(-12).reverse();
+    for (const line of lines) node.append(el("li", {}, line));
+    if (!lines.length) node.append(el("li", { class: "muted" }, "nothing yet"));
+  }
+
+  /* The open question; buttons only when canAnswer(question) says so. */
+  function renderQuestion(section, snap, canAnswer, onAnswer) {
+    const q = snap.question;
+    section.classList.toggle("hidden", !q);
+    const body = section.querySelector(".qbody");
+    clear(body);
+    if (!q) return;
+    const to = q.to ? `${cap(q.to)}, ` : "";
+    body.append(el("p", { "data-question": q.id }, to + q.text));
+    if (canAnswer(q)) {
+      const row = el("div", { class: "choices" });
+      for (const opt of q.options || []) {
+        row.append(el("button", { class: "primary", "data-option": opt.id,
+          on: { click: () => onAnswer(q, opt) } }, opt.label));
+      }
+      body.append(row);
+    } else {
+      body.append(el("p", { class: "muted" },
+        q.to ? `Waiting for ${cap(q.to)} to answer on their phone.` : "Waiting for the host."));
+    }
+  }
+
+  function renderPanel(node, snap) {
+    clear(node);
+    const panel = snap.panel || {};
+    const leds = panel.leds || {};
+    if (Array.isArray(panel.pips)) {
+      const pips = el("span", { class: "pips", title: "the die's pips" });
+      for (const on of panel.pips.slice(0, 9)) pips.append(el("i", { class: on ? "on" : "" }));
+      node.append(pips);
+    }
+    for (const [name, state] of Object.entries(leds)) {
+      node.append(el("span", { class: `led ${state}`, "data-led": name }, el("i", {}), name.replace(/_/g, " ")));
+    }
+    if (!Object.keys(leds).length && !Array.isArray(panel.pips)) {
+      node.append(el("span", { class: "muted" }, "no LED panel"));
+    }
+  }
+
+  return {
+    LETTER, el, sv, $, clear, cap, chip, colourOf, setMsg, post, connect, showStatus,
+    renderBoard, renderTurn, renderPlayers, renderDice, renderHealth, renderLog,
+    renderQuestion, renderPanel, wizardsAt, stackOf, spaceKind,
+  };
+})();
