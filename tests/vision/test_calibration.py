@@ -1,0 +1,247 @@
+"""Camera intrinsics on OpenCV's real calibration photos, the camera file, and
+``companion calibrate``."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.calibrate import (
+    CalibrationError,
+    CharucoPattern,
+    ChessboardPattern,
+    calibrate_charuco,
+    calibrate_chessboard,
+    fx_error_percent,
+    load_images,
+)
+from companion.vision.calibrate_cli import main as calibrate_main
+from companion.vision.camera import CameraFileError, CameraModel, camera_from_fov
+from companion.vision.markers import MarkerDetector
+
+
+@pytest.fixture(scope="module")
+def left_photos(realdata):
+    paths = sorted((realdata / "opencv-left-chessboard").glob("left*.jpg"))
+    assert len(paths) == 13
+    return paths
+
+
+@pytest.fixture(scope="module")
+def charuco_photos(realdata):
+    paths = sorted((realdata / "opencv-charuco-calib").glob("img_*.jpg"))
+    assert len(paths) == 4
+    return paths
+
+
+# -- real photos ---------------------------------------------------------------------------------
+
+
+@pytest.mark.realdata
+def test_checkerboard_matches_opencv_reference(realdata, left_photos):
+    ref = CameraModel.load(realdata / "opencv-left-chessboard" / "left_intrinsics.yml")
+    assert ref.fx == pytest.approx(535.916, abs=0.001)
+    # the reference run used CALIB_FIX_ASPECT_RATIO (flags 2 in its file)
+    result = calibrate_chessboard(
+        load_images(left_photos), ChessboardPattern(9, 6, 25.0), flags=cv2.CALIB_FIX_ASPECT_RATIO
+    )
+    assert result.views_used == 13 and result.views_rejected == 0
+    assert result.rms <= 0.45
+    assert abs(fx_error_percent(result.camera, 535.9)) <= 1.0
+    assert result.camera.fx == pytest.approx(result.camera.fy)  # aspect ratio fixed
+    assert abs(result.camera.cx - ref.cx) < 3 and abs(result.camera.cy - ref.cy) < 3
+    assert all(v.error_px is not None and v.error_px < 1.5 for v in result.views)
+    # left02 is the worst view in OpenCV's own per-view errors too (1.18 px there)
+    worst = max(result.views, key=lambda v: v.error_px or 0.0)
+    assert worst.name == "left02.jpg"
+
+
+@pytest.mark.realdata
+def test_charuco_matches_opencv_reference_within_1_percent(realdata, charuco_photos):
+    ref = CameraModel.load(realdata / "opencv-charuco-calib" / "tutorial_camera_charuco.yml")
+    pattern = CharucoPattern(5, 7, 40.0, 20.0, "DICT_6X6_250")
+    result = calibrate_charuco(load_images(charuco_photos), pattern)
+    assert result.views_used == 4
+    assert all(v.points == 24 for v in result.views)
+    assert abs(fx_error_percent(result.camera, ref.fx)) <= 1.0
+    assert abs(100 * (result.camera.fy / ref.fy - 1)) <= 1.0
+    assert result.rms == pytest.approx(ref.rms, abs=0.02)
+
+
+@pytest.mark.realdata
+def test_charuco_single_stage_is_the_plain_detector_path(charuco_photos):
+    # without the marker-calibration stage the corners come from local homographies: this is
+    # the "plain" path of the data's provenance note (fx about 457.3)
+    pattern = CharucoPattern(5, 7, 40.0, 20.0, "DICT_6X6_250")
+    result = calibrate_charuco(load_images(charuco_photos), pattern, two_stage=False)
+    assert result.camera.fx == pytest.approx(457.3, abs=0.5)
+
+
+@pytest.mark.realdata
+def test_unusable_photos_are_dropped_with_a_reason(tmp_path, left_photos):
+    (tmp_path / "garbage.jpg").write_bytes(b"\xff\xd8not really a jpeg")
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((480, 640), 200, np.uint8))
+    small = tmp_path / "small.png"
+    cv2.imwrite(str(small), cv2.resize(cv2.imread(str(left_photos[0])), (320, 240)))
+    paths = [*left_photos[:4], tmp_path / "garbage.jpg", blank, small, tmp_path / "gone.jpg"]
+    lines: list[str] = []
+    result = calibrate_chessboard(
+        load_images(paths), ChessboardPattern(9, 6, 25.0), progress=lines.append
+    )
+    assert result.views_used == 4 and result.views_rejected == 4
+    reasons = {v.name: v.reason for v in result.views if not v.used}
+    assert reasons["garbage.jpg"] == "not a readable image"
+    assert "checkerboard not found" in reasons["blank.png"]
+    assert "differs" in reasons["small.png"]
+    assert reasons["gone.jpg"] == "file not found"
+    assert any("blank.png: rejected" in line for line in lines)
+
+
+def test_too_few_views_is_a_clear_error():
+    blank = np.full((120, 160, 3), 200, np.uint8)
+    with pytest.raises(CalibrationError, match="only 0 photo"):
+        calibrate_chessboard([("a", blank, ""), ("b", blank, "")], ChessboardPattern(9, 6, 25))
+    with pytest.raises(CalibrationError, match="no readable photo"):
+        calibrate_charuco([("a", None, "not a readable image")], CharucoPattern(5, 7, 40, 20))
+    with pytest.raises(CalibrationError):
+        CharucoPattern(5, 7, 20, 40)
+
+
+# -- camera file ---------------------------------------------------------------------------------
+
+
+def _camera():
+    K = np.array([[812.3, 0.0, 640.7], [0.0, 809.9, 358.2], [0.0, 0.0, 1.0]])
+    return CameraModel(K, np.array([-0.21, 0.08, 0.001, -0.0005, -0.02]), (1280, 720), 0.31, "t")
+
+
+@pytest.mark.parametrize("suffix", [".yml", ".yaml", ".xml", ".json"])
+def test_camera_file_round_trip(tmp_path, suffix):
+    cam = _camera()
+    path = cam.save(tmp_path / f"cam{suffix}")
+    back = CameraModel.load(path)
+    np.testing.assert_allclose(back.K, cam.K, rtol=1e-12)
+    np.testing.assert_allclose(back.dist, cam.dist, rtol=1e-12)
+    assert back.size == cam.size and back.rms == pytest.approx(cam.rms) and back.info == "t"
+
+
+def test_bad_camera_files_are_refused(tmp_path):
+    with pytest.raises(CameraFileError, match="not found"):
+        CameraModel.load(tmp_path / "nope.yml")
+    (tmp_path / "a.json").write_text("{not json")
+    with pytest.raises(CameraFileError):
+        CameraModel.load(tmp_path / "a.json")
+    (tmp_path / "b.json").write_text(json.dumps({"image_width": 640, "image_height": 480}))
+    with pytest.raises(CameraFileError, match="camera_matrix"):
+        CameraModel.load(tmp_path / "b.json")
+    bad = _camera().to_dict()
+    bad["camera_matrix"][0][0] = -5
+    (tmp_path / "c.json").write_text(json.dumps(bad))
+    with pytest.raises(CameraFileError, match="fx > 0"):
+        CameraModel.load(tmp_path / "c.json")
+
+
+def test_scaled_camera_projects_the_same_ray():
+    cam = _camera()
+    half = cam.scaled_to(640, 360)
+    ray = np.array([[0.1, -0.05, 1.0]])
+    p_full, _ = cv2.projectPoints(ray, np.zeros(3), np.zeros(3), cam.K, cam.dist)
+    p_half, _ = cv2.projectPoints(ray, np.zeros(3), np.zeros(3), half.K, half.dist)
+    # pixel centres: full-res px x maps to (x + 0.5) / 2 - 0.5 at half resolution
+    np.testing.assert_allclose(p_half.reshape(2), (p_full.reshape(2) + 0.5) / 2 - 0.5, atol=1e-9)
+    with pytest.raises(ValueError, match="aspect"):
+        cam.scaled_to(640, 480)
+
+
+def test_undistort_then_distort_returns_the_pixel():
+    cam = _camera()
+    px = np.array([[5.0, 7.0], [640.0, 360.0], [1275.0, 700.0]])
+    ideal = cam.undistort_points(px)
+    assert np.abs(ideal[0] - px[0]).max() > 5  # the corner really is distorted
+    np.testing.assert_allclose(cam.distort_points(ideal), px, atol=1e-3)
+    flat = camera_from_fov((640, 480), 60)
+    np.testing.assert_allclose(flat.undistort_points(px[:2]), px[:2], atol=1e-9)
+
+
+# -- command line -----------------------------------------------------------------------------
+
+
+@pytest.mark.realdata
+def test_cli_checkerboard_json_and_camera_file(tmp_path, capsys, realdata):
+    out = tmp_path / "left.yml"
+    rc = calibrate_main(
+        [
+            "intrinsics",
+            "--chessboard",
+            "9x6",
+            "--square-mm",
+            "25",
+            "--fix-aspect-ratio",
+            str(realdata / "opencv-left-chessboard"),
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
+    cap = capsys.readouterr()
+    assert rc == 0
+    summary = json.loads(cap.out)
+    assert set(summary) == {"rms", "fx", "fy", "cx", "cy", "views_used", "views_rejected"}
+    assert summary["views_used"] == 13 and summary["rms"] <= 0.45
+    assert "[13/13] left14.jpg" in cap.err and "camera file written" in cap.err
+    assert CameraModel.load(out).fx == pytest.approx(summary["fx"], abs=1e-3)
+
+
+@pytest.mark.realdata
+def test_cli_charuco(tmp_path, capsys, charuco_photos):
+    out = tmp_path / "cam.json"
+    args = ["intrinsics", "--charuco", "5x7", "--square-mm", "40", "--marker-mm", "20"]
+    args += ["--dict", "DICT_6X6_250", *map(str, charuco_photos), "--out", str(out), "--json"]
+    assert calibrate_main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert abs(summary["fx"] / 452.51 - 1) <= 0.01 and summary["views_rejected"] == 0
+
+
+def test_cli_usage_errors_return_2(tmp_path, capsys):
+    assert calibrate_main([]) == 2
+    assert calibrate_main(["warp-drive"]) == 2
+    assert calibrate_main(["intrinsics", "--chessboard", "9by6", "--square-mm", "25"]) == 2
+    args = ["intrinsics", "--charuco", "5x7", "--square-mm", "40", "x.jpg", "--out", "c.yml"]
+    assert calibrate_main(args) == 2  # --marker-mm missing
+    assert calibrate_main(["markers", "--out", str(tmp_path / "sheet.svg")]) == 2
+    assert "unknown subcommand" in capsys.readouterr().err
+
+
+def test_cli_calibration_failure_returns_1_and_writes_nothing(tmp_path, capsys):
+    img = tmp_path / "blank.png"
+    cv2.imwrite(str(img), np.full((100, 100), 128, np.uint8))
+    out = tmp_path / "cam.yml"
+    rc = calibrate_main(
+        ["intrinsics", "--chessboard", "9x6", "--square-mm", "25", str(img), "--out", str(out)]
+    )
+    assert rc == 1 and not out.exists()
+    assert "calibration failed" in capsys.readouterr().err
+
+
+def test_cli_marker_sheet_png_is_true_size_and_pdf_is_a_pdf(tmp_path):
+    from PIL import Image
+
+    png, pdf = tmp_path / "sheet.png", tmp_path / "sheet.pdf"
+    assert calibrate_main(["markers", "--out", str(png)]) == 0
+    assert calibrate_main(["markers", "--out", str(pdf), "--page", "letter"]) == 0
+    with Image.open(png) as im:
+        assert im.info["dpi"] == pytest.approx((300, 300), abs=0.01)
+        sheet = np.asarray(im)
+    found = MarkerDetector().detect(sheet)
+    assert sorted(found) == [0, 1, 2, 3]
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_cli_profile_slot_dispatches(capsys):
+    # the colour profile lives in companion.vision.profile; its own --help answers through us
+    assert calibrate_main(["profile", "--help"]) == 0
+    assert "profile" in capsys.readouterr().out
