@@ -30,8 +30,11 @@ def wizard_move(
     steps: int,
     ev: list[Event],
     rider: int = -1,
+    relocate: bool = True,
 ) -> tuple[Wizards, int, bool]:
     """Move visible wizard ``wi`` (and a piggyback ``rider``) ``steps`` spaces.
+
+    ``relocate=False``: an entry does not move the castle (OPEN-05 switched off).
 
     :returns: ``(wizards, castle, entered)``; ``entered`` = the wizard went into the castle,
         which then relocated (R-WIZ-5/6, R-RAVEN-3).
@@ -80,7 +83,7 @@ def wizard_move(
         return wiz, castle, False
     for i, m in enumerate(movers):
         ev.append(Event("castle_entered", {"wizard": ids[m]}))
-        if i == 0 or not tb.config.options["piggyback_castle_moves_once"]:
+        if relocate and (i == 0 or not tb.config.options["piggyback_castle_moves_once"]):
             castle = relocate_castle(tb, stacks, wiz, castle, ev)
     return wiz, castle, True
 

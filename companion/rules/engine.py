@@ -750,7 +750,12 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
             raise IllegalAction(f"there is no wizard {a.wizard!r} in this game", "R-SPELL-5")
         step = 1 if spell == "advance_wizard" else -1
         for _ in range(times):
-            wiz, castle, entered = board.wizard_move(tb, stacks, wiz, castle, wi, step, ev)
+            relocate = (
+                tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
+            )
+            wiz, castle, entered = board.wizard_move(
+                tb, stacks, wiz, castle, wi, step, ev, relocate=relocate
+            )
             if entered:
                 check_end = True
                 ended = tb.wizard_owner[wi] == ctrl
@@ -783,7 +788,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
         if entered:
             check_end = True
             wi = tb.wizard_index[a.wizard]  # type: ignore[index]
-            ended = tb.wizard_owner[wi] == ctrl and seat == cur
+            ended = tb.wizard_owner[wi] == ctrl
     else:  # pragma: no cover - expansion spells are refused by setup
         raise IllegalAction(f"the spell {spell!r} is not implemented", "R-SPELLX-1")
     if ended and not turn.ended:
