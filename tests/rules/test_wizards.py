@@ -6,7 +6,7 @@ import pytest
 
 from companion.rules import Card, IllegalAction, MoveWizard, apply, legal_actions
 
-from .conftest import E_DIE, T, W, W_DIE2, W_DIE3, position
+from .conftest import E_DIE, W_DIE2, W_DIE3, T, W, position
 
 
 def kinds(events):
