@@ -1,0 +1,199 @@
+"""``companion bench tracking``: how well the tracker follows seeded bot games through a noisy
+simulated camera (figures, never a timed test).
+
+    companion bench tracking --games 20 --players 4 --noise 0.01 --gap turn --seed 1 --json
+
+Questions are answered by an oracle that knows the truth (and counted). Printed figures:
+``games``, ``turns``, ``turns_correct`` (turns after which the tracker's best state equals the
+truth: board with hidden wizards and tiers, whose turn), ``turns_potions_correct`` (the same and
+every player's potions), ``games_exact_hidden`` (every
+hidden wizard and tier right at the end), ``potions_exact``, ``wrong_commits`` (committed states
+that are not in the truth's history in order), ``questions_per_game`` (mean, median),
+``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import time
+from typing import Any
+
+from companion.rules.model import MODULES, Config
+from companion.rules.simulate import GAPS, CameraNoise, SimGame, simulate, truth_key
+from companion.rules.tracker import Tracker, TrackerUpdate, board_key
+
+
+def _oracle(tracker: Tracker, update: TrackerUpdate, truth_board: Any) -> int | None:
+    """The option of the open question that holds the truth (None if none does)."""
+    q = update.question
+    if q is None:
+        return None
+    for i, states in enumerate(tracker.question_candidates()):
+        if any(board_key(s) == truth_board for s in states):
+            return i
+        if any(s.potions == truth_board for s in states):
+            return i
+    return None
+
+
+def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
+    """Feed one simulated game to a fresh tracker; returns per-game figures."""
+    tracker = Tracker(sim.start)
+    truths = [truth_key(s) for s in sim.truths]
+    pointer = 0
+    wrong = 0
+    questions: set[str] = set()
+    turn_ok: dict[int, bool] = {}
+    turn_pot: dict[int, bool] = {}
+    inputs = sim.inputs
+    for idx, inp in enumerate(inputs):
+        if inp.kind == "observation":
+            assert inp.observation is not None
+            t0 = time.perf_counter()
+            update = tracker.observe(inp.observation)
+            timings.append((time.perf_counter() - t0) * 1000.0)
+        elif inp.kind == "dice":
+            update = tracker.dice(inp.rolls, inp.dice_allowed)
+        else:
+            update = tracker.end_turn()
+        for _ in range(5):
+            if update.question is None:
+                break
+            questions.add(update.question.id)
+            truth = inp.truth
+            opt = _oracle(tracker, update, board_key(truth))
+            if opt is None:
+                opt = _potion_oracle(tracker, truth.potions)
+            if opt is None:
+                break
+            update = tracker.answer(update.question.id, opt)
+        for c in update.committed:
+            k = truth_key(c.state)
+            j = pointer
+            while j < len(truths) and truths[j] != k:
+                j += 1
+            if j < len(truths):
+                pointer = j
+            else:
+                wrong += 1
+        last_of_stop = inp.kind == "observation" and (
+            idx + 1 == len(inputs) or inputs[idx + 1].kind != "observation"
+        )
+        if last_of_stop and not inp.mid_move:
+            best = tracker.state
+            ok = board_key(best) == board_key(inp.truth) and (
+                best.turn.player == inp.truth.turn.player
+            )
+            pot_ok = ok and best.potions == inp.truth.potions
+            for t in range(inp.turns + 1):
+                if t not in turn_ok:
+                    turn_ok[t] = ok
+                    turn_pot[t] = pot_ok
+    final = sim.truths[-1]
+    best = tracker.state
+    return {
+        "turns": len(turn_ok),
+        "turns_correct": sum(turn_ok.values()),
+        "turns_potions_correct": sum(turn_pot.values()),
+        "exact_hidden": board_key(best) == board_key(final),
+        "potions_exact": best.potions == final.potions,
+        "wrong_commits": wrong,
+        "questions": len(questions),
+    }
+
+
+def _potion_oracle(tracker: Tracker, potions: Any) -> int | None:
+    for i, states in enumerate(tracker.question_candidates()):
+        if any(s.potions == potions for s in states):
+            return i
+    return None
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="companion bench tracking", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--games", type=int, default=10)
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--modules", default="", help="comma-separated expansion modules")
+    ap.add_argument("--variant", default="base", choices=("base", "master"))
+    ap.add_argument("--noise", type=float, default=0.01, help="per-field error rate")
+    ap.add_argument("--gap", default="turn", choices=GAPS)
+    ap.add_argument("--frames", type=int, default=2, help="stable frames per still board")
+    ap.add_argument("--mid-move", type=float, default=0.0, help="chance of a mid-move frame")
+    ap.add_argument("--done-rate", type=float, default=1.0, help="chance DONE is pressed")
+    ap.add_argument("--bots", default="greedy", choices=("greedy", "random"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    modules = frozenset(m for m in args.modules.split(",") if m)
+    unknown = modules - set(MODULES)
+    if unknown:
+        print(f"--modules: unknown module {sorted(unknown)[0]!r}", file=sys.stderr)
+        return 2
+    try:
+        config = Config(player_count=args.players, variant=args.variant, modules=modules)
+        noise = CameraNoise(
+            rate=args.noise,
+            gap=args.gap,
+            frames_per_stop=args.frames,
+            mid_move_rate=args.mid_move,
+            done_rate=args.done_rate,
+        )
+    except ValueError as exc:
+        print(f"bench tracking: {exc}", file=sys.stderr)
+        return 2
+    timings: list[float] = []
+    per_game: list[dict[str, Any]] = []
+    for g in range(args.games):
+        try:
+            sim = simulate(config, args.seed * 1000 + g, noise, args.bots)
+        except ValueError as exc:
+            print(f"bench tracking: {exc}", file=sys.stderr)
+            return 2
+        per_game.append(run_game(sim, timings))
+    timings.sort()
+
+    def pct(p: float) -> float:
+        if not timings:
+            return 0.0
+        return round(timings[min(len(timings) - 1, int(p * len(timings)))], 2)
+
+    turns = sum(g["turns"] for g in per_game)
+    correct = sum(g["turns_correct"] for g in per_game)
+    qs = [g["questions"] for g in per_game]
+    pot_turns = sum(g["turns_potions_correct"] for g in per_game)
+    out = {
+        "games": args.games,
+        "players": args.players,
+        "noise": args.noise,
+        "gap": args.gap,
+        "turns": turns,
+        "turns_correct": correct,
+        "turns_correct_pct": round(100.0 * correct / turns, 3) if turns else 0.0,
+        "turns_potions_correct": pot_turns,
+        "games_exact_hidden": sum(1 for g in per_game if g["exact_hidden"]),
+        "games_exact_hidden_pct": round(
+            100.0 * sum(1 for g in per_game if g["exact_hidden"]) / max(1, args.games), 2
+        ),
+        "potions_exact": sum(1 for g in per_game if g["potions_exact"]),
+        "wrong_commits": sum(g["wrong_commits"] for g in per_game),
+        "questions_per_game": {
+            "mean": round(statistics.fmean(qs), 3) if qs else 0.0,
+            "median": statistics.median(qs) if qs else 0,
+        },
+        "reconcile_ms_p50": pct(0.50),
+        "reconcile_ms_p99": pct(0.99),
+        "reconcile_ms_max": round(timings[-1], 2) if timings else 0.0,
+        "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+    }
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+    else:
+        for k, v in out.items():
+            print(f"{k:24} {v}")
+    return 0

@@ -1,0 +1,374 @@
+"""The game journal: every input the tracker took and everything it committed, on disk first.
+
+Stored in SQLite (stdlib :mod:`sqlite3`) in WAL mode with ``synchronous=FULL``: a record is on
+disk when :meth:`Journal.append` returns, so the service writes it *before* it publishes the
+update (architecture.md, "Threads in the running service"). A restart replays the journal into a
+fresh tracker and reaches the identical belief (:func:`restore`).
+
+Records (one row each, JSON payload, in order):
+
+* ``start`` — the tracker as it began (``Tracker.to_json()``: configuration, setup state, options);
+* inputs: ``observation`` (the Observation JSON), ``dice`` (``rolls``, ``dice_allowed``),
+  ``end_turn``, ``answer`` (``question``, ``option``), ``undo``, ``correct`` (a full state JSON);
+* outputs: ``commit`` (the committed actions and events of the input just before it; for
+  review — a restore re-derives them);
+* ``snapshot`` — ``Tracker.to_json()`` every :attr:`Journal.snapshot_every` inputs, so a restart
+  does not replay a whole evening.
+
+A finished game is exported as JSON lines in the vocabulary of ``rules/state-model.md`` (§1-§5):
+the setup state, then the actions (``{"kind": "move_tower", …}``), events, dice rolls, answers and
+corrections, one per line (:func:`export_jsonl`, :func:`import_jsonl`, :func:`replay_record`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from companion.rules.observation import Observation
+from companion.rules.tracker import Tracker, TrackerUpdate
+
+INPUT_KINDS: frozenset[str] = frozenset(
+    {"observation", "dice", "end_turn", "answer", "undo", "correct"}
+)
+RECORD_KINDS: frozenset[str] = INPUT_KINDS | {"start", "commit", "snapshot"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL
+);
+"""
+
+
+class JournalError(RuntimeError):
+    """The journal file is unusable (not a journal, corrupt record, missing start record)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One journal row: ``seq`` (1, 2, …), ``kind`` (one of :data:`RECORD_KINDS`), ``payload``."""
+
+    seq: int
+    kind: str
+    payload: dict[str, Any]
+
+
+class Journal:
+    """An append-only SQLite journal of one game.
+
+    :param path: the database file (created if absent); ``":memory:"`` for tests.
+    :param snapshot_every: write a tracker snapshot after this many inputs (0 = never).
+    :raises JournalError: when the file exists but is not a journal.
+    """
+
+    def __init__(self, path: str | Path, snapshot_every: int = 200) -> None:
+        self.path = str(path)
+        self.snapshot_every = snapshot_every
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path}: not a journal ({exc})") from exc
+        self.wal = bool(mode and str(mode[0]).lower() == "wal")
+        self._inputs_since_snapshot = 0
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def append(self, kind: str, payload: dict[str, Any]) -> int:
+        """Write one record and make it durable before returning its ``seq``.
+
+        :raises ValueError: for an unknown kind or a payload that is not JSON.
+        """
+        return self.append_many([(kind, payload)])[-1]
+
+    def append_many(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> list[int]:
+        """Write several records in one transaction (all or none), durable on return."""
+        encoded: list[tuple[str, str]] = []
+        for kind, payload in rows:
+            if kind not in RECORD_KINDS:
+                raise ValueError(f"journal: unknown record kind {kind!r}")
+            try:
+                text = json.dumps(payload, sort_keys=True, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"journal: {kind} payload is not JSON ({exc})") from exc
+            encoded.append((kind, text))
+        seqs: list[int] = []
+        cur = self._db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            for kind, text in encoded:
+                cur.execute("INSERT INTO records (kind, payload) VALUES (?, ?)", (kind, text))
+                seqs.append(int(cur.lastrowid or 0))
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        return seqs
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def records(self, after: int = 0) -> Iterator[Record]:
+        """Records with ``seq > after``, in order.
+
+        :raises JournalError: for a row whose payload is not JSON.
+        """
+        rows = self._db.execute(
+            "SELECT seq, kind, payload FROM records WHERE seq > ? ORDER BY seq", (after,)
+        ).fetchall()
+        for seq, kind, text in rows:
+            try:
+                payload = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise JournalError(f"record {seq}: payload is not JSON ({exc})") from exc
+            yield Record(int(seq), str(kind), payload)
+
+    def last(self, kind: str) -> Record | None:
+        row = self._db.execute(
+            "SELECT seq, kind, payload FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1",
+            (kind,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Record(int(row[0]), str(row[1]), json.loads(row[2]))
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is None:
+            row = self._db.execute("SELECT COUNT(*) FROM records").fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM records WHERE kind = ?", (kind,)
+            ).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The tracker with its journal
+
+
+def _update_rows(update: TrackerUpdate) -> list[tuple[str, dict[str, Any]]]:
+    if not update.committed:
+        return []
+    return [("commit", {"committed": update.committed_json(), "events": update.events_json()})]
+
+
+class JournaledTracker:
+    """A :class:`Tracker` whose every input is journaled before its update is returned.
+
+    Use the same calls as on the tracker; each returns the :class:`TrackerUpdate` only after the
+    input (and what it committed) is on disk. Bad input (a malformed observation, an unknown
+    answer) raises before anything is written and leaves tracker and journal unchanged.
+
+    :param tracker: the tracker (already set up or restored).
+    :param journal: the journal; a ``start`` record is written if the journal is empty.
+    """
+
+    def __init__(self, tracker: Tracker, journal: Journal) -> None:
+        self.tracker = tracker
+        self.journal = journal
+        if journal.count("start") == 0:
+            journal.append("start", tracker.to_json())
+
+    def _record(self, kind: str, payload: dict[str, Any], update: TrackerUpdate) -> TrackerUpdate:
+        rows = [(kind, payload), *_update_rows(update)]
+        j = self.journal
+        j._inputs_since_snapshot += 1
+        if j.snapshot_every and j._inputs_since_snapshot >= j.snapshot_every:
+            rows.append(("snapshot", self.tracker.to_json()))
+            j._inputs_since_snapshot = 0
+        j.append_many(rows)
+        return update
+
+    def observe(self, obs: Observation | dict[str, Any]) -> TrackerUpdate:
+        """Journal and feed one observation (an :class:`Observation` or its JSON).
+
+        :raises ObservationError: for a malformed observation (nothing is written).
+        """
+        parsed = self.tracker.parse_observation(obs)
+        before = self.tracker.checkpoint()
+        update = self.tracker.observe(parsed)
+        try:
+            return self._record("observation", parsed.to_json(), update)
+        except BaseException:
+            self.tracker.rollback(before)
+            raise
+
+    def dice(self, rolls: list[int] | tuple[int, ...], dice_allowed: int) -> TrackerUpdate:
+        before = self.tracker.checkpoint()
+        update = self.tracker.dice(rolls, dice_allowed)
+        try:
+            return self._record(
+                "dice", {"rolls": list(rolls), "dice_allowed": dice_allowed}, update
+            )
+        except BaseException:
+            self.tracker.rollback(before)
+            raise
+
+    def end_turn(self) -> TrackerUpdate:
+        before = self.tracker.checkpoint()
+        update = self.tracker.end_turn()
+        try:
+            return self._record("end_turn", {}, update)
+        except BaseException:
+            self.tracker.rollback(before)
+            raise
+
+    def answer(self, question_id: str, option: int) -> TrackerUpdate:
+        before = self.tracker.checkpoint()
+        update = self.tracker.answer(question_id, option)
+        try:
+            return self._record("answer", {"question": question_id, "option": option}, update)
+        except BaseException:
+            self.tracker.rollback(before)
+            raise
+
+    def undo(self) -> TrackerUpdate:
+        before = self.tracker.checkpoint()
+        update = self.tracker.undo()
+        try:
+            return self._record("undo", {}, update)
+        except BaseException:
+            self.tracker.rollback(before)
+            raise
+
+    def correct(self, state: Any) -> TrackerUpdate:
+        """Replace the belief with a full state (a GameState or its JSON) from the host page."""
+        before = self.tracker.checkpoint()
+        update = self.tracker.correct(state)
+        try:
+            return self._record("correct", {"state": self.tracker.state_json()}, update)
+        except BaseException:
+            self.tracker.rollback(before)
+            raise
+
+
+def apply_input(tracker: Tracker, record: Record) -> TrackerUpdate | None:
+    """Feed one journaled input record to ``tracker`` (outputs and snapshots are skipped).
+
+    :raises JournalError: for an input record whose payload the tracker rejects.
+    """
+    p = record.payload
+    try:
+        if record.kind == "observation":
+            return tracker.observe(tracker.parse_observation(p))
+        if record.kind == "dice":
+            return tracker.dice(p["rolls"], p["dice_allowed"])
+        if record.kind == "end_turn":
+            return tracker.end_turn()
+        if record.kind == "answer":
+            return tracker.answer(p["question"], p["option"])
+        if record.kind == "undo":
+            return tracker.undo()
+        if record.kind == "correct":
+            return tracker.correct(p["state"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JournalError(f"record {record.seq} ({record.kind}): {exc}") from exc
+    return None
+
+
+def restore(journal: Journal) -> Tracker:
+    """Rebuild the tracker from the journal: the last snapshot (or the start record), then every
+    later input replayed in order. Deterministic: the result equals the tracker that wrote it.
+
+    :raises JournalError: when the journal has no start record or a record is corrupt.
+    """
+    snap = journal.last("snapshot")
+    base = snap if snap is not None else journal.last("start")
+    if base is None:
+        raise JournalError(f"{journal.path}: no start record")
+    tracker = Tracker.from_json(base.payload)
+    inputs = 0
+    for rec in journal.records(after=base.seq):
+        if rec.kind in INPUT_KINDS:
+            apply_input(tracker, rec)
+            inputs += 1
+    journal._inputs_since_snapshot = inputs
+    return tracker
+
+
+# --------------------------------------------------------------------------------------------
+# Game records as JSON lines
+
+
+def export_jsonl(journal: Journal, out: IO[str]) -> int:
+    """Write the game as JSON lines: ``{"kind": "game", "tracker": …}`` first, then each input
+    and commit in order (state-model.md vocabulary). Returns the number of lines written."""
+    start = journal.last("start")
+    if start is None:
+        raise JournalError(f"{journal.path}: no start record")
+    n = 0
+    out.write(json.dumps({"kind": "game", "tracker": start.payload}, sort_keys=True) + "\n")
+    n += 1
+    for rec in journal.records():
+        if rec.kind in ("start", "snapshot"):
+            continue
+        out.write(json.dumps({"kind": rec.kind, **rec.payload}, sort_keys=True) + "\n")
+        n += 1
+    return n
+
+
+def import_jsonl(lines: Iterable[str], journal: Journal) -> int:
+    """Load a game record (from :func:`export_jsonl`) into an empty journal.
+
+    :returns: the number of records written.
+    :raises JournalError: for a malformed line (naming its number) or a non-empty journal;
+        nothing is written then.
+    """
+    if journal.count() != 0:
+        raise JournalError("import: the journal is not empty")
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise JournalError(f"line {no}: not JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict) or "kind" not in obj:
+            raise JournalError(f"line {no}: expected an object with a kind")
+        kind = obj.pop("kind")
+        if not rows:
+            if kind != "game" or not isinstance(obj.get("tracker"), dict):
+                raise JournalError(f"line {no}: a game record starts with a game line")
+            rows.append(("start", obj["tracker"]))
+            continue
+        if kind not in INPUT_KINDS and kind != "commit":
+            raise JournalError(f"line {no}: unknown kind {kind!r}")
+        rows.append((kind, obj))
+    if not rows:
+        raise JournalError("import: empty game record")
+    # validate by replaying before anything is written
+    probe = Journal(":memory:", snapshot_every=0)
+    try:
+        probe.append_many(rows)
+        restore(probe)
+    finally:
+        probe.close()
+    journal.append_many(rows)
+    return len(rows)
+
+
+def replay_record(lines: Iterable[str]) -> Tracker:
+    """Replay an exported game record in memory and return the tracker at its end."""
+    mem = Journal(":memory:", snapshot_every=0)
+    try:
+        import_jsonl(lines, mem)
+        return restore(mem)
+    finally:
+        mem.close()

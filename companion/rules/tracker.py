@@ -1,0 +1,1282 @@
+"""The tracker: what happened on the table, explained as legal moves, from an unreliable camera.
+
+A *belief* is a small set of weighted full :class:`GameState` hypotheses. Each one was derived
+move by move from the setup, so each knows exactly which wizard is trapped under which tower at
+which tier (architecture.md, "The tracker"; state-model.md §3). On every stable frame the tracker
+
+1. searches, from every hypothesis, the legal action sequences that can have happened since the
+   last frame (card moves with unknown values 1-5, die moves with the value from the dice
+   buttons, the redraw push, spells — off-turn ones too in the master variant —, castle entries
+   and relocations, turn ends by the DONE button or implied), guided by the spaces where the
+   picture changed;
+2. scores each reachable state's expected view against the observation with a
+   :class:`~companion.rules.tracker_noise.NoiseModel` and keeps the best few;
+3. **commits** the moves on which every surviving hypothesis agrees (one frame later, so a misread
+   frame is never committed on its own), **asks** the players when hypotheses that explain the
+   picture equally well differ in what is hidden, and **waits** (keeping the belief) when nothing
+   explains the picture, naming the spaces that don't match after a few frames.
+
+Potions and turn counters the camera cannot see are carried in the hypotheses and decided by
+later evidence (a spell that needs potions, the DONE button), or asked at the end of the game.
+
+Inputs: :meth:`Tracker.observe`, :meth:`Tracker.dice`, :meth:`Tracker.end_turn` (the DONE button),
+:meth:`Tracker.answer`, :meth:`Tracker.undo`, :meth:`Tracker.correct`. Each returns a
+:class:`TrackerUpdate`. Bad input raises (``ObservationError``, ``ValueError``) and changes
+nothing.
+
+Pure: no I/O, no clock, no randomness; the same inputs give the same belief
+(:meth:`Tracker.to_json` / :meth:`Tracker.from_json` round-trip it for the journal).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.rules.actions import (
+    Action,
+    Cast,
+    DiscardCard,
+    EndTurn,
+    Event,
+    IllegalAction,
+    MoveTower,
+    MoveWizard,
+    Redraw,
+)
+from companion.rules.engine import apply, setup
+from companion.rules.model import CARD_KINDS, Card, Config, GameState
+from companion.rules.observation import Observation, ObservationError
+from companion.rules.serialize import (
+    dump_action,
+    dump_event,
+    dump_state,
+    load_action,
+    load_event,
+    load_state,
+)
+from companion.rules.tracker_noise import NoiseModel, SpaceView, Target, space_views
+
+# --------------------------------------------------------------------------------------------
+# Options
+
+
+@dataclass(frozen=True, slots=True)
+class TrackerOptions:
+    """Tuning of the belief and the search. Costs are in nats (see ``tracker_noise``).
+
+    :param noise: the camera's noise model.
+    :param keep: at most this many hypotheses are kept.
+    :param margin: hypotheses costing more than the best + ``margin`` are dropped.
+    :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
+        tracker ask the players.
+    :param beam: search nodes kept per depth.
+    :param depth: search transitions per frame in the first pass (a whole turn and a bit).
+    :param deep_depth: transitions in the second pass, used when the first explains nothing
+        (a frame after two turns).
+    :param wait_frames: unexplained stable frames before the mismatching spaces are reported.
+    :param min_spaces: an observation must read at least this fraction of the spaces.
+    :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
+        ``cost_implicit_end``).
+    """
+
+    noise: NoiseModel = field(default_factory=NoiseModel)
+    keep: int = 10
+    margin: float = 10.0
+    commit_margin: float = 4.0
+    max_lag: int = 6
+    ask_margin: float = 1.0
+    beam: int = 40
+    depth: int = 4
+    deep_depth: int = 7
+    wait_frames: int = 3
+    min_spaces: float = 0.5
+    expect_done: bool = True
+    cost_card: float = 0.3
+    cost_die_move: float = 0.0
+    cost_push: float = 2.5
+    cost_spell: float = 3.0
+    cost_discard: float = 3.0
+    cost_implicit_end: float = 5.0
+    cost_pending_done: float = 0.05
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            v = getattr(self, name)
+            if isinstance(v, NoiseModel):
+                v = {n: getattr(v, n) for n in v.__dataclass_fields__}
+            out[name] = v
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrackerOptions:
+        """:raises ValueError: for an unknown option name or a bad noise model."""
+        kw = dict(data)
+        unknown = set(kw) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"tracker.options.{sorted(unknown)[0]}: unknown option")
+        if "noise" in kw:
+            noise = kw["noise"]
+            if not isinstance(noise, Mapping):
+                raise ValueError("tracker.options.noise: expected an object")
+            kw["noise"] = NoiseModel(**noise)
+        return cls(**kw)
+
+
+# --------------------------------------------------------------------------------------------
+# Public results
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """One committed action and the events that explain it (state-model.md §4/§5).
+
+    ``action`` is None for a correction from the host page (``state`` then holds it).
+    """
+
+    action: Action | None
+    events: tuple[Event, ...]
+    state: GameState
+
+    def to_json(self) -> dict[str, Any]:
+        if self.action is None:
+            return {"correction": True, "events": [dump_event(e) for e in self.events]}
+        return {"action": dump_action(self.action), "events": [dump_event(e) for e in self.events]}
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question for the players (phones, LED) when the camera cannot tell hidden things apart.
+
+    :param id: ``q1``, ``q2`` … (answer with this id).
+    :param text: worded for players, e.g. "From space 7, did you move the top tower or the top
+        two?".
+    :param options: one answer text per option; answer with the option's index.
+    """
+
+    id: str
+    text: str
+    options: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "options": list(self.options)}
+
+
+@dataclass(frozen=True, slots=True)
+class TrackerUpdate:
+    """The outcome of one tracker input.
+
+    :param committed: actions committed by this input, in order.
+    :param undone: actions taken back by an undo, most recent first.
+    :param state: the best current state (what the table page shows).
+    :param question: the open question, if any.
+    :param health: ``"ok"``, ``"waiting for a still board"`` or
+        ``"board doesn't match at spaces 7, 9"``.
+    :param hypotheses: number of hypotheses held.
+    :param explained: the observation was explained (False for an ignored or unexplained frame).
+    """
+
+    committed: tuple[Committed, ...]
+    undone: tuple[Committed, ...]
+    state: GameState
+    question: Question | None
+    health: str
+    hypotheses: int
+    explained: bool = True
+
+    def committed_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.committed]
+
+    def events_json(self) -> list[dict[str, Any]]:
+        return [dump_event(e) for c in self.committed for e in c.events]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "committed": self.committed_json(),
+            "undone": [c.to_json() for c in self.undone],
+            "state": dump_state(self.state),
+            "question": None if self.question is None else self.question.to_json(),
+            "health": self.health,
+            "hypotheses": self.hypotheses,
+            "explained": self.explained,
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Internal values
+
+Marker = tuple[Any, ...]
+"""A pending input: ``("dice", rolls, dice_allowed)`` or ``("done",)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What one hypothesis says happened between two accepted frames."""
+
+    state: GameState
+    actions: tuple[Action, ...]
+    events: tuple[tuple[Event, ...], ...]
+    states: tuple[GameState, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Hyp:
+    state: GameState
+    cost: float
+    trail: tuple[_Step, ...]
+    pending: tuple[Marker, ...]
+    implicit: bool
+
+
+def board_key(st: GameState) -> tuple[Any, ...]:
+    """What a player means by "the board": tower kinds per stack, wizard positions per colour
+    (wizards of one colour are interchangeable, so are towers of one kind) and the castle."""
+    tb = st.table
+    kinds = tb.towers
+    stacks = tuple(tuple(kinds[t].kind for t in s) for s in st.stacks)
+    wiz = tuple(tuple(sorted(st.wizards[lo:hi])) for lo, hi in tb.wiz_range)
+    return (stacks, wiz, st.castle)
+
+
+def state_key(st: GameState) -> tuple[Any, ...]:
+    """:func:`board_key` plus potions, the turn and the game progress (never the card count)."""
+    g = st.game
+    return (*board_key(st), st.potions, st.turn, g.end_triggered_by, g.remaining_turns, g.over)
+
+
+# --------------------------------------------------------------------------------------------
+# The search
+
+
+class _Search:
+    """Shared caches for one tracker: applied actions and expected views."""
+
+    def __init__(self) -> None:
+        self.applied: dict[tuple[GameState, Action], tuple[GameState, tuple[Event, ...]] | None]
+        self.applied = {}
+        self.views: dict[tuple[Any, ...], list[SpaceView]] = {}
+
+    def apply(self, st: GameState, a: Action) -> tuple[GameState, tuple[Event, ...]] | None:
+        key = (st, a)
+        if key in self.applied:
+            return self.applied[key]
+        try:
+            nxt, ev = apply(st, a)
+            got: tuple[GameState, tuple[Event, ...]] | None = (nxt, tuple(ev))
+        except IllegalAction:
+            got = None
+        if len(self.applied) > 50000:
+            self.applied.clear()
+        self.applied[key] = got
+        return got
+
+    def view(self, st: GameState) -> list[SpaceView]:
+        key = (st.stacks, st.wizards, st.castle)
+        got = self.views.get(key)
+        if got is None:
+            got = space_views(st)
+            if len(self.views) > 50000:
+                self.views.clear()
+            self.views[key] = got
+        return got
+
+
+@dataclass(slots=True)
+class _Node:
+    state: GameState
+    prior: float
+    actions: tuple[Action, ...]
+    events: tuple[tuple[Event, ...], ...]
+    states: tuple[GameState, ...]
+    pending: tuple[Marker, ...]
+    implicit: bool
+    score: float = 0.0
+    obs_cost: float = 0.0
+
+
+_VALUE_WIZARD: dict[int, Card] = {
+    c.wizard: c for c in CARD_KINDS if c.type == "wizard" and not c.dice and c.wizard
+}
+_VALUE_TOWER: dict[int, Card] = {
+    c.tower: c for c in CARD_KINDS if c.type == "tower" and not c.dice and c.tower
+}
+
+
+def _die_cards(allowed: int) -> tuple[tuple[str, Card], ...]:
+    """(side, card) of the die cards with ``allowed`` dice (R-DECK-1)."""
+    out: list[tuple[str, Card]] = []
+    for c in CARD_KINDS:
+        if c.dice == allowed:
+            for side in ("wizard", "tower"):
+                if c.has_side(side):
+                    out.append((side, c))
+    return tuple(out)
+
+
+def _ring(length: int, a: int, b: int) -> int:
+    """Clockwise distance from space ``a`` to space ``b`` (0..N-1)."""
+    return (b - a) % length
+
+
+def _children(
+    node: _Node,
+    allowed: frozenset[int],
+    dests: frozenset[int] | None,
+    opts: TrackerOptions,
+) -> Iterator[tuple[Action | None, float, tuple[Marker, ...], bool]]:
+    """Candidate transitions: (action or None for a turn close, prior cost, pending after,
+    implicit-end flag). Actions are guided: sources in ``allowed``, destinations in ``dests``
+    (None = anywhere)."""
+    st = node.state
+    tb = st.table
+    if st.game.over:
+        return
+    length = tb.length
+    t = st.turn
+    seat = t.player
+    colour = tb.colours[seat]
+    pending = node.pending
+    nxt = pending[0] if pending else None
+    rest = pending[1:]
+    stacks = st.stacks
+    wiz = st.wizards
+
+    def dest_ok(d: int) -> bool:
+        return dests is None or d in dests
+
+    can_play = not t.ended and not t.redrawn and t.cards_used < tb.actions_per_turn + t.extra_card
+    die: list[tuple[str, Card]] = []
+    roll: tuple[int, ...] = ()
+    if nxt is not None and nxt[0] == "dice":
+        roll = tuple(nxt[1])
+        die = list(_die_cards(int(nxt[2])))
+    # wizard cards move the current player's own wizards (partner's when all are inside)
+    ctrl = seat
+    if tb.partner[seat] >= 0:
+        lo, hi = tb.wiz_range[seat]
+        if not any(wiz[lo:hi]):
+            ctrl = tb.partner[seat]
+    visible: list[tuple[int, int]] = []  # (wizard index, space)
+    for i, p in enumerate(wiz):
+        if p:
+            s = p >> 4
+            if p & 15 == len(stacks[s - 1]):
+                visible.append((i, s))
+    ids = tb.wizard_ids
+    owner = tb.wizard_owner
+    if can_play:
+        for i, s in visible:
+            if owner[i] != ctrl or s not in allowed:
+                continue
+            for d in range(1, length + 1):
+                if d == s or not dest_ok(d):
+                    continue
+                steps = _ring(length, s, d)
+                if 1 <= steps <= 5:
+                    yield (
+                        MoveWizard(colour, ids[i], steps, _VALUE_WIZARD[steps]),
+                        opts.cost_card,
+                        pending,
+                        False,
+                    )
+                if roll and steps == roll[-1]:
+                    for side, card in die:
+                        if side == "wizard":
+                            yield (
+                                MoveWizard(colour, ids[i], steps, card, roll),
+                                opts.cost_die_move,
+                                rest,
+                                False,
+                            )
+        for s in allowed:
+            h = len(stacks[s - 1])
+            if not h:
+                continue
+            for d in range(1, length + 1):
+                if d == s or not dest_ok(d) or d == st.castle:
+                    continue
+                steps = _ring(length, s, d)
+                for k in range(1, h + 1):
+                    if 1 <= steps <= 5:
+                        yield (
+                            MoveTower(colour, s, k, steps, _VALUE_TOWER[steps]),
+                            opts.cost_card,
+                            pending,
+                            False,
+                        )
+                    if roll and steps == roll[-1]:
+                        for side, card in die:
+                            if side == "tower":
+                                yield (
+                                    MoveTower(colour, s, k, steps, card, roll),
+                                    opts.cost_die_move,
+                                    rest,
+                                    False,
+                                )
+                    if steps == 1 and t.cards_used == 0 and not tb.solo:
+                        yield Redraw(colour, (s, k)), opts.cost_push, pending, False
+        if roll:
+            # the die card could move nothing (or nothing the player wanted): discarded
+            yield DiscardCard(colour, None), opts.cost_discard, rest, False
+    # spells
+    casters = range(tb.n) if tb.master else (seat,)
+    for cs in casters:
+        full = st.potions[cs][0]
+        ccol = tb.colours[cs]
+        for spell in tb.spells:
+            if full < tb.config.spell_costs[spell]:
+                continue
+            if not tb.master and cs != seat and spell != "free_wizard":
+                continue
+            if spell in ("advance_wizard", "headwind_wizard"):
+                step = 1 if spell == "advance_wizard" else -1
+                for i, s in visible:
+                    if s in allowed and dest_ok((s - 1 + step) % length + 1):
+                        yield Cast(ccol, spell, wizard=ids[i]), opts.cost_spell, pending, False
+            elif spell in ("advance_tower", "headwind_tower"):
+                step = 2 if spell == "advance_tower" else -2
+                for s in allowed:
+                    d = (s - 1 + step) % length + 1
+                    if not dest_ok(d):
+                        continue
+                    for k in range(1, len(stacks[s - 1]) + 1):
+                        yield Cast(ccol, spell, space=s, tier=k), opts.cost_spell, pending, False
+            elif spell == "swap_tower":
+                srcs = sorted(x for x in allowed if stacks[x - 1])
+                for x in srcs:
+                    for y in srcs:
+                        if x < y:
+                            yield Cast(ccol, spell, a=x, b=y), opts.cost_spell, pending, False
+            elif spell == "move_castle":
+                if st.castle in allowed:
+                    for direction in ("cw", "ccw"):
+                        yield (
+                            Cast(ccol, spell, direction=direction),
+                            opts.cost_spell,
+                            pending,
+                            False,
+                        )
+            elif spell == "free_wizard":
+                allowed_owner = tb.team_of(cs)
+                for s in allowed:
+                    stk = stacks[s - 1]
+                    for k in range(1, len(stk) + 1):
+                        under = s << 4 | (k - 1)
+                        for i, p in enumerate(wiz):
+                            if p == under and owner[i] in allowed_owner:
+                                yield (
+                                    Cast(ccol, spell, space=s, tier=k, wizard=ids[i]),
+                                    opts.cost_spell,
+                                    pending,
+                                    False,
+                                )
+            elif spell == "piggyback" and can_play:
+                for i, s in visible:
+                    if owner[i] != ctrl or s not in allowed:
+                        continue
+                    riders = [r for r, rs in visible if rs == s and r != i and owner[r] == cs]
+                    if not riders:
+                        continue
+                    for d in range(1, length + 1):
+                        if d == s or not dest_ok(d):
+                            continue
+                        steps = _ring(length, s, d)
+                        if not 1 <= steps <= 5:
+                            continue
+                        m = MoveWizard(colour, ids[i], steps, _VALUE_WIZARD[steps])
+                        for r in riders:
+                            yield (
+                                Cast(ccol, spell, rider=ids[r], then=m),
+                                opts.cost_spell + opts.cost_card,
+                                pending,
+                                False,
+                            )
+    # the end of the turn: by the DONE button (next marker) or unannounced
+    if nxt is None or nxt[0] == "done":
+        if nxt is not None and node.implicit and not t.cards_used and not t.casts and not t.redrawn:
+            # the DONE of a turn that already ended unannounced: absorbed
+            yield None, 0.0, rest, False
+            return
+        if nxt is not None:
+            yield None, 0.0, rest, False
+        else:
+            yield None, opts.cost_implicit_end if opts.expect_done else 0.5, pending, True
+
+
+def _close_turn(
+    srch: _Search, st: GameState, opts: TrackerOptions
+) -> (
+    tuple[
+        GameState, tuple[Action, ...], tuple[tuple[Event, ...], ...], tuple[GameState, ...], float
+    ]
+    | None
+):
+    """Discard the unplayed cards (unseen) and end the turn; None when impossible."""
+    actions: list[Action] = []
+    events: list[tuple[Event, ...]] = []
+    states: list[GameState] = []
+    cost = 0.0
+    tb = st.table
+    colour = tb.colours[st.turn.player]
+    for _ in range(4):
+        got = srch.apply(st, EndTurn())
+        if got is not None:
+            nxt, ev = got
+            actions.append(EndTurn())
+            events.append(ev)
+            states.append(nxt)
+            return nxt, tuple(actions), tuple(events), tuple(states), cost
+        d = DiscardCard(colour, None)
+        got = srch.apply(st, d)
+        if got is None:
+            return None
+        st, ev = got
+        actions.append(d)
+        events.append(ev)
+        states.append(st)
+        cost += opts.cost_discard
+    return None
+
+
+def _search(
+    srch: _Search, hyp: _Hyp, target: Target, opts: TrackerOptions, depth: int, deep: bool
+) -> list[_Node]:
+    """Terminal nodes reachable from ``hyp`` that explain ``target`` (all DONE markers used)."""
+    root_views = srch.view(hyp.state)
+    changed = target.changed_from(root_views)
+    root = _Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
+    root.obs_cost = target.cost(root_views)
+    root.score = root.obs_cost
+    terminals: list[_Node] = []
+
+    def terminal_ok(n: _Node) -> bool:
+        return all(m[0] != "done" for m in n.pending)
+
+    if terminal_ok(root):
+        terminals.append(root)
+    level = [root]
+    for _ in range(depth):
+        seen: dict[tuple[Any, ...], _Node] = {}
+        for node in level:
+            touched = frozenset(
+                s for a in node.actions for s in _spaces_of(a, node.state.table.length)
+            )
+            allowed = changed | touched
+            dests: frozenset[int] | None = None if deep else allowed
+            if not allowed and (not node.pending or node.pending[0][0] != "done"):
+                # nothing changed and no DONE to consume: only a turn close can matter
+                allowed = frozenset()
+            for action, prior, pending, implicit in _children(node, allowed, dests, opts):
+                if action is None:
+                    got_c = _close_turn(srch, node.state, opts)
+                    if got_c is None:
+                        continue
+                    nst, acts, evs, sts, extra = got_c
+                    child = _Node(
+                        nst,
+                        node.prior + prior + extra,
+                        node.actions + acts,
+                        node.events + evs,
+                        node.states + sts,
+                        pending,
+                        implicit,
+                    )
+                else:
+                    got = srch.apply(node.state, action)
+                    if got is None:
+                        continue
+                    nst, ev = got
+                    child = _Node(
+                        nst,
+                        node.prior + prior,
+                        node.actions + (action,),
+                        node.events + (ev,),
+                        node.states + (nst,),
+                        pending,
+                        False,
+                    )
+                views = srch.view(child.state)
+                child.obs_cost = target.cost(views)
+                child.score = child.prior + child.obs_cost
+                key = (state_key(child.state), child.pending, child.implicit)
+                old = seen.get(key)
+                if old is None or child.score < old.score:
+                    seen[key] = child
+        if not seen:
+            break
+        level = heapq.nsmallest(opts.beam, seen.values(), key=lambda n: n.score)
+        terminals.extend(n for n in level if terminal_ok(n))
+    return terminals
+
+
+def _spaces_of(a: Action, length: int) -> tuple[int, ...]:
+    if isinstance(a, MoveTower):
+        return (a.space, (a.space - 1 + a.steps) % length + 1)
+    if isinstance(a, Redraw) and a.push is not None:
+        return (a.push[0], a.push[0] % length + 1)
+    if isinstance(a, Cast):
+        if a.space is not None:
+            step = {"advance_tower": 2, "headwind_tower": -2}.get(a.spell, 0)
+            return (a.space, (a.space - 1 + step) % length + 1)
+        if a.a is not None and a.b is not None:
+            return (a.a, a.b)
+    return ()
+
+
+# --------------------------------------------------------------------------------------------
+# Describing actions to players
+
+
+def _ordinal(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def describe(action: Action | None, before: GameState) -> str:
+    """An action in players' words, e.g. "moved the top 2 towers from space 7 to space 10"."""
+    if action is None:
+        return "nothing moved"
+    length = before.table.length
+    if isinstance(action, MoveTower):
+        h = before.height(action.space)
+        n = h - action.tier + 1
+        what = (
+            "the top tower" if n == 1 else ("the whole stack" if n == h else f"the top {n} towers")
+        )
+        d = (action.space - 1 + action.steps) % length + 1
+        return f"{action.player} moved {what} from space {action.space} to space {d}"
+    if isinstance(action, MoveWizard):
+        pos = before.wizard_position(action.wizard)
+        s = pos[0] if pos else 0
+        d = (s - 1 + action.steps) % length + 1
+        return f"{action.player} moved a {action.player} wizard from space {s} to space {d}"
+    if isinstance(action, Redraw):
+        if action.push is None:
+            return f"{action.player} redrew the hand"
+        s, k = action.push
+        return f"{action.player} redrew and pushed the tower at tier {k} of space {s} one space"
+    if isinstance(action, Cast):
+        if action.spell == "free_wizard":
+            return (
+                f"{action.player} lifted the {_ordinal(action.tier or 0)} tower from the bottom "
+                f"on space {action.space} to free a wizard"
+            )
+        if action.spell == "swap_tower":
+            return f"{action.player} swapped the top towers of spaces {action.a} and {action.b}"
+        if action.space is not None:
+            h = before.height(action.space)
+            n = h - (action.tier or 1) + 1
+            what = "the top tower" if n == 1 else f"the top {n} towers"
+            return f"{action.player} cast {action.spell} on {what} of space {action.space}"
+        return f"{action.player} cast {action.spell}"
+    if isinstance(action, DiscardCard):
+        return f"{action.player} discarded a card"
+    if isinstance(action, EndTurn):
+        return "the turn ended"
+    return str(action.kind)
+
+
+# --------------------------------------------------------------------------------------------
+# The tracker
+
+
+class Tracker:
+    """The belief about one game (see the module docstring).
+
+    :param state: the state the table is in (usually the setup, hands unknown:
+        ``setup(config, None)``).
+    :param options: the :class:`TrackerOptions`.
+    """
+
+    def __init__(self, state: GameState, options: TrackerOptions | None = None) -> None:
+        self.options = options or TrackerOptions()
+        self._initial = state
+        self._root = state
+        self._hyps: tuple[_Hyp, ...] = (_Hyp(state, 0.0, (), (), False),)
+        self._history: tuple[Committed, ...] = ()
+        self._question: Question | None = None
+        self._question_groups: tuple[tuple[_Hyp, ...], ...] = ()
+        self._qcount = 0
+        self._unexplained = 0
+        self._last_mismatch: tuple[int, ...] = ()
+        self._last_obs: Observation | None = None
+        self._srch = _Search()
+
+    @classmethod
+    def new(cls, config: Config, options: TrackerOptions | None = None) -> Tracker:
+        """A tracker for a new game of ``config`` at its setup (hands unknown, R-SETUP-*)."""
+        return cls(setup(config, None), options)
+
+    # -- read-only views ---------------------------------------------------------------------
+
+    @property
+    def state(self) -> GameState:
+        """The best current hypothesis."""
+        return min(self._hyps, key=lambda h: h.cost).state
+
+    @property
+    def committed_state(self) -> GameState:
+        """The state every hypothesis agrees on (the last commit)."""
+        return self._root
+
+    @property
+    def hypotheses(self) -> tuple[tuple[GameState, float], ...]:
+        """(state, cost in nats above the best) of every hypothesis, best first."""
+        hs = sorted(self._hyps, key=lambda h: h.cost)
+        return tuple((h.state, h.cost - hs[0].cost) for h in hs)
+
+    @property
+    def question(self) -> Question | None:
+        return self._question
+
+    def question_candidates(self) -> tuple[tuple[GameState, ...], ...]:
+        """Per option of the open question, the states that answer stands for (host page,
+        bench oracle). Empty when no question is open."""
+        if self._question is None:
+            return ()
+        return tuple(tuple(h.state for h in g) for g in self._question_groups)
+
+    @property
+    def history(self) -> tuple[Committed, ...]:
+        """Every committed action of the game so far."""
+        return self._history
+
+    def state_json(self) -> dict[str, Any]:
+        return dump_state(self.state)
+
+    # -- cheap rollback (the journal writes after the tracker computed an update) -------------
+
+    def checkpoint(self) -> dict[str, Any]:
+        """An opaque copy of the belief (all values immutable, so this is cheap)."""
+        return {k: v for k, v in vars(self).items() if k != "_srch"}
+
+    def rollback(self, cp: Mapping[str, Any]) -> None:
+        """Return to a :meth:`checkpoint`."""
+        for k, v in cp.items():
+            setattr(self, k, v)
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def parse_observation(self, obs: Observation | Mapping[str, Any]) -> Observation:
+        """Validate an observation (object or JSON) for this game's track.
+
+        :raises ObservationError: naming the bad field: unknown colour, negative count, a space
+            beyond the track, or too few spaces read.
+        """
+        length = self._root.table.length
+        if isinstance(obs, Observation):
+            parsed = Observation.from_json(obs.to_json(), length)
+        else:
+            parsed = Observation.from_json(obs, length)
+        need = int(self.options.min_spaces * length + 0.999)
+        if not parsed.unstable and len(parsed.spaces) < need:
+            raise ObservationError(
+                f"spaces: only {len(parsed.spaces)} of {length} spaces were read; "
+                f"at least {need} are needed to explain a frame"
+            )
+        return parsed
+
+    def observe(self, obs: Observation | Mapping[str, Any]) -> TrackerUpdate:
+        """Explain one stable frame.
+
+        :raises ObservationError: malformed observation (the belief is unchanged).
+        """
+        parsed = self.parse_observation(obs)
+        if parsed.unstable:
+            return self._update((), (), "waiting for a still board", explained=False)
+        target = Target(parsed, self._root.table.length, self.options.noise)
+        new = self._reconcile(target)
+        if new is None:
+            self._unexplained += 1
+            if self._unexplained >= self.options.wait_frames and self._last_mismatch:
+                spaces = ", ".join(str(s) for s in self._last_mismatch)
+                health = f"board doesn't match at spaces {spaces}"
+            else:
+                health = "waiting for a still board"
+            return self._update((), (), health, explained=False)
+        self._unexplained = 0
+        self._last_obs = parsed
+        self._hyps = new
+        committed = self._commit()
+        self._maybe_ask()
+        return self._update(committed, (), "ok")
+
+    def dice(self, rolls: Sequence[int], dice_allowed: int) -> TrackerUpdate:
+        """The dice buttons rolled ``rolls`` (all results in order; the last is used, R-CARD-4)
+        for a card with ``dice_allowed`` dice (1-3).
+
+        :raises ValueError: rolls outside 1..6, none, or more than ``dice_allowed``.
+        """
+        if type(dice_allowed) is not int or not 1 <= dice_allowed <= 3:
+            raise ValueError("dice_allowed: a move card shows 1 to 3 dice (R-DECK-1)")
+        rl = tuple(rolls)
+        if not rl or len(rl) > dice_allowed:
+            raise ValueError(f"rolls: 1 to {dice_allowed} rolls for this card (R-CARD-4)")
+        for r in rl:
+            if type(r) is not int or not 1 <= r <= 6:
+                raise ValueError(f"rolls: a die shows 1 to 6, not {r!r} (R-CARD-5)")
+        marker: Marker = ("dice", rl, dice_allowed)
+        self._hyps = tuple(
+            _Hyp(h.state, h.cost, h.trail, h.pending + (marker,), h.implicit) for h in self._hyps
+        )
+        return self._update((), (), "ok")
+
+    def end_turn(self) -> TrackerUpdate:
+        """The DONE button: the current player's turn is over (R-TURN-4/8).
+
+        Moves the camera has not seen yet may still belong to this turn, so every hypothesis is
+        kept both with the turn closed now and with the DONE pending for the next frame.
+        """
+        srch = self._srch
+        out: list[_Hyp] = []
+        for h in self._hyps:
+            marker: Marker = ("done",)
+            out.append(
+                _Hyp(
+                    h.state,
+                    h.cost + self.options.cost_pending_done,
+                    h.trail,
+                    h.pending + (marker,),
+                    h.implicit,
+                )
+            )
+            if h.pending:
+                continue
+            t = h.state.turn
+            if h.implicit and not t.cards_used and not t.casts and not t.redrawn:
+                out[-1] = _Hyp(h.state, h.cost, h.trail, (), False)
+                continue
+            got = _close_turn(srch, h.state, self.options)
+            if got is None:
+                continue
+            nst, acts, evs, sts, extra = got
+            step = _Step(nst, acts, evs, sts)
+            trail = _merge_last(h.trail, step)
+            out.append(_Hyp(nst, h.cost + extra, trail, (), False))
+        self._hyps = self._prune(out)
+        committed = self._commit()
+        return self._update(committed, (), "ok")
+
+    def answer(self, question_id: str, option: int) -> TrackerUpdate:
+        """The players' answer to the open question.
+
+        :raises ValueError: no such open question, or the option is out of range.
+        """
+        q = self._question
+        if q is None or q.id != question_id:
+            raise ValueError(f"answer: {question_id!r} is not the open question")
+        if type(option) is not int or not 0 <= option < len(q.options):
+            raise ValueError(f"answer: option must be 0..{len(q.options) - 1}")
+        keep = self._question_groups[option]
+        self._hyps = self._prune(keep)
+        self._question = None
+        self._question_groups = ()
+        committed = self._commit(force=True)
+        self._maybe_ask()
+        return self._update(committed, (), "ok")
+
+    def undo(self) -> TrackerUpdate:
+        """Take back the most recent move: uncommitted moves first (back to the last commit),
+        else the last committed action (players physically took it back).
+
+        :raises ValueError: nothing to undo (still at the setup).
+        """
+        if any(h.trail for h in self._hyps) or any(h.pending for h in self._hyps):
+            best = min(self._hyps, key=lambda h: h.cost)
+            undone = tuple(
+                Committed(a, ev, s)
+                for step in reversed(best.trail)
+                for a, ev, s in reversed(
+                    list(zip(step.actions, step.events, step.states, strict=True))
+                )
+            )
+            self._reset(self._root)
+            return self._update((), undone, "ok")
+        if not self._history:
+            raise ValueError("undo: nothing to take back")
+        last = self._history[-1]
+        self._history = self._history[:-1]
+        prev = self._history[-1].state if self._history else self._initial
+        self._root = prev
+        self._reset(prev)
+        return self._update((), (last,), "ok")
+
+    def correct(self, state: GameState | Mapping[str, Any]) -> TrackerUpdate:
+        """Replace the belief by a full state from the host page.
+
+        :raises FormatError: malformed state JSON; :raises ValueError: another game's state
+            (other players or track). The belief is unchanged then.
+        """
+        st = state if isinstance(state, GameState) else load_state(state)
+        old = self._root.table
+        if st.table.colours != old.colours or st.table.length != old.length:
+            raise ValueError("correct: the state is of another game (players or track differ)")
+        c = Committed(None, (Event("correction", {}),), st)
+        self._history = self._history + (c,)
+        self._root = st
+        self._reset(st)
+        return self._update((c,), (), "ok")
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _reset(self, st: GameState) -> None:
+        self._hyps = (_Hyp(st, 0.0, (), (), False),)
+        self._question = None
+        self._question_groups = ()
+        self._unexplained = 0
+
+    def _reconcile(self, target: Target) -> tuple[_Hyp, ...] | None:
+        opts = self.options
+        srch = self._srch
+        out: list[_Hyp] = []
+        best_obs = float("inf")
+        best_mismatch: tuple[int, ...] = ()
+        for deep, depth in ((False, opts.depth), (True, opts.deep_depth)):
+            out = []
+            best_obs = float("inf")
+            for h in self._hyps:
+                for n in _search(srch, h, target, opts, depth, deep):
+                    if n.obs_cost < best_obs:
+                        best_obs = n.obs_cost
+                        best_mismatch = tuple(target.mismatched(srch.view(n.state)))
+                    step = _Step(n.state, n.actions, n.events, n.states)
+                    out.append(
+                        _Hyp(n.state, h.cost + n.score, h.trail + (step,), n.pending, n.implicit)
+                    )
+            if best_obs <= opts.noise.bad_frame:
+                break
+        if not out or best_obs > opts.noise.bad_frame:
+            if not best_mismatch:
+                best = min(self._hyps, key=lambda h: h.cost)
+                best_mismatch = tuple(target.mismatched(srch.view(best.state)))
+            self._last_mismatch = best_mismatch
+            return None
+        return self._prune(out)
+
+    def _prune(self, hyps: Iterable[_Hyp]) -> tuple[_Hyp, ...]:
+        opts = self.options
+        merged: dict[tuple[Any, ...], _Hyp] = {}
+        for h in hyps:
+            key = (state_key(h.state), h.pending, h.implicit)
+            old = merged.get(key)
+            if old is None or h.cost < old.cost:
+                merged[key] = h
+        if not merged:
+            return self._hyps
+        best = min(h.cost for h in merged.values())
+        alive = [
+            _Hyp(h.state, h.cost - best, h.trail, h.pending, h.implicit)
+            for h in merged.values()
+            if h.cost - best <= opts.margin
+        ]
+        alive.sort(key=lambda h: (h.cost, len(h.pending)))
+        return tuple(alive[: opts.keep])
+
+    def _commit(self, force: bool = False) -> tuple[Committed, ...]:
+        """Commit, oldest first, the steps on which every hypothesis within ``commit_margin`` of
+        the best agrees; worse rivals are dropped then. The newest step waits for one more
+        frame (unless ``force``: an answer). After ``max_lag`` held steps the best is committed
+        (it has stayed clearly ahead for that long)."""
+        opts = self.options
+        hyps = self._hyps
+        committed: list[Committed] = []
+        while True:
+            n = min(len(h.trail) for h in hyps)
+            limit = n if force else n - 1
+            if limit <= 0:
+                break
+            best = min(hyps, key=lambda h: h.cost)
+            key0 = state_key(best.trail[0].state)
+            same = [h for h in hyps if state_key(h.trail[0].state) == key0]
+            rivals = [h for h in hyps if state_key(h.trail[0].state) != key0]
+            close = [h for h in rivals if h.cost - best.cost <= opts.commit_margin]
+            if close and (n <= opts.max_lag or self._question is not None):
+                break
+            step = best.trail[0]
+            for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
+                committed.append(Committed(a, ev, st))
+            self._root = step.state
+            hyps = tuple(
+                _Hyp(h.state, h.cost - best.cost, h.trail[1:], h.pending, h.implicit) for h in same
+            )
+        self._hyps = hyps
+        if committed:
+            self._history = (self._history + tuple(committed))[-500:]
+        return tuple(committed)
+
+    def _maybe_ask(self) -> None:
+        """Ask when hypotheses close to the best differ in hidden pieces (or, at the end of the
+        game, in potions)."""
+        if self._question is not None:
+            # keep the question if its groups are all still alive
+            kept = tuple(
+                tuple(h for h in self._hyps if any(_same(h, g) for g in grp))
+                for grp in self._question_groups
+            )
+            if all(kept) and len(kept) > 1:
+                self._question_groups = kept
+                return
+            self._question = None
+            self._question_groups = ()
+        opts = self.options
+        hyps = sorted(self._hyps, key=lambda h: h.cost)
+        close = [h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin]
+        if len(close) < 2:
+            return
+        # only about moves a later frame has confirmed
+        if any(len(h.trail) < 2 for h in close):
+            over = hyps[0].state.game.over
+            if not over:
+                return
+        groups: dict[tuple[Any, ...], list[_Hyp]] = {}
+        for h in close:
+            groups.setdefault(board_key(h.state), []).append(h)
+        kind = "board"
+        if len(groups) < 2:
+            if not hyps[0].state.game.over:
+                return
+            groups = {}
+            for h in close:
+                groups.setdefault((h.state.potions,), []).append(h)
+            kind = "potions"
+            if len(groups) < 2:
+                return
+        ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
+        self._qcount += 1
+        qid = f"q{self._qcount}"
+        if kind == "potions":
+            text, options = _potion_question(ordered)
+        else:
+            text, options = _board_question(ordered, self._root)
+        self._question = Question(qid, text, options)
+        self._question_groups = tuple(tuple(g) for g in ordered)
+
+    def _update(
+        self,
+        committed: tuple[Committed, ...],
+        undone: tuple[Committed, ...],
+        health: str,
+        explained: bool = True,
+    ) -> TrackerUpdate:
+        if health == "ok" and self._question is not None:
+            health = "ok"
+        return TrackerUpdate(
+            committed=committed,
+            undone=undone,
+            state=self.state,
+            question=self._question,
+            health=health,
+            hypotheses=len(self._hyps),
+            explained=explained,
+        )
+
+    # -- JSON ------------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything needed to restore this exact belief (journal snapshots)."""
+
+        def step_json(s: _Step) -> dict[str, Any]:
+            return {
+                "state": dump_state(s.state),
+                "actions": [dump_action(a) for a in s.actions],
+                "events": [[dump_event(e) for e in ev] for ev in s.events],
+                "states": [dump_state(x) for x in s.states],
+            }
+
+        def hyp_json(h: _Hyp) -> dict[str, Any]:
+            return {
+                "state": dump_state(h.state),
+                "cost": h.cost,
+                "trail": [step_json(s) for s in h.trail],
+                "pending": [_marker_json(m) for m in h.pending],
+                "implicit": h.implicit,
+            }
+
+        return {
+            "version": 1,
+            "options": self.options.to_json(),
+            "initial": dump_state(self._initial),
+            "root": dump_state(self._root),
+            "hypotheses": [hyp_json(h) for h in self._hyps],
+            "history": [
+                {
+                    "action": None if c.action is None else dump_action(c.action),
+                    "events": [dump_event(e) for e in c.events],
+                    "state": dump_state(c.state),
+                }
+                for c in self._history[-20:]
+            ],
+            "history_length": len(self._history),
+            "question": None if self._question is None else self._question.to_json(),
+            "question_groups": [
+                [self._hyps.index(h) for h in g if h in self._hyps] for g in self._question_groups
+            ],
+            "qcount": self._qcount,
+            "unexplained": self._unexplained,
+            "last_mismatch": list(self._last_mismatch),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Tracker:
+        """:raises ValueError: (or ``FormatError``) for malformed data."""
+        if not isinstance(data, Mapping) or data.get("version") != 1:
+            raise ValueError("tracker: expected a version 1 tracker object")
+        options = TrackerOptions.from_json(data.get("options", {}))
+        tr = cls(load_state(data["initial"]), options)
+        tr._root = load_state(data["root"])
+
+        def step_from(d: Mapping[str, Any]) -> _Step:
+            return _Step(
+                load_state(d["state"]),
+                tuple(load_action(a) for a in d["actions"]),
+                tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
+                tuple(load_state(x) for x in d["states"]),
+            )
+
+        hyps = []
+        for h in data["hypotheses"]:
+            hyps.append(
+                _Hyp(
+                    load_state(h["state"]),
+                    float(h["cost"]),
+                    tuple(step_from(s) for s in h["trail"]),
+                    tuple(_marker_from(m) for m in h["pending"]),
+                    bool(h["implicit"]),
+                )
+            )
+        if not hyps:
+            raise ValueError("tracker.hypotheses: at least one is needed")
+        tr._hyps = tuple(hyps)
+        tr._history = tuple(
+            Committed(
+                None if c["action"] is None else load_action(c["action"]),
+                tuple(load_event(e) for e in c["events"]),
+                load_state(c["state"]),
+            )
+            for c in data.get("history", [])
+        )
+        q = data.get("question")
+        if q is not None:
+            tr._question = Question(str(q["id"]), str(q["text"]), tuple(q["options"]))
+            tr._question_groups = tuple(
+                tuple(tr._hyps[i] for i in g) for g in data.get("question_groups", [])
+            )
+        tr._qcount = int(data.get("qcount", 0))
+        tr._unexplained = int(data.get("unexplained", 0))
+        tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
+        return tr
+
+    def restore_json(self, data: Mapping[str, Any]) -> None:
+        """Replace this tracker's belief by :meth:`to_json` data (in place)."""
+        other = Tracker.from_json(data)
+        self.rollback(other.checkpoint())
+
+
+def _same(a: _Hyp, b: _Hyp) -> bool:
+    return a is b or (state_key(a.state) == state_key(b.state) and a.pending == b.pending)
+
+
+def _merge_last(trail: tuple[_Step, ...], step: _Step) -> tuple[_Step, ...]:
+    """Append a turn close to the newest step (it happened after that frame)."""
+    if not trail:
+        return (step,)
+    last = trail[-1]
+    return trail[:-1] + (
+        _Step(
+            step.state,
+            last.actions + step.actions,
+            last.events + step.events,
+            last.states + step.states,
+        ),
+    )
+
+
+def _marker_json(m: Marker) -> dict[str, Any]:
+    if m[0] == "dice":
+        return {"kind": "dice", "rolls": list(m[1]), "dice_allowed": m[2]}
+    return {"kind": "done"}
+
+
+def _marker_from(d: Mapping[str, Any]) -> Marker:
+    if d.get("kind") == "dice":
+        return ("dice", tuple(int(r) for r in d["rolls"]), int(d["dice_allowed"]))
+    if d.get("kind") == "done":
+        return ("done",)
+    raise ValueError(f"tracker.pending: unknown marker {d!r}")
+
+
+def _first_difference(groups: Sequence[Sequence[_Hyp]]) -> int:
+    reps = [g[0] for g in groups]
+    n = min(len(h.trail) for h in reps)
+    for i in range(n):
+        k = {board_key(h.trail[i].state) for h in reps}
+        if len(k) > 1:
+            return i
+    return max(0, n - 1)
+
+
+def _board_question(
+    groups: Sequence[Sequence[_Hyp]], root: GameState
+) -> tuple[str, tuple[str, ...]]:
+    i = _first_difference(groups)
+    reps = [g[0] for g in groups]
+    options: list[str] = []
+    firsts: list[Action | None] = []
+    for h in reps:
+        before = h.trail[i - 1].state if i > 0 else root
+        acts = h.trail[i].actions if h.trail else ()
+        shown = [a for a in acts if not isinstance(a, (EndTurn, DiscardCard))]
+        states = [before] + list(h.trail[i].states[:-1]) if h.trail else [before]
+        vis_states = [
+            s
+            for a, s in zip(acts, states, strict=False)
+            if not isinstance(a, (EndTurn, DiscardCard))
+        ]
+        if shown:
+            options.append(
+                "; then ".join(describe(a, s) for a, s in zip(shown, vis_states, strict=False))
+            )
+            firsts.append(shown[0])
+        else:
+            options.append("nothing moved")
+            firsts.append(None)
+    # the classic cases get the classic wording
+    if all(isinstance(a, MoveTower) for a in firsts):
+        towers = [a for a in firsts if isinstance(a, MoveTower)]
+        if len({a.space for a in towers}) == 1 and len({a.tier for a in towers}) == len(towers):
+            s = towers[0].space
+            before = reps[0].trail[i - 1].state if i > 0 else root
+            height = before.height(s)
+            parts = []
+            for a in towers:
+                n = height - a.tier + 1
+                parts.append("the top tower" if n == 1 else f"the top {_word(n)}")
+            text = f"From space {s}, did you move " + " or ".join(parts) + "?"
+            return text, tuple(options)
+    if all(isinstance(a, Cast) and a.spell == "free_wizard" for a in firsts):
+        casts = [a for a in firsts if isinstance(a, Cast)]
+        text = (
+            f"Which tower did {casts[0].player} lift on space {casts[0].space} to free the wizard?"
+        )
+        return text, tuple(f"the {_ordinal(a.tier or 0)} tower from the bottom" for a in casts)
+    return "The camera can't tell which of these happened. Which one was it?", tuple(options)
+
+
+def _word(n: int) -> str:
+    return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
+
+
+def _potion_question(groups: Sequence[Sequence[_Hyp]]) -> tuple[str, tuple[str, ...]]:
+    reps = [g[0].state for g in groups]
+    tb = reps[0].table
+    for seat, colour in enumerate(tb.colours):
+        vals = {s.potions[seat] for s in reps}
+        if len(vals) > 1:
+            opts = tuple(
+                f"{s.potions[seat][0]} full, {s.potions[seat][1]} empty, {s.potions[seat][2]} spent"
+                for s in reps
+            )
+            return f"How many potions does {colour} have?", opts
+    return "Which potions are right?", tuple(str(s.potions) for s in reps)

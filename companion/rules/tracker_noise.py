@@ -1,0 +1,259 @@
+"""How far a camera's :class:`Observation` is from what a :class:`GameState` would look like.
+
+The tracker never trusts a frame: it scores every candidate state's *expected view* against the
+observed one with a noise model and keeps the candidates that explain the picture best
+(architecture.md, "The tracker"; state-model.md §3).
+
+Scores are costs in nats (``-ln p`` of the errors the camera would have had to make), so they add
+up over spaces and over frames, and a difference of ``d`` between two candidates means the better
+one is ``e**d`` times more likely.
+
+Expected views are computed straight from the state's tuples (no Observation objects), and the
+per-space cost is memoised per target observation, so scoring one candidate is a few dictionary
+look-ups.
+
+Pure: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from companion.rules.model import GameState, Table
+from companion.rules.observation import COLOURS, Observation, SpaceObservation
+
+COLOUR_INDEX: Mapping[str, int] = {c: i for i, c in enumerate(COLOURS)}
+
+CONFUSABLE: frozenset[frozenset[str]] = frozenset(
+    {
+        frozenset({"yellow", "orange"}),
+        frozenset({"red", "orange"}),
+        frozenset({"blue", "purple"}),
+    }
+)
+"""Colour pairs a camera confuses under warm or dim light (the three near pairs of R-COMP-1)."""
+
+_CONFUSE_IDX: tuple[tuple[int, int], ...] = tuple(
+    sorted(
+        (min(COLOUR_INDEX[a], COLOUR_INDEX[b]), max(COLOUR_INDEX[a], COLOUR_INDEX[b]))
+        for a, b in (tuple(p) for p in CONFUSABLE)
+    )
+)
+
+SpaceView = tuple[int, str, tuple[int, ...], bool]
+"""What one space looks like: ``(towers, top, wizard counts per colour of COLOURS, castle)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseModel:
+    """Per-field error probabilities of the camera, used as costs ``-ln p`` (nats).
+
+    :param tower_count: the number of towers on a space is read one too high or too low.
+    :param tower_count_far: the count is off by two or more.
+    :param top: the top-surface kind is read wrong (crest / plain / magic / track).
+    :param colour_confusion: one wizard is read as its near colour (yellow/orange, red/orange,
+        blue/purple).
+    :param colour_other: one wizard is read as an unrelated colour.
+    :param wizard_missing: a visible wizard is not seen (occluded, glare).
+    :param wizard_extra: a wizard is seen that is not there (a reflection, a stray piece).
+    :param castle: the raven castle's presence on a space is read wrong.
+    :param bad_frame: above this total cost (nats) a frame is "not explained" by a candidate.
+    """
+
+    tower_count: float = 0.02
+    tower_count_far: float = 0.002
+    top: float = 0.02
+    colour_confusion: float = 0.03
+    colour_other: float = 0.004
+    wizard_missing: float = 0.02
+    wizard_extra: float = 0.01
+    castle: float = 0.01
+    bad_frame: float = 14.0
+
+    def __post_init__(self) -> None:
+        for name in (
+            "tower_count",
+            "tower_count_far",
+            "top",
+            "colour_confusion",
+            "colour_other",
+            "wizard_missing",
+            "wizard_extra",
+            "castle",
+        ):
+            p = getattr(self, name)
+            if not isinstance(p, int | float) or not 0.0 < float(p) < 1.0:
+                raise ValueError(f"noise.{name}: expected a probability in (0, 1), got {p!r}")
+        if self.bad_frame <= 0:
+            raise ValueError("noise.bad_frame: expected a positive cost in nats")
+
+    def cost(self, name: str) -> float:
+        """``-ln p`` of one error of kind ``name`` (a field of this model)."""
+        p: float = getattr(self, name)
+        return -math.log(p)
+
+
+def space_views(state: GameState) -> list[SpaceView]:
+    """The expected camera view of every space of ``state``: index ``space - 1``.
+
+    Visible wizards are those whose tier equals the space's height (state-model.md §2.1); hidden
+    wizards and the castle's contents never show.
+    """
+    tb = state.table
+    stacks = state.stacks
+    length = tb.length
+    counts = [[0] * 6 for _ in range(length)]
+    owner = tb.wizard_owner
+    colour_idx = _table_colour_index(tb)
+    for i, p in enumerate(state.wizards):
+        if p == 0:
+            continue
+        s = p >> 4
+        if (p & 15) == len(stacks[s - 1]):
+            counts[s - 1][colour_idx[owner[i]]] += 1
+    out: list[SpaceView] = []
+    for idx in range(length):
+        st = stacks[idx]
+        if st:
+            top = tb.towers[st[-1]].kind
+        else:
+            sp = tb.special[idx + 1]
+            top = (
+                sp
+                if sp is not None
+                else ("crest-space" if tb.crest_space[idx + 1] else "plain-space")
+            )
+        out.append((len(st), top, tuple(counts[idx]), state.castle == idx + 1))
+    return out
+
+
+_COLOUR_IDX_CACHE: dict[int, tuple[int, ...]] = {}
+
+
+def _table_colour_index(tb: Table) -> tuple[int, ...]:
+    key = id(tb)
+    got = _COLOUR_IDX_CACHE.get(key)
+    if got is None or len(got) != tb.n:
+        got = tuple(COLOUR_INDEX[c] for c in tb.colours)
+        if len(_COLOUR_IDX_CACHE) > 64:
+            _COLOUR_IDX_CACHE.clear()
+        _COLOUR_IDX_CACHE[key] = got
+    return got
+
+
+def view_to_space_observation(view: SpaceView) -> SpaceObservation:
+    """The noiseless :class:`SpaceObservation` of an expected view."""
+    towers, top, counts, castle = view
+    wizards = {COLOURS[i]: n for i, n in enumerate(counts) if n}
+    return SpaceObservation(towers=towers, top=top, wizards=wizards, castle=castle)
+
+
+def expected_observation(state: GameState) -> Observation:
+    """What a perfect camera would report for ``state`` (state-model.md §3)."""
+    return Observation(
+        spaces={i + 1: view_to_space_observation(v) for i, v in enumerate(space_views(state))}
+    )
+
+
+class Target:
+    """An observation prepared for fast scoring, with a per-space memo of costs.
+
+    :param obs: the observation; spaces it lacks are unknown and cost nothing.
+    :param length: the track length N (spaces ``1..N``).
+    :param noise: the noise model.
+    :raises ObservationError: never (the observation is validated on construction).
+    :raises ValueError: when the observation names a space beyond ``length``.
+    """
+
+    __slots__ = ("obs", "length", "noise", "_spaces", "_memo", "_c")
+
+    def __init__(self, obs: Observation, length: int, noise: NoiseModel) -> None:
+        self.obs = obs
+        self.length = length
+        self.noise = noise
+        spaces: list[tuple[int, str, tuple[int, ...], bool, float] | None] = [None] * length
+        for s, so in obs.spaces.items():
+            if not 1 <= s <= length:
+                raise ValueError(f"spaces.{s}: no such space on a track of {length}")
+            counts = [0] * 6
+            for colour, n in so.wizards.items():
+                counts[COLOUR_INDEX[colour]] = n
+            spaces[s - 1] = (so.towers, so.top, tuple(counts), so.castle, float(so.confidence))
+        self._spaces = spaces
+        self._memo: dict[tuple[int, SpaceView], float] = {}
+        c = noise.cost
+        self._c = (
+            c("tower_count"),
+            c("tower_count_far"),
+            c("top"),
+            c("colour_confusion"),
+            c("colour_other"),
+            c("wizard_missing"),
+            c("wizard_extra"),
+            c("castle"),
+        )
+
+    def space_cost(self, idx: int, view: SpaceView) -> float:
+        """Cost of seeing this target's space ``idx + 1`` when ``view`` is the truth."""
+        key = (idx, view)
+        got = self._memo.get(key)
+        if got is not None:
+            return got
+        obs = self._spaces[idx]
+        cost = 0.0 if obs is None else self._raw_cost(obs, view)
+        self._memo[key] = cost
+        return cost
+
+    def _raw_cost(
+        self, obs: tuple[int, str, tuple[int, ...], bool, float], view: SpaceView
+    ) -> float:
+        c_count, c_far, c_top, c_conf, c_other, c_miss, c_extra, c_castle = self._c
+        o_towers, o_top, o_counts, o_castle, conf = obs
+        towers, top, counts, castle = view
+        cost = 0.0
+        dt = abs(o_towers - towers)
+        if dt == 1:
+            cost += c_count
+        elif dt > 1:
+            cost += c_far + (dt - 2) * c_count
+        if o_top != top:
+            cost += c_top
+        if o_castle != castle:
+            cost += c_castle
+        if o_counts != counts:
+            d = [o - e for o, e in zip(o_counts, counts, strict=True)]
+            for a, b in _CONFUSE_IDX:
+                while d[a] > 0 and d[b] < 0:
+                    d[a] -= 1
+                    d[b] += 1
+                    cost += c_conf
+                while d[a] < 0 and d[b] > 0:
+                    d[a] += 1
+                    d[b] -= 1
+                    cost += c_conf
+            extra = sum(x for x in d if x > 0)
+            missing = -sum(x for x in d if x < 0)
+            swaps = min(extra, missing)
+            cost += swaps * min(c_other, c_extra + c_miss)
+            cost += (extra - swaps) * c_extra + (missing - swaps) * c_miss
+        # a detector that is unsure of a space makes its evidence weaker (never stronger)
+        return cost * max(0.05, min(1.0, conf))
+
+    def cost(self, views: list[SpaceView]) -> float:
+        """Total cost (nats) of the whole observation given the expected ``views``."""
+        total = 0.0
+        sc = self.space_cost
+        for idx, v in enumerate(views):
+            total += sc(idx, v)
+        return total
+
+    def mismatched(self, views: list[SpaceView]) -> list[int]:
+        """Space numbers whose observation differs from the expected view."""
+        sc = self.space_cost
+        return [idx + 1 for idx, v in enumerate(views) if sc(idx, v) > 0.0]
+
+    def changed_from(self, views: list[SpaceView]) -> frozenset[int]:
+        """Spaces (1..N) where this observation disagrees with ``views`` at all."""
+        return frozenset(self.mismatched(views))
