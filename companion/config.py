@@ -13,7 +13,8 @@ Sections:
   table), ``simulated``, or a source spec understood by ``companion.vision.sources.open_source``
   (``picamera2``, ``usb:0``, ``file:PATH``, ``folder:PATH``, ``session:PATH``); frame size, rate.
 * ``[calibration]`` — the camera file (intrinsics), board geometry file, colour profile.
-* ``[hardware]`` — ``auto`` / ``gpio`` / ``mock`` backend, optional serial peripheral port.
+* ``[hardware]`` — ``auto`` / ``gpio`` / ``mock`` backend, optional serial LED-ring port, buzzer,
+  dice profile (the keys of ``companion.hardware.create_hardware``).
 * ``[pins]`` — the BCM pin map (the format of ``raspberry-pi/pins.toml``); passed as-is to the
   hardware facade, which validates it (no pin used twice, no reserved pins).
 * ``[web]`` — host and port of the phone page (served by waitress), public base URL for QR codes.
@@ -74,12 +75,15 @@ class CalibrationConfig:
 
 @dataclass(frozen=True)
 class HardwareConfig:
-    """``[hardware]``: ``backend`` = ``auto`` (gpiozero pins on a Raspberry Pi, virtual panel
-    elsewhere) | ``gpio`` | ``mock``; ``serial`` = peripheral port (``""`` = none, ``auto`` =
-    search ``/dev/serial/by-id``)."""
+    """``[hardware]`` (the keys of ``companion.hardware.create_hardware``): ``backend`` =
+    ``auto`` (gpiozero pins on a Raspberry Pi, virtual panel elsewhere) | ``gpio`` | ``mock``;
+    ``serial_port`` = LED-ring peripheral (``none``, ``auto`` = search ``/dev/serial/by-id``, a
+    device path or a pyserial URL); ``buzzer`` = beep on a roll; ``profile`` = dice profile."""
 
     backend: str = "auto"
-    serial: str = ""
+    serial_port: str = "none"
+    buzzer: bool = True
+    profile: str = "wandering-towers"
 
 
 @dataclass(frozen=True)
@@ -333,11 +337,15 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
     )
 
     h = _table(raw, "hardware")
-    _no_unknown(h, "hardware", {"backend", "serial"})
+    _no_unknown(h, "hardware", {"backend", "serial_port", "buzzer", "profile"})
     hardware = HardwareConfig(
         backend=_choice(h, "hardware", "backend", "auto", ("auto", "gpio", "mock")),
-        serial=_str(h, "hardware", "serial", ""),
+        serial_port=_str(h, "hardware", "serial_port", "none"),
+        buzzer=_bool(h, "hardware", "buzzer", True),
+        profile=_str(h, "hardware", "profile", "wandering-towers"),
     )
+    if not hardware.serial_port:
+        raise ConfigError('hardware.serial_port: must not be empty ("none" = no peripheral)')
 
     pins = _table(raw, "pins")
 

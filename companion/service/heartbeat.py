@@ -1,0 +1,86 @@
+"""Heartbeats of the running parts (camera, detector, tracker, hardware, web).
+
+Each part calls :meth:`Heartbeats.beat` when it did its job (a frame read, a frame analysed, a
+queue item handled, the LED panel answered, the page served). ``/healthz`` shows the ages, and the
+systemd watchdog is fed only while every part is fresh (:meth:`Heartbeats.all_fresh`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+PARTS: tuple[str, ...] = ("camera", "detector", "tracker", "hardware", "web")
+
+
+@dataclass(frozen=True)
+class Beat:
+    """The last news of one part: ``at`` (monotonic s, None = never), ``ok`` = the last news was
+    good, ``detail`` = a short text for the page ("8.0 fps", "no signal", "missing: …")."""
+
+    at: float | None
+    ok: bool
+    detail: str
+
+
+class Heartbeats:
+    """Thread-safe record of each part's last heartbeat.
+
+    :param stale_s: a part whose last good beat is older than this (seconds) is stale.
+    :param clock: monotonic clock in seconds (injected in tests).
+    :param parts: the parts that must be fresh for the service to count as healthy.
+    """
+
+    def __init__(
+        self,
+        stale_s: float = 15.0,
+        clock: Callable[[], float] = time.monotonic,
+        parts: Iterable[str] = PARTS,
+    ) -> None:
+        self._stale_s = stale_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._beats: dict[str, Beat] = {p: Beat(None, False, "not started") for p in parts}
+
+    def beat(self, part: str, detail: str = "") -> None:
+        """Record good news from ``part`` now."""
+        with self._lock:
+            self._beats[part] = Beat(self._clock(), True, detail)
+
+    def trouble(self, part: str, detail: str) -> None:
+        """Record bad news from ``part``: it stays unhealthy until its next :meth:`beat` (the
+        time of its last good beat is kept)."""
+        with self._lock:
+            last = self._beats.get(part, Beat(None, False, ""))
+            self._beats[part] = Beat(last.at, False, detail)
+
+    def part_ok(self, part: str) -> bool:
+        with self._lock:
+            b = self._beats[part]
+            return b.ok and b.at is not None and self._clock() - b.at <= self._stale_s
+
+    def all_fresh(self) -> bool:
+        """True when every part's last news was good and younger than ``stale_s``."""
+        now = self._clock()
+        with self._lock:
+            return all(
+                b.ok and b.at is not None and now - b.at <= self._stale_s
+                for b in self._beats.values()
+            )
+
+    def report(self) -> dict[str, Any]:
+        """``{"ok": bool, "parts": {part: {"ok", "age_s", "detail"}}}`` (age None = never)."""
+        now = self._clock()
+        parts: dict[str, Any] = {}
+        with self._lock:
+            for name, b in self._beats.items():
+                age = None if b.at is None else round(now - b.at, 3)
+                fresh = b.ok and age is not None and age <= self._stale_s
+                detail = b.detail
+                if b.ok and not fresh and age is not None:
+                    detail = f"stale: silent for {age:.0f} s" + (f" ({detail})" if detail else "")
+                parts[name] = {"ok": fresh, "age_s": age, "detail": detail}
+        return {"ok": all(p["ok"] for p in parts.values()), "parts": parts}

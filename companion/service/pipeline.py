@@ -1,0 +1,287 @@
+"""The camera thread and the vision worker: frames in, stable observations onto the service queue.
+
+* :class:`CameraThread` reads the frame source at the configured rate and keeps the **latest**
+  frame under a ``threading.Condition`` (a slow detector never makes the camera fall behind). A
+  source that fails (exception, ``None``, unreadable frame) is reported as a status — shown on the
+  pages — and retried with a growing pause; the game is never touched.
+  With ``lossless=True`` (the simulated table, recordings) every frame is handed on in order
+  instead, so a seeded run is reproducible frame for frame.
+* :class:`VisionWorker` runs the detector on each new frame and the stability gate on its
+  reading, and posts an ``observation`` item to the service only when the board has been still.
+
+Both beat their heartbeat (``camera``, ``detector``) when they did their job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from companion.service.heartbeat import Heartbeats
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TakenFrame:
+    """A frame as the camera thread took it: ``image`` ``(H, W, 3) uint8 BGR``, the source's
+    ``index`` and ``time_s`` (s), and ``taken_at`` (monotonic s, for latency figures)."""
+
+    image: np.ndarray
+    index: int
+    time_s: float
+    taken_at: float
+
+
+class CameraThread:
+    """Reads ``source`` (a ``FrameSource``: ``read() -> Frame | None``, ``status``, ``close()``).
+
+    :param fps: frames per second to take (the pause between reads is ``1 / (fps * speed)``).
+    :param speed: time factor (``inf`` = no pause at all).
+    :param on_status: called with a status text whenever it changes (e.g. ``"ok"``,
+        ``"no signal"``, ``"error: …"``).
+    :param on_frame: called (camera thread) with each taken frame (recorder).
+    :param lossless: hand on every frame in order (bounded buffer, blocks the camera) instead of
+        only the latest.
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        heartbeats: Heartbeats,
+        fps: float = 8.0,
+        speed: float = 1.0,
+        on_status: Callable[[str], None] | None = None,
+        on_frame: Callable[[TakenFrame], None] | None = None,
+        lossless: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source = source
+        self.heartbeats = heartbeats
+        self.period_s = 0.0 if speed == float("inf") else 1.0 / (fps * speed)
+        self.on_status = on_status
+        self.on_frame = on_frame
+        self.lossless = lossless
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._latest: TakenFrame | None = None
+        self._buffer: deque[TakenFrame] = deque()
+        self._buffer_max = 4
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.status = "starting"
+        self.frames = 0
+        self.failures = 0
+        self.ended = False
+        self._fps_window: deque[float] = deque(maxlen=32)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def fps(self) -> float:
+        w = self._fps_window
+        if len(w) < 2 or w[-1] <= w[0]:
+            return 0.0
+        return (len(w) - 1) / (w[-1] - w[0])
+
+    def _set_status(self, text: str) -> None:
+        if text != self.status:
+            self.status = text
+            if self.on_status is not None:
+                self.on_status(text)
+
+    def _run(self) -> None:
+        backoff = 0.0
+        next_at = self._clock()
+        while not self._stop.is_set():
+            if self.period_s:
+                delay = next_at - self._clock()
+                if delay > 0 and self._stop.wait(delay):
+                    break
+                next_at = max(next_at + self.period_s, self._clock())
+            try:
+                frame = self.source.read()
+            except Exception as exc:  # a camera error is a status, never a crash
+                frame = None
+                self._set_status(f"error: {type(exc).__name__}: {exc}")
+            if frame is None:
+                self.failures += 1
+                status = str(getattr(self.source, "status", "") or "no frame")
+                if getattr(self.source, "ended", False) or status in ("ended", "end of session"):
+                    self.ended = True
+                    self._set_status("ended")
+                    self.heartbeats.trouble("camera", "source ended")
+                    with self._cond:
+                        self._cond.notify_all()
+                    # keep the thread alive (and quiet) until stopped
+                    self._stop.wait(0.5)
+                    continue
+                if not self.status.startswith("error"):
+                    self._set_status(status if status != "ok" else "no frame")
+                self.heartbeats.trouble("camera", self.status)
+                backoff = min(2.0, backoff * 2 if backoff else 0.05)
+                if self._stop.wait(backoff):
+                    break
+                continue
+            backoff = 0.0
+            image = getattr(frame, "image", None)
+            if not isinstance(image, np.ndarray) or image.ndim != 3 or image.dtype != np.uint8:
+                self.failures += 1
+                self._set_status("error: unreadable frame")
+                self.heartbeats.trouble("camera", "unreadable frame")
+                continue
+            taken = TakenFrame(
+                image,
+                int(getattr(frame, "index", self.frames)),
+                float(getattr(frame, "time_s", 0.0)),
+                self._clock(),
+            )
+            self.frames += 1
+            self._fps_window.append(taken.taken_at)
+            self._set_status("ok")
+            self.heartbeats.beat("camera", f"{self.fps:.1f} fps")
+            if self.on_frame is not None:
+                try:
+                    self.on_frame(taken)
+                except Exception:
+                    log.exception("frame listener failed")
+            with self._cond:
+                if self.lossless:
+                    while len(self._buffer) >= self._buffer_max and not self._stop.is_set():
+                        self._cond.wait(0.2)
+                    self._buffer.append(taken)
+                self._latest = taken
+                self._cond.notify_all()
+
+    def latest(self) -> TakenFrame | None:
+        with self._cond:
+            return self._latest
+
+    def wait_frame(self, after_index: int | None, timeout_s: float) -> TakenFrame | None:
+        """The next frame to analyse: in lossless mode the oldest unconsumed frame, else the
+        latest frame if it is newer than ``after_index``; None after ``timeout_s``."""
+        deadline = self._clock() + timeout_s
+        with self._cond:
+            while not self._stop.is_set():
+                if self.lossless:
+                    if self._buffer:
+                        frame = self._buffer.popleft()
+                        self._cond.notify_all()
+                        return frame
+                elif self._latest is not None and (
+                    after_index is None or self._latest.index != after_index
+                ):
+                    return self._latest
+                left = deadline - self._clock()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+        return None
+
+
+class VisionWorker:
+    """Detector + stability gate on the camera thread's frames (see the module doc).
+
+    :param detector: ``detect(image, time_s, index) -> Detection`` (``companion.vision.detector``).
+    :param gate: ``update(time_s, view, reading, white_bgr) -> GateDecision``
+        (``companion.vision.stability``).
+    :param post: called with each stable ``Observation`` (the service queue).
+    :param on_decision: called with ``(frame, detection, decision)`` for every frame (recorder,
+        bench, calibration view).
+    """
+
+    def __init__(
+        self,
+        camera: CameraThread,
+        detector: Any,
+        gate: Any,
+        post: Callable[[Any], None],
+        heartbeats: Heartbeats,
+        on_decision: Callable[[TakenFrame, Any, Any], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.camera = camera
+        self.detector = detector
+        self.gate = gate
+        self.post = post
+        self.heartbeats = heartbeats
+        self.on_decision = on_decision
+        self._clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.frames = 0
+        self.observations = 0
+        self.detect_ms: deque[float] = deque(maxlen=256)
+        self.last_detection: Any = None
+        self.last_frame: TakenFrame | None = None
+        self.idle = threading.Event()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="vision", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        last_index: int | None = None
+        while not self._stop.is_set():
+            frame = self.camera.wait_frame(last_index, 0.5)
+            if frame is None:
+                self.idle.set()
+                # no new frame: the detector is idle, not stuck
+                if self.camera.status == "ok" or self.camera.ended:
+                    self.heartbeats.beat("detector", "waiting for a frame")
+                else:
+                    self.heartbeats.beat("detector", f"idle: camera {self.camera.status}")
+                continue
+            self.idle.clear()
+            last_index = frame.index
+            self.process(frame)
+
+    def process(self, frame: TakenFrame) -> Any:
+        """Detect and gate one frame; returns the gate's decision (also used by replay)."""
+        t0 = self._clock()
+        try:
+            detection = self.detector.detect(frame.image, frame.time_s, frame.index)
+        except Exception as exc:  # a detector bug on one frame must not stop the worker
+            log.exception("detector failed on frame %d", frame.index)
+            self.heartbeats.trouble("detector", f"error: {type(exc).__name__}: {exc}")
+            return None
+        self.detect_ms.append((self._clock() - t0) * 1000.0)
+        self.frames += 1
+        self.last_detection = detection
+        self.last_frame = frame
+        reading = detection.observation if detection.ok else None
+        decision = self.gate.update(
+            frame.time_s, detection.board_view, reading, getattr(detection, "white_bgr", None)
+        )
+        status = detection.status if not detection.ok else decision.state
+        self.heartbeats.beat("detector", f"{status}: {detection.message or decision.reason}")
+        if self.on_decision is not None:
+            try:
+                self.on_decision(frame, detection, decision)
+            except Exception:
+                log.exception("decision listener failed")
+        if decision.observation is not None:
+            self.observations += 1
+            self.post(decision.observation)
+        return decision

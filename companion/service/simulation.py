@@ -1,0 +1,342 @@
+"""The embedded default: a simulated table in place of players, camera and buttons.
+
+:class:`SimulatedTable` lets seeded bots play (:class:`~companion.service.simtable.SimulatedGame`),
+films them with the table renderer (:class:`SimulatedTableSource`, a ``FrameSource``) and sends
+the frames through the *real* detector, stability gate and tracker; the players' ROLL and DONE
+presses arrive as the hardware facade's events, and their phones answer the tracker's questions.
+The simulated camera is calibrated like a real one: its camera file comes from the renderer, and
+the colour profile is sampled from a rendered frame of the setup position.
+
+When the renderer or the detector is not installed, the simulated table still plays and feeds the
+tracker with the camera's ideal view (``companion.rules.observe`` of the true state) — the camera
+and detector heartbeats then say which part is missing, so it can never pass for the real thing.
+
+Progress (seed, settings, actions played) is kept in ``simulation.json`` in the data directory, so
+a restarted companion finds the simulated board where it was — as a real table would be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from companion.service.game import GameSettings
+from companion.service.simtable import Scene, SceneCursor, SimTiming, SimulatedGame
+from companion.web.service import Audience, CommandError
+
+log = logging.getLogger(__name__)
+
+PROGRESS_FILE = "simulation.json"
+
+
+class SimulatedTableSource:
+    """A ``FrameSource`` whose frames are rendered scenes of the simulated game.
+
+    Frame ``i`` has ``time_s = i / fps``. A scene is rendered once and its frame repeated for the
+    scene's length (a still camera over a still board gives nearly the same picture; the
+    renderer's sensor noise is seeded per scene). Status ``ended`` after the last scene.
+
+    :param render_scene: ``(scene, scene_number) -> (H, W, 3) uint8 BGR``.
+    """
+
+    spec = "simulated"
+
+    def __init__(
+        self, cursor: SceneCursor, render_scene: Any, fps: float, fail: Any = None
+    ) -> None:
+        from companion.vision.sources import SourceStatus
+
+        self._status_cls = SourceStatus
+        self.cursor = cursor
+        self.render_scene = render_scene
+        self.fps = fps
+        self.fail = fail  # callable(index) -> Exception | None (tests inject camera failures)
+        self.index = 0
+        self.scene_number = -1
+        self._image: np.ndarray | None = None
+        self._status = SourceStatus("no signal", "not read yet")
+        self.ended = False
+        self.scene_frames: list[int] = []  # index of each scene's first frame (bench)
+        self.on_scene: Any = None
+
+    @property
+    def status(self) -> Any:
+        return self._status
+
+    def read(self) -> Any:
+        from companion.vision.sources import Frame
+
+        i = self.index
+        self.index += 1
+        if self.fail is not None:
+            exc = self.fail(i)
+            if exc is not None:
+                self._status = self._status_cls("error", f"{type(exc).__name__}: {exc}")
+                return None
+        scene = self.cursor.next()
+        if self.cursor.finished:
+            self.ended = True
+            self._status = self._status_cls("ended", "the simulated game is over")
+            return None
+        assert scene is not None
+        if self.cursor.scene_started or self._image is None:
+            self.scene_number += 1
+            self.scene_frames.append(i)
+            try:
+                self._image = self.render_scene(scene, self.scene_number)
+            except Exception as exc:
+                self._image = None
+                self._status = self._status_cls("error", f"renderer: {exc}")
+                log.exception("rendering scene %d failed", self.scene_number)
+                return None
+            if self.on_scene is not None:
+                self.on_scene(scene, i)
+        self._status = self._status_cls("ok")
+        return Frame(self._image, i, i / self.fps)
+
+    def close(self) -> None:
+        self.ended = True
+
+
+class SimulatedTable:
+    """Players, camera and buttons of a simulated table for one :class:`Companion`."""
+
+    def __init__(self, companion: Any) -> None:
+        self.c = companion
+        self.config = companion.config
+        self.parts = companion.parts
+        sim = self.config.simulation
+        self.seed = sim.seed
+        self.settings = GameSettings.from_config(self.config.game)
+        self.game: SimulatedGame | None = None
+        self.cursor: SceneCursor | None = None
+        self.source: SimulatedTableSource | None = None
+        self.games_played = 0
+        self.vision_ok = False
+        self.missing = ""
+        self._direct_thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._progress_path = Path(os.path.expanduser(self.config.data.dir)) / PROGRESS_FILE
+        self._saved_actions = -1
+        self.fail: Any = None  # tests: callable(frame index) -> Exception | None
+        self.answered: list[tuple[str, str]] = []
+        self._answering = threading.Lock()
+        self.render_ms: list[float] = []
+
+    # -- set-up -----------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Create the seeded game, resuming the saved progress of the same game."""
+        resume = 0
+        saved = self._load_progress()
+        if saved is not None and saved.get("settings") == self.settings.to_json():
+            self.seed = int(saved.get("seed", self.seed))
+            resume = int(saved.get("actions", 0))
+        self._new_game(resume)
+
+    def _new_game(self, resume: int = 0) -> None:
+        sim = self.config.simulation
+        timing = SimTiming.human(self.config.camera.fps, sim.seconds_per_action)
+        rules_config = self.settings.rules_config(self.parts)
+        self.game = SimulatedGame(self.parts, rules_config, self.seed, sim.bot, timing)
+        if resume:
+            self.game.advance(resume)
+            self.c.say(f"simulated table: resumed game seed {self.seed} after {resume} actions")
+        self._save_progress(force=True)
+
+    def _load_progress(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._progress_path.read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _save_progress(self, force: bool = False) -> None:
+        g = self.game
+        if g is None:
+            return
+        n = len(g.record.actions)
+        if not force and n == self._saved_actions:
+            return
+        self._saved_actions = n
+        data = {"seed": self.seed, "settings": self.settings.to_json(), "actions": n}
+        tmp = self._progress_path.with_suffix(".tmp")
+        try:
+            with open(tmp, "w") as fh:
+                json.dump(data, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self._progress_path)
+        except OSError as exc:
+            log.warning("simulation progress not saved: %s", exc)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        assert self.game is not None
+        self.cursor = SceneCursor(self.game.scenes(), self._on_events)
+        self.missing = self.parts.missing_line("render", "detector", "stability", "sources")
+        if not self.missing:
+            try:
+                self._start_vision()
+                self.vision_ok = True
+                return
+            except Exception as exc:
+                log.exception("simulated camera could not start")
+                self.missing = f"simulated camera failed: {type(exc).__name__}: {exc}"
+        self.c.say(
+            "simulated table without the camera picture (" + self.missing + "); the tracker "
+            "gets the ideal view of the board"
+        )
+        self._direct_thread = threading.Thread(target=self._direct, name="simtable", daemon=True)
+        self._direct_thread.start()
+
+    def _start_vision(self) -> None:
+        from companion.service.pipeline import CameraThread, VisionWorker
+        from companion.service.simrender import SimCamera
+        from companion.service.vision import build_vision
+
+        assert self.cursor is not None and self.game is not None
+        cfg = self.config
+        cam = SimCamera(self.parts, self.seed, (cfg.camera.width, cfg.camera.height))
+        self.sim_camera = cam
+        profile = cam.profile_from_setup(self.game.initial_state, list(self.settings.colours))
+        vision = build_vision(
+            self.c,
+            "simulated",
+            camera_model=cam.camera_model,
+            geometry=cam.geometry,
+            profile=profile,
+        )
+        if vision is None:
+            raise RuntimeError("vision parts missing")
+        detector, gate = vision
+        self.source = SimulatedTableSource(self.cursor, cam.render_scene, cfg.camera.fps, self.fail)
+        self.source.on_scene = self._on_scene
+        speed = cfg.simulation.speed
+        self.c.camera = CameraThread(
+            self.source,
+            self.c.heartbeats,
+            fps=cfg.camera.fps,
+            speed=speed if speed < 1e5 else float("inf"),
+            on_status=lambda s: self.c.service.post("camera", s),
+            on_frame=self.c.recorder.on_frame if self.c.recorder is not None else None,
+            lossless=True,
+        )
+        self.c.vision = VisionWorker(
+            self.c.camera,
+            detector,
+            gate,
+            lambda obs: self.c.service.post("observation", obs),
+            self.c.heartbeats,
+            on_decision=self.c.recorder.on_decision if self.c.recorder is not None else None,
+        )
+        self.c.service.set_camera_jpeg(self.c.camera_jpeg)
+        self.c.camera.start()
+        self.c.vision.start()
+
+    def _on_events(self, event: dict[str, Any]) -> None:
+        self.c.service.hardware_event(event)
+
+    def _on_scene(self, scene: Scene, frame_index: int) -> None:
+        self._save_progress()
+        if not self.c.service.parts.has("tracker", "Tracker"):
+            self.c.service.post("truth", scene.state)
+
+    def _direct(self) -> None:
+        """No renderer/detector: walk the scenes at frame pace, post the ideal observation of
+        every still board."""
+        rules = self.parts.get("rules")
+        assert rules is not None and self.cursor is not None
+        cfg = self.config
+        speed = cfg.simulation.speed
+        period = 0.0 if speed >= 1e5 else 1.0 / (cfg.camera.fps * speed)
+        hb = self.c.heartbeats
+        index = 0
+        while not self._stop.is_set():
+            scene = self.cursor.next()
+            if self.cursor.finished:
+                hb.trouble("camera", "simulated game over")
+                if self._stop.wait(0.5):
+                    break
+                continue
+            assert scene is not None
+            if self.cursor.scene_started:
+                self._on_scene(scene, index)
+                if scene.hand is None:
+                    obs = rules.observe(scene.state, 0.0, index)
+                    self.c.service.post("observation", obs)
+            hb.trouble("camera", f"simulated without a picture: {self.missing}")
+            hb.trouble("detector", f"missing: {self.missing}")
+            index += 1
+            if period and self._stop.wait(period):
+                break
+
+    def check(self) -> None:
+        """Called every couple of seconds: the simulated players answer open questions and
+        start the next game after the last one ended."""
+        if self.c.answer_questions:
+            self.answer_open_question()
+        cursor = self.cursor
+        games = self.config.simulation.games
+        if cursor is not None and cursor.finished and (games == 0 or self.games_played + 1 < games):
+            self.games_played += 1
+            self.next_game()
+
+    def answer_open_question(self) -> bool:
+        """If the tracker asks something, the player it asks answers with the truth."""
+        svc = self.c.service
+        question = svc.question
+        driver = svc.driver
+        if question is None or self.game is None or not hasattr(driver, "candidates"):
+            return False
+        with self._answering:
+            candidates = driver.candidates(question)
+            option = self.game.answer_for(question, candidates)
+            if option is None:
+                return False
+            to = question.get("to")
+            audience = Audience.player(to) if to else Audience.host()
+            try:
+                svc.submit(
+                    {"command": "answer", "question": question["id"], "option": option}, audience
+                )
+            except CommandError as exc:
+                log.info("simulated answer refused: %s", exc)
+                return False
+            self.answered.append((str(question["id"]), option))
+            return True
+
+    def next_game(self) -> None:
+        """The table clears and a new seeded game starts (seed + 1)."""
+        self.seed += 1
+        self.stop_pipeline()
+        self._new_game()
+        with contextlib.suppress(CommandError):
+            self.c.service.start_game(self.settings, restore=False)
+        self._stop.clear()
+        self.start()
+
+    def stop_pipeline(self) -> None:
+        self._stop.set()
+        if self.c.vision is not None:
+            self.c.vision.stop()
+            self.c.vision = None
+        if self.c.camera is not None:
+            self.c.camera.stop()
+            self.c.camera = None
+        if self._direct_thread is not None:
+            self._direct_thread.join(timeout=5)
+            self._direct_thread = None
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._direct_thread is not None:
+            self._direct_thread.join(timeout=5)
