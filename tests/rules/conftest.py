@@ -16,8 +16,17 @@ W_DIE3 = Card("wizard", dice=3)
 T_DIE2 = Card("tower", dice=2)
 T_DIE3 = Card("tower", dice=3)
 
-BASE_STACKS = {2: ["R1"], 3: ["P1"], 4: ["R2"], 5: ["P2"], 6: ["R3"], 7: ["P3"], 8: ["R4"],
-               9: ["P4"], 10: ["R5"]}
+BASE_STACKS = {
+    2: ["R1"],
+    3: ["P1"],
+    4: ["R2"],
+    5: ["P2"],
+    6: ["R3"],
+    7: ["P3"],
+    8: ["R4"],
+    9: ["P4"],
+    10: ["R5"],
+}
 
 
 def position(

@@ -40,7 +40,15 @@ def test_R_SETUP_1_and_3_castle_on_space_1_towers_alternate_from_a_crest_tower()
     state = setup(Config(player_count=4))
     assert state.castle == 1 and state.height(1) == 0
     assert [state.stack(s) for s in range(2, 11)] == [
-        ("R1",), ("P1",), ("R2",), ("P2",), ("R3",), ("P3",), ("R4",), ("P4",), ("R5",)
+        ("R1",),
+        ("P1",),
+        ("R2",),
+        ("P2",),
+        ("R3",),
+        ("P3",),
+        ("R4",),
+        ("P4",),
+        ("R5",),
     ]
     assert all(state.height(s) == 0 for s in range(11, 17))
 
@@ -63,8 +71,9 @@ def test_R_COMP_2_colour_choice_limited_by_wizard_counts():
     with pytest.raises(ValueError, match="R-COMP-2"):
         Config(player_count=4, colours=("blue", "yellow", "red", "orange"))
     assert Config(player_count=5, colours=("purple", "orange", "green", "red", "blue"))
-    relaxed = Config(player_count=3, colours=("orange", "purple", "blue"),
-                     options={"colour_limits": False})
+    relaxed = Config(
+        player_count=3, colours=("orange", "purple", "blue"), options={"colour_limits": False}
+    )
     assert relaxed.colours == ("orange", "purple", "blue")
 
 

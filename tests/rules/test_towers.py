@@ -8,8 +8,17 @@ from companion.rules import IllegalAction, MoveTower, MoveWizard, apply, legal_a
 
 from .conftest import T, W, position
 
-STACKS = {2: ["R1"], 3: ["P1"], 4: ["R2"], 5: ["P2"], 6: ["R3"], 7: ["P3"], 8: ["R4"],
-          9: ["P4"], 10: ["R5"]}
+STACKS = {
+    2: ["R1"],
+    3: ["P1"],
+    4: ["R2"],
+    5: ["P2"],
+    6: ["R3"],
+    7: ["P3"],
+    8: ["R4"],
+    9: ["P4"],
+    10: ["R5"],
+}
 
 
 def test_R_CARD_2_any_tower_moves_whoever_stands_on_it_never_the_castle():
@@ -115,6 +124,7 @@ def test_R_TOWER_7_a_freed_wizard_can_move_again():
 def test_R_CARD_2_tower_moves_list_every_tier_of_every_stack():
     stacks = dict(STACKS) | {2: ["R1", "P1", "R2"], 3: [], 4: []}
     state = position(2, stacks={k: v for k, v in stacks.items() if v}, castle=16)
-    tiers = {(a.space, a.tier) for a in legal_actions(state) if isinstance(a, MoveTower)
-             and a.steps == 5}
+    tiers = {
+        (a.space, a.tier) for a in legal_actions(state) if isinstance(a, MoveTower) and a.steps == 5
+    }
     assert {(2, 1), (2, 2), (2, 3)} <= tiers and (2, 4) not in tiers

@@ -58,10 +58,23 @@ def test_R_TURN_2_a_known_hand_must_hold_the_played_card():
 
 def test_R_TURN_3_only_an_unplayable_card_may_be_discarded_first_the_second_freely():
     # blue's only wizard is trapped, so W1 cannot move anything; T1 can
-    stacks = {2: ["R1"], 3: ["P1"], 4: ["R2"], 5: ["P2"], 6: ["R3"], 7: ["P3"], 8: ["R4"],
-              9: ["P4"], 10: ["R5"]}
-    s = position(2, stacks=stacks, wizards={"blue-1": (2, 0), "yellow-1": (3, 1)},
-                 hands={"blue": [W[1], T[1], T[2]]})
+    stacks = {
+        2: ["R1"],
+        3: ["P1"],
+        4: ["R2"],
+        5: ["P2"],
+        6: ["R3"],
+        7: ["P3"],
+        8: ["R4"],
+        9: ["P4"],
+        10: ["R5"],
+    }
+    s = position(
+        2,
+        stacks=stacks,
+        wizards={"blue-1": (2, 0), "yellow-1": (3, 1)},
+        hands={"blue": [W[1], T[1], T[2]]},
+    )
     with pytest.raises(IllegalAction) as exc:
         apply(s, DiscardCard("blue", T[1]))
     assert exc.value.rule == "R-TURN-3"
@@ -72,17 +85,34 @@ def test_R_TURN_3_only_an_unplayable_card_may_be_discarded_first_the_second_free
 
 
 def test_R_TURN_3_a_die_card_whose_roll_cannot_move_may_be_discarded():
-    stacks = {2: ["R1"], 3: ["P1"], 4: ["R2"], 5: ["P2"], 6: ["R3"], 7: ["P3"], 8: ["R4"],
-              9: ["P4"], 10: ["R5"]}
+    stacks = {
+        2: ["R1"],
+        3: ["P1"],
+        4: ["R2"],
+        5: ["P2"],
+        6: ["R3"],
+        7: ["P3"],
+        8: ["R4"],
+        9: ["P4"],
+        10: ["R5"],
+    }
     # blue-1 on space 11 (track); castle on 15; 6 yellow... a W-die card: every roll moves
     wizard_die = Card("wizard", dice=2)
-    s = position(2, stacks=stacks, wizards={"blue-1": (11, 0), "yellow-1": (3, 1)},
-                 hands={"blue": [wizard_die, W[1], W[2]]})
+    s = position(
+        2,
+        stacks=stacks,
+        wizards={"blue-1": (11, 0), "yellow-1": (3, 1)},
+        hands={"blue": [wizard_die, W[1], W[2]]},
+    )
     with pytest.raises(IllegalAction):
         apply(s, DiscardCard("blue", wizard_die, (3, 5)))
     # with the only blue wizard trapped, no roll can move it: discard with the rolls
-    s = position(2, stacks=stacks, wizards={"blue-1": (2, 0), "yellow-1": (3, 1)},
-                 hands={"blue": [wizard_die, W[1], W[2]]})
+    s = position(
+        2,
+        stacks=stacks,
+        wizards={"blue-1": (2, 0), "yellow-1": (3, 1)},
+        hands={"blue": [wizard_die, W[1], W[2]]},
+    )
     s, _ = apply(s, DiscardCard("blue", wizard_die, (3, 5)))
     assert s.turn.cards_used == 1
 
@@ -156,6 +186,8 @@ def test_OPEN_24_keeping_the_second_card_is_an_option():
     s, _ = apply(position(2), MoveTower("blue", 10, 1, 1, T[1]))
     with pytest.raises(IllegalAction):
         apply(s, EndTurn())
-    s2, _ = apply(position(2, config={"options": {"keep_second_card": True}}),
-                  MoveTower("blue", 10, 1, 1, T[1]))
+    s2, _ = apply(
+        position(2, config={"options": {"keep_second_card": True}}),
+        MoveTower("blue", 10, 1, 1, T[1]),
+    )
     apply(s2, EndTurn())

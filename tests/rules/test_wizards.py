@@ -37,7 +37,9 @@ def test_R_CARD_3_tower_card_cannot_move_a_wizard_and_either_card_uses_its_wizar
     assert exc.value.rule == "R-CARD-3"
     either = Card("either", wizard=1, tower=5)
     assert apply(state, MoveWizard("blue", "blue-1", 1, either))[0].wizard_position("blue-1") == (
-        3, 1)
+        3,
+        1,
+    )
     with pytest.raises(IllegalAction):
         apply(state, MoveWizard("blue", "blue-1", 5, either))
 
@@ -87,8 +89,15 @@ def test_R_WIZ_1_hidden_wizards_cannot_move():
 
 
 def test_R_WIZ_3_wizard_ends_on_the_top_surface_whatever_the_height():
-    stacks = {2: ["R1"], 5: ["P1", "R2", "P2"], 6: ["R3"], 7: ["P3"], 8: ["R4"], 9: ["P4"],
-              10: ["R5"]}
+    stacks = {
+        2: ["R1"],
+        5: ["P1", "R2", "P2"],
+        6: ["R3"],
+        7: ["P3"],
+        8: ["R4"],
+        9: ["P4"],
+        10: ["R5"],
+    }
     state = position(2, stacks=stacks, wizards={"blue-1": (2, 1), "yellow-1": (7, 1)})
     after, _ = apply(state, MoveWizard("blue", "blue-1", 3, W[3]))
     assert after.wizard_position("blue-1") == (5, 3)
@@ -140,8 +149,15 @@ def test_R_RAVEN_3_castle_moves_to_the_first_unoccupied_crest_top_clockwise():
 
 
 def test_R_RAVEN_3_crest_tower_on_a_plain_space_counts_plain_tower_on_crest_space_does_not():
-    stacks = {3: ["R1"], 5: ["P1"], 7: ["P2"], 8: ["R2", "P3"], 9: ["P4", "R3"],
-              10: ["R4"], 11: ["R5"]}
+    stacks = {
+        3: ["R1"],
+        5: ["P1"],
+        7: ["P2"],
+        8: ["R2", "P3"],
+        9: ["P4", "R3"],
+        10: ["R4"],
+        11: ["R5"],
+    }
     wiz = {"blue-1": (15, 0), "yellow-1": (3, 1)}  # R1 on space 3 is occupied
     state = position(2, stacks=stacks, wizards=wiz, castle=1)
     _, events = apply(state, MoveWizard("blue", "blue-1", 2, W[2]))
@@ -151,8 +167,17 @@ def test_R_RAVEN_3_crest_tower_on_a_plain_space_counts_plain_tower_on_crest_spac
 
 
 def test_R_RAVEN_3_hidden_wizards_do_not_occupy_a_top():
-    stacks = {2: ["R1"], 3: ["P1"], 4: ["R2"], 5: ["P2"], 6: ["R3"], 7: ["P3"], 8: ["R4"],
-              9: ["P4"], 10: ["R5"]}
+    stacks = {
+        2: ["R1"],
+        3: ["P1"],
+        4: ["R2"],
+        5: ["P2"],
+        6: ["R3"],
+        7: ["P3"],
+        8: ["R4"],
+        9: ["P4"],
+        10: ["R5"],
+    }
     wiz = {"blue-1": (15, 0), "yellow-1": (2, 0)}  # yellow-1 hidden under R1
     state = position(2, stacks=stacks, wizards=wiz)
     _, events = apply(state, MoveWizard("blue", "blue-1", 2, W[2]))
@@ -161,13 +186,30 @@ def test_R_RAVEN_3_hidden_wizards_do_not_occupy_a_top():
 
 def test_R_RAVEN_4_castle_stays_when_no_crest_top_is_free():
     # every crest tower carries a wizard and every crest space is covered by a plain tower
-    stacks = {5: ["P1"], 9: ["P2"], 13: ["P3"], 2: ["R1"], 3: ["R2"], 4: ["R3"],
-              6: ["R4"], 7: ["R5", "P4"]}
-    wiz = {"blue-1": (15, 0), "blue-2": (2, 1), "blue-3": (3, 1), "blue-4": (4, 1),
-           "blue-5": (6, 1)}
+    stacks = {
+        5: ["P1"],
+        9: ["P2"],
+        13: ["P3"],
+        2: ["R1"],
+        3: ["R2"],
+        4: ["R3"],
+        6: ["R4"],
+        7: ["R5", "P4"],
+    }
+    wiz = {
+        "blue-1": (15, 0),
+        "blue-2": (2, 1),
+        "blue-3": (3, 1),
+        "blue-4": (4, 1),
+        "blue-5": (6, 1),
+    }
     # space 1 is an empty crest space: a yellow wizard occupies it
-    state = position(2, stacks={k: v for k, v in stacks.items() if v},
-                     wizards=wiz | {"yellow-1": (1, 0)}, castle=16)
+    state = position(
+        2,
+        stacks={k: v for k, v in stacks.items() if v},
+        wizards=wiz | {"yellow-1": (1, 0)},
+        castle=16,
+    )
     after, events = apply(state, MoveWizard("blue", "blue-1", 1, W[1]))
     assert after.castle == 16
     assert [e.kind for e in events][:3] == ["wizard_moved", "castle_entered", "castle_stays"]
