@@ -192,7 +192,7 @@ def write_marker_sheet(
 
     path = Path(path)
     sheet = marker_sheet(side_mm, dpi=dpi, page=page)
-    img = Image.fromarray(sheet, mode="L")
+    img = Image.fromarray(sheet).convert("1")  # the sheet is pure black and white
     suffix = path.suffix.lower()
     if suffix == ".png":
         img.save(path, format="PNG", dpi=(dpi, dpi))

@@ -543,7 +543,7 @@ def marker_sheet(
     ids: Iterable[int] = BOARD_MARKER_IDS,
     quiet_mm: float = 5.0,
 ) -> NDArray[np.uint8]:
-    """A printable page of board markers at true size: ``(H, W) uint8`` grey at ``dpi``.
+    """A printable page of board markers at true size: ``(H, W) uint8`` at ``dpi``, only 0 and 255.
 
     Each marker sits in a white quiet zone of ``quiet_mm`` (cut along the cut marks, which stay
     outside the quiet zone) with its id, board corner, dictionary and side length printed
@@ -601,4 +601,5 @@ def marker_sheet(
     cv2.putText(
         sheet, "100 mm - print at 100 % (no fit-to-page)", (x0, y + P(6)), font, scale, 0, thick
     )
-    return sheet
+    # pure black and white (text is drawn anti-aliased): crisp edges on any printer
+    return np.where(sheet < 128, 0, 255).astype(np.uint8)

@@ -235,7 +235,7 @@ def test_cli_marker_sheet_png_is_true_size_and_pdf_is_a_pdf(tmp_path):
     assert calibrate_main(["markers", "--out", str(pdf), "--page", "letter"]) == 0
     with Image.open(png) as im:
         assert im.info["dpi"] == pytest.approx((300, 300), abs=0.01)
-        sheet = np.asarray(im)
+        sheet = np.asarray(im.convert("L"))
     found = MarkerDetector().detect(sheet)
     assert sorted(found) == [0, 1, 2, 3]
     assert pdf.read_bytes()[:5] == b"%PDF-"
