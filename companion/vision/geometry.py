@@ -97,8 +97,9 @@ class TrackDef:
     :param length: number of spaces N (>= 4).
     :param crest: raven-crest spaces (printed crest on the track), each in ``1..N``.
     :param special: space -> ``"fountain"`` or ``"web"`` for the expansion inserts.
-    :raises GeometryError: on a space outside ``1..N``, an unknown special kind, or a special
-        space that also carries a crest (R-TRACK-6 / OPEN-11).
+    :raises GeometryError: on a space outside ``1..N`` or an unknown special kind. (An insert
+        normally carries no crest, R-TRACK-6 / OPEN-11; a table configured otherwise is drawn
+        with both.)
     """
 
     length: int = 16
@@ -106,7 +107,7 @@ class TrackDef:
     special: Mapping[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.length, int) or self.length < 4:
+        if not isinstance(self.length, int) or isinstance(self.length, bool) or self.length < 4:
             raise GeometryError(f"track.length: {self.length!r} is not a track of >= 4 spaces")
         crest = tuple(sorted({int(s) for s in self.crest}))
         for s in crest:
@@ -118,8 +119,6 @@ class TrackDef:
                 raise GeometryError(f"track.special: space {s} is not on a {self.length} track")
             if k not in SPECIAL_KINDS:
                 raise GeometryError(f"track.special.{s}: {k!r} is not fountain or web")
-            if s in crest:
-                raise GeometryError(f"track.special.{s}: an insert carries no crest (OPEN-11)")
         object.__setattr__(self, "crest", crest)
         object.__setattr__(self, "special", dict(sorted(special.items())))
 
@@ -474,6 +473,17 @@ class BoardGeometry:
         """Centre of one space, ``(2,) float64`` mm. :raises GeometryError: off the track."""
         self._check_space(space)
         return np.array(self._centres[int(space) - 1], dtype=np.float64)
+
+    def to_opencv(self, points_mm: np.ndarray) -> np.ndarray:
+        """Board points with z up (this module) -> OpenCV's right-handed board frame.
+
+        x right and y down with z up is a left-handed frame; OpenCV poses (``solvePnP``,
+        ``projectPoints``) need the right-handed one, where above the board is *negative* z.
+        ``(..., 3)`` in, same shape out, z negated.
+        """
+        p = np.array(points_mm, dtype=np.float64)
+        p[..., 2] *= -1.0
+        return p
 
     def space_outline(self, space: int, samples: int = 7) -> np.ndarray:
         """Outline of a space on the track band, ``(2*samples, 2) float64`` mm: the outer edge

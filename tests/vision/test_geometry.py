@@ -108,7 +108,6 @@ class TestTracks:
             (16, [17], {}, "raven_crest"),
             (16, [1], {20: "web"}, "special"),
             (16, [1], {3: "lava"}, "special.3"),
-            (18, [1, 9], {9: "fountain"}, "OPEN-11"),
             (2, [1], {}, "length"),
         ],
     )
