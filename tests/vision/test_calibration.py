@@ -245,3 +245,21 @@ def test_cli_profile_slot_dispatches(capsys):
     # the colour profile lives in companion.vision.profile; its own --help answers through us
     assert calibrate_main(["profile", "--help"]) == 0
     assert "profile" in capsys.readouterr().out
+
+
+def test_default_camera_profiles_load_and_match_their_field_of_view():
+    import math
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "calibration" / "cameras"
+    expected = {
+        "picamera-v2-1640x1232.yml": ((1640, 1232), 62.2),
+        "picamera-v3-2304x1296.yml": ((2304, 1296), 66.0),
+        "webcam-1280x720.yml": ((1280, 720), 70.4),
+    }
+    assert sorted(p.name for p in folder.glob("*.yml")) == sorted(expected)
+    for name, (size, hfov) in expected.items():
+        cam = CameraModel.load(folder / name)
+        assert cam.size == size
+        assert math.degrees(2 * math.atan(size[0] / 2 / cam.fx)) == pytest.approx(hfov, abs=0.01)
+        assert "calibrate" in cam.info
