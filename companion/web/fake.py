@@ -553,7 +553,8 @@ class FakeTableService:
         self._need_game()
         d = self._dice
         if d["final"] or d["mode"] is None:
-            d = {"mode": d["mode"] or 1, "rolls": [], "final": False, "value": None}
+            # a roll after a finished one is a new card: one die unless dice_mode said more
+            d = {"mode": 1, "rolls": [], "final": False, "value": None}
         if len(d["rolls"]) >= d["mode"]:
             raise CommandError("no reroll left for this card (R-CARD-4)", 409)
         value = self._rng.randint(1, 6)
