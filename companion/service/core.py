@@ -105,6 +105,8 @@ class CompanionService:
         self.hardware: Any = None
         self.journal: Any = None
         self.extra_status: Callable[[], dict[str, Any]] | None = None
+        self.on_input: Callable[[Item], None] | None = None
+        self.on_result: Callable[[Item, Any], None] | None = None
         self.published_at: float = clock()
         self.last_observation_at: float | None = None
 
@@ -281,6 +283,12 @@ class CompanionService:
                     self._bump_locked()
 
     def _handle(self, item: Item) -> None:
+        if self.on_input is not None and item.kind not in ("panel", "camera"):
+            try:
+                self.on_input(item)
+            except Exception:
+                log.exception("input listener failed")
+        driver_before = getattr(self._driver, "last_update", None)
         try:
             if item.kind == "command":
                 assert item.future is not None and item.audience is not None
@@ -330,6 +338,12 @@ class CompanionService:
         except Exception:
             log.exception("service: handling %s failed; state kept", item.kind)
             self.heartbeats.trouble("tracker", f"error while handling {item.kind}")
+        if self.on_result is not None and item.kind not in ("panel", "camera"):
+            update = getattr(self._driver, "last_update", None)
+            try:
+                self.on_result(item, update if update is not driver_before else None)
+            except Exception:
+                log.exception("result listener failed")
 
     def _drive(self, method: str, payload: Any) -> None:
         driver = self._driver

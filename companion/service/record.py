@@ -1,0 +1,399 @@
+"""``companion record`` and ``companion replay``: a session on disk, and running it again.
+
+A recording folder::
+
+    recording.json   {"format": "companion-recording", "version": 1, "settings": {...},
+                      "source": "simulated", "created_unix_s": ..., "vision": true}
+    session.json, frames.jsonl, frames/
+                     every stable frame (``--all-frames``: every frame) in the recorded-session
+                     format of ``companion.vision.sources`` (SessionRecorder); each index line
+                     also carries "observation" (the stable reading, Observation JSON) or "gate"
+    camera.json, geometry.json, profile.json
+                     the calibration the detector used (camera model, board geometry, colour
+                     profile), so a replay detects with exactly the same inputs
+    inputs.jsonl     every input of the service in order:
+                     {"n": 7, "kind": "observation", "frame": 212, "payload": {...}}
+                     {"n": 8, "kind": "dice", "payload": {"rolls": [4], "used": 4, ...}}
+                     {"n": 9, "kind": "done"} / "undo" /
+                     {"n": 10, "kind": "command", "audience": {...}, "payload": {...}}
+    results.jsonl    what each input committed: {"n": 7, "committed": [...], "health": "ok",
+                     "question": null, "state": <state JSON after it, when it changed>}
+
+Lines are appended and flushed one at a time; a recording cut short loses at most its last line.
+
+:func:`replay` runs the recording again: each stable frame through a fresh detector built from the
+saved calibration (its reading is compared with the recorded one), then every input in the
+recorded order through a fresh tracker; the committed actions and the final state — hidden
+wizards included — are compared with what was recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = "companion-recording"
+VERSION = 1
+
+
+class RecordError(ValueError):
+    """A recording folder that cannot be written or read; the message names the file."""
+
+
+class Recorder:
+    """Writes a recording folder while the companion runs (see the module doc).
+
+    :param path: the folder (created; must not hold a recording already).
+    :param all_frames: record every frame, not only the stable ones.
+    :raises RecordError: the folder already holds a recording.
+    """
+
+    def __init__(self, path: Path, all_frames: bool = False) -> None:
+        self.path = Path(path)
+        if (self.path / "recording.json").exists():
+            raise RecordError(f"{self.path} already holds a recording")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._inputs = open(self.path / "inputs.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+            self._results = open(self.path / "results.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise RecordError(f"{self.path}: {exc}") from None
+        self.all_frames = all_frames
+        self._sessions: Any = None
+        self._lock = threading.Lock()
+        self._n = 0
+        self._current: dict[int, int] = {}
+        self.frames = 0
+        self.inputs = 0
+        self.commits = 0
+        self.companion: Any = None
+        self._last_state: Any = None
+
+    def attach(self, companion: Any) -> None:
+        """Hook into a :class:`~companion.service.app.Companion` before it starts its threads."""
+        self.companion = companion
+        svc = companion.service
+        svc.on_input = self.on_input
+        svc.on_result = self.on_result
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "settings": svc.settings.to_json(),
+            "source": companion.config.camera.source,
+            "mode": companion.mode,
+            "created_unix_s": time.time(),
+            "all_frames": self.all_frames,
+        }
+        (self.path / "recording.json").write_text(json.dumps(header, indent=1) + "\n")
+
+    def _save_calibration(self, detector: Any) -> None:
+        with contextlib.suppress(Exception):
+            detector.camera.save(self.path / "camera.json")
+        with contextlib.suppress(Exception):
+            detector.geometry.save(self.path / "geometry.json")
+        with contextlib.suppress(Exception):
+            detector.profile.save(self.path / "profile.json")
+
+    def _session(self) -> Any:
+        if self._sessions is None:
+            from companion.vision.sources import SessionRecorder
+
+            self._sessions = SessionRecorder(self.path, source_spec="recorded")
+            vision = getattr(self.companion, "vision", None)
+            if vision is not None:
+                self._save_calibration(vision.detector)
+        return self._sessions
+
+    # camera thread
+    def on_frame(self, frame: Any) -> None:
+        return None
+
+    # vision thread
+    def on_decision(self, frame: Any, detection: Any, decision: Any) -> None:
+        obs = getattr(decision, "observation", None)
+        if obs is None and not self.all_frames:
+            return
+        from companion.vision.sources import Frame
+
+        extra: dict[str, Any] = {"gate": getattr(decision, "state", "")}
+        if obs is not None:
+            extra["observation"] = obs.to_json()
+        with self._lock:
+            self._session().write(Frame(frame.image, frame.index, frame.time_s), **extra)
+            self.frames += 1
+
+    # service thread
+    def on_input(self, item: Any) -> None:
+        with self._lock:
+            self._n += 1
+            self._current[id(item)] = self._n
+            line: dict[str, Any] = {"n": self._n, "kind": item.kind}
+            if item.kind == "observation":
+                line["frame"] = item.payload.frame
+                line["payload"] = item.payload.to_json()
+            elif item.kind == "command":
+                line["payload"] = item.payload
+                line["audience"] = item.audience.to_json() if item.audience else None
+            elif item.kind == "truth":
+                return
+            elif item.payload is not None:
+                line["payload"] = item.payload
+            self._inputs.write(json.dumps(line) + "\n")
+            self._inputs.flush()
+            self.inputs += 1
+
+    def on_result(self, item: Any, update: Any) -> None:
+        with self._lock:
+            n = self._current.pop(id(item), None)
+            if n is None:
+                return
+            line: dict[str, Any] = {"n": n, "committed": [], "health": None, "question": None}
+            if update is not None:
+                line["committed"] = update.committed_json()
+                line["health"] = update.health
+                line["question"] = None if update.question is None else update.question.to_json()
+                self.commits += len(update.committed)
+                if update.committed or update.undone:
+                    from companion.rules import dump_state
+
+                    line["state"] = dump_state(update.state)
+            self._results.write(json.dumps(line) + "\n")
+            self._results.flush()
+
+    def summary(self) -> str:
+        return f"{self.inputs} inputs, {self.frames} frames, {self.commits} committed actions"
+
+    def close(self) -> None:
+        with self._lock:
+            for fh in (self._inputs, self._results):
+                if not fh.closed:
+                    fh.flush()
+                    fh.close()
+            if self._sessions is not None:
+                self._sessions.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# replay
+
+
+@dataclass
+class ReplayResult:
+    """The comparison of a replay with its recording."""
+
+    inputs: int = 0
+    frames_detected: int = 0
+    readings_differing: list[int] = field(default_factory=list)  # input numbers
+    commits_recorded: int = 0
+    commits_replayed: int = 0
+    commit_mismatches: list[int] = field(default_factory=list)  # input numbers
+    final_state_equal: bool = False
+    final_hidden: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return (
+            not self.readings_differing
+            and not self.commit_mismatches
+            and self.commits_recorded == self.commits_replayed
+            and self.final_state_equal
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["identical"] = self.identical
+        return d
+
+    def text(self) -> str:
+        lines = [
+            f"inputs replayed: {self.inputs}; frames detected again: {self.frames_detected}",
+            f"readings that differ from the recording: {len(self.readings_differing)}"
+            + (f" (inputs {self.readings_differing[:10]})" if self.readings_differing else ""),
+            f"committed actions: recorded {self.commits_recorded}, replayed "
+            f"{self.commits_replayed}; inputs whose commits differ: "
+            f"{len(self.commit_mismatches)}",
+            f"final state (incl. hidden wizards) equal: {self.final_state_equal}",
+            *self.notes,
+            "IDENTICAL" if self.identical else "DIFFERENT",
+        ]
+        return "\n".join(lines)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(f"{path}: {exc}") from None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            if i == len(lines) - 1:
+                break  # a recording cut short: its last line may be partial
+            raise RecordError(f"{path.name}: line {i + 1} is not JSON") from None
+    return out
+
+
+def hidden_positions(state: Any) -> list[list[Any]]:
+    """``[colour, space, tier]`` of every trapped wizard of a state, sorted. Wizards of one colour
+    are identical wooden pieces, so their ids are left out."""
+    out: list[list[Any]] = []
+    for space in state.spaces():
+        for wid, tier in state.hidden_wizards(space):
+            out.append([wid.rsplit("-", 1)[0], space, tier])
+    return sorted(out)
+
+
+def same_table(a: Any, b: Any) -> bool:
+    """Two states show the same table: towers per stack by kind, wizards of each colour (hidden
+    ones with their tier), the castle, potions, turn and game progress."""
+    from companion.rules.tracker import state_key
+
+    return bool(state_key(a) == state_key(b))
+
+
+def replay(path: Path, detect: bool = True) -> ReplayResult:
+    """Run a recording again and compare (see the module doc).
+
+    :param detect: run the detector again on the recorded frames (when calibration files and
+        frames are there); otherwise feed the recorded observations.
+    :raises RecordError: not a recording folder, or a file that cannot be read.
+    """
+    from companion.rules import Observation, dump_state
+    from companion.rules.tracker import Tracker
+    from companion.service.game import GameSettings
+    from companion.service.parts import Parts
+
+    path = Path(path)
+    try:
+        header = json.loads((path / "recording.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise RecordError(f"{path}: not a recording ({exc})") from None
+    if header.get("format") != FORMAT:
+        raise RecordError(f"{path}/recording.json: format is not {FORMAT}")
+    s = header["settings"]
+    settings = GameSettings(
+        players=s["players"],
+        colours=tuple(s["colours"]),
+        variant=s["variant"],
+        teams=s["teams"],
+        modules=tuple(s["modules"]),
+        memory_aid=s["memory_aid"],
+        options=s["options"],
+    )
+    parts = Parts()
+    tracker = Tracker.new(settings.rules_config(parts))
+    inputs = _read_jsonl(path / "inputs.jsonl")
+    results = {r["n"]: r for r in _read_jsonl(path / "results.jsonl")}
+    result = ReplayResult()
+    frames: dict[int, dict[str, Any]] = {}
+    detector = None
+    if detect and (path / "frames.jsonl").exists():
+        frames = {int(e["index"]): e for e in _read_jsonl(path / "frames.jsonl")}
+        detector = _detector_from(path, result)
+    last_recorded_state: Any = None
+    for line in inputs:
+        n = line["n"]
+        kind = line["kind"]
+        payload = line.get("payload")
+        result.inputs += 1
+        update = None
+        try:
+            if kind == "observation":
+                obs = Observation.from_json(payload)
+                entry = frames.get(int(line.get("frame", -1)))
+                if detector is not None and entry is not None:
+                    again = _detect_again(detector, path, entry, obs)
+                    result.frames_detected += 1
+                    if again is None or _reading(again) != _reading(obs):
+                        result.readings_differing.append(n)
+                    if again is not None:
+                        obs = again
+                update = tracker.observe(obs)
+            elif kind == "dice":
+                update = tracker.dice(payload["rolls"], payload.get("dice_allowed", 1))
+            elif kind == "done":
+                update = tracker.end_turn()
+            elif kind == "undo":
+                update = tracker.undo()
+            elif kind == "command":
+                update = _replay_command(tracker, payload)
+        except ValueError as exc:
+            result.notes.append(f"input {n} ({kind}) refused again: {exc}")
+        recorded = results.get(n, {})
+        rec_commits = recorded.get("committed", [])
+        got = update.committed_json() if update is not None else []
+        result.commits_recorded += len(rec_commits)
+        result.commits_replayed += len(got)
+        if got != rec_commits:
+            result.commit_mismatches.append(n)
+        if recorded.get("state") is not None:
+            last_recorded_state = recorded["state"]
+    final = tracker.state
+    result.final_hidden = hidden_positions(final)
+    if last_recorded_state is None:
+        result.final_state_equal = not result.commits_recorded
+        result.notes.append("the recording holds no committed state")
+    else:
+        result.final_state_equal = dump_state(final) == last_recorded_state
+    return result
+
+
+def _reading(obs: Any) -> dict[int, tuple[Any, ...]]:
+    """An observation without its confidences (a JPEG round trip may move them slightly)."""
+    return {
+        n: (s.towers, s.top, tuple(sorted(s.wizards.items())), s.castle, s.witch, s.raven)
+        for n, s in obs.spaces.items()
+    }
+
+
+def _replay_command(tracker: Any, payload: dict[str, Any]) -> Any:
+    name = payload.get("command")
+    if name == "answer":
+        return tracker.answer(payload["question"], int(payload["option"]))
+    if name == "end_turn":
+        return tracker.end_turn()
+    if name == "undo":
+        return tracker.undo()
+    return None
+
+
+def _detector_from(path: Path, result: ReplayResult) -> Any:
+    try:
+        from companion.vision.camera import CameraModel
+        from companion.vision.detector import Detector
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile import ColourProfile
+
+        camera = CameraModel.load(path / "camera.json")
+        geometry = BoardGeometry.load(path / "geometry.json")
+        profile = ColourProfile.load(path / "profile.json")
+    except Exception as exc:
+        result.notes.append(f"frames not detected again (calibration files: {exc})")
+        return None
+    return Detector(camera, geometry, profile)
+
+
+def _detect_again(detector: Any, path: Path, entry: dict[str, Any], recorded: Any) -> Any:
+    from companion.vision.sources import read_image_file
+
+    image, _ = read_image_file(path / entry["file"])
+    if image is None:
+        return None
+    detection = detector.detect(image, float(entry.get("time_s", 0.0)), int(entry["index"]))
+    if not detection.ok or detection.observation is None:
+        return None
+    return dataclasses.replace(
+        detection.observation, time=recorded.time, frame=recorded.frame, unstable=False
+    )
