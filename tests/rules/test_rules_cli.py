@@ -1,0 +1,155 @@
+"""``companion rules apply | legal | play | setup | deck``."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from companion.cli import main as companion
+from companion.rules import Config, dump_state, setup
+
+
+def run(capsys, monkeypatch, argv, stdin=None):
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(stdin)))
+    code = companion(["rules", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def start():
+    return dump_state(setup(Config(player_count=2)))
+
+
+def test_apply_prints_the_new_state_and_one_event_list_per_action(capsys, monkeypatch):
+    actions = [
+        {
+            "kind": "move_tower",
+            "player": "blue",
+            "space": 3,
+            "tier": 1,
+            "steps": 1,
+            "card": {"type": "tower", "value": 1},
+        },
+        {
+            "kind": "move_wizard",
+            "player": "blue",
+            "wizard": "blue-1",
+            "steps": 2,
+            "card": {"type": "either", "wizard": 2, "tower": 4},
+        },
+    ]
+    code, out, _ = run(capsys, monkeypatch, ["apply"], {"state": start(), "actions": actions})
+    assert code == 0
+    result = json.loads(out)
+    assert result["result"] == "ok" and len(result["events"]) == 2
+    assert result["state"]["stacks"]["4"] == ["R2", "P1"]
+    assert result["state"]["potions"]["blue"] == {"full": 1, "empty": 5, "spent": 0}
+    assert result["events"][0][0]["kind"] == "tower_moved"
+
+
+def test_apply_reports_an_illegal_action_with_the_state_before_it(capsys, monkeypatch):
+    actions = [
+        {
+            "kind": "move_tower",
+            "player": "blue",
+            "space": 10,
+            "tier": 1,
+            "steps": 1,
+            "card": {"type": "tower", "value": 1},
+        },
+        {
+            "kind": "move_tower",
+            "player": "blue",
+            "space": 11,
+            "tier": 1,
+            "steps": 6,
+            "card": {"type": "either", "dice": 1},
+            "rolls": [6],
+        },
+    ]
+    s = start()
+    s["castle"] = {"space": 1, "tier": 0}
+    code, out, _ = run(capsys, monkeypatch, ["apply"], {"state": s, "actions": actions})
+    assert code == 3
+    result = json.loads(out)
+    assert result["result"] == "illegal" and result["index"] == 1
+    assert result["rule"] == "R-TOWER-5" and "castle" in result["reason"]
+    assert result["state"]["stacks"]["11"] == ["R5"], "the state before action 1"
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"actions": []}, "state"),
+        ({"state": "x", "actions": []}, "state"),
+        ({"state": None, "actions": [{}]}, "state"),
+    ],
+)
+def test_apply_malformed_input_exits_2_naming_the_field(capsys, monkeypatch, payload, field):
+    code, out, err = run(capsys, monkeypatch, ["apply"], payload)
+    assert code == 2 and out == "" and field in err
+
+
+def test_apply_malformed_action_names_its_index(capsys, monkeypatch):
+    bad = [
+        {"kind": "end_turn"},
+        {"kind": "end_turn"},
+        {
+            "kind": "move_wizard",
+            "player": "blue",
+            "wizard": "blue-1",
+            "steps": "3",
+            "card": {"type": "wizard", "value": 3},
+        },
+    ]
+    code, _, err = run(capsys, monkeypatch, ["apply"], {"state": start(), "actions": bad})
+    assert code == 2 and "actions[2].steps" in err
+
+
+def test_apply_refuses_text_that_is_not_json(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("{nope"))
+    assert companion(["rules", "apply"]) == 2
+    assert "not JSON" in capsys.readouterr().err
+
+
+def test_legal_lists_the_actions_of_a_state(capsys, monkeypatch):
+    code, out, _ = run(capsys, monkeypatch, ["legal"], start())
+    listed = json.loads(out)
+    assert code == 0 and listed["count"] == len(listed["actions"]) == 95
+    code, out, _ = run(capsys, monkeypatch, ["legal", "--every-card"], {"state": start()})
+    assert json.loads(out)["count"] > 95
+
+
+def test_play_prints_setup_actions_and_result_as_json_lines(capsys, monkeypatch):
+    code, out, _ = run(
+        capsys,
+        monkeypatch,
+        ["play", "--players", "4", "--seed", "5", "--variant", "master", "--teams"],
+    )
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert code == 0 and "setup" in lines[0] and "result" in lines[-1]
+    assert lines[0]["setup"]["config"]["teams"] == [["blue", "red"], ["yellow", "green"]]
+    assert all("action" in x and "events" in x for x in lines[1:-1])
+    assert lines[-1]["result"]["over"] is True
+    again = run(
+        capsys,
+        monkeypatch,
+        ["play", "--players", "4", "--seed", "5", "--variant", "master", "--teams"],
+    )[1]
+    assert again == out
+
+
+def test_play_refuses_an_impossible_configuration(capsys, monkeypatch):
+    code, _, err = run(capsys, monkeypatch, ["play", "--players", "3", "--teams"])
+    assert code == 2 and "config.teams" in err
+
+
+def test_setup_and_deck(capsys, monkeypatch):
+    code, out, _ = run(capsys, monkeypatch, ["setup", "--players", "3", "--seed", "1"])
+    assert code == 0 and len(json.loads(out)["cards"]["hands"]["red"]) == 3
+    code, out, _ = run(capsys, monkeypatch, ["deck"])
+    deck = json.loads(out)
+    assert deck["size"] == 90 and len(deck["cards"]) == 23
