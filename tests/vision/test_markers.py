@@ -226,8 +226,9 @@ def make_tracker(**kw):
 def test_tracker_cached_path_matches_full_detection():
     _, _, _, H_true = camera_and_pose()
     frame = render(H_true, noise_seed=3)
-    tracker = make_tracker(full_every=5, still_px=0.0)
+    tracker = make_tracker(full_every=5, still_px=0.0, cheap_check=False)
     results = [tracker.update(frame) for _ in range(7)]
+    assert [r.method for r in results] == ["full", "roi", "roi", "roi", "roi", "full", "roi"]
     # a full detection on the first frame and then at least every 5th frame
     assert [r.full_detection for r in results] == [True, False, False, False, False, True, False]
     assert all(r.status is TrackStatus.OK for r in results)
@@ -244,11 +245,11 @@ def test_tracker_reuses_pose_while_still_and_follows_a_moved_board():
     _, _, _, H_true = camera_and_pose()
     tracker = make_tracker(full_every=100)
     first = tracker.update(render(H_true, noise_seed=4))
-    again = tracker.update(render(H_true, noise_seed=4))
-    assert again.pose is first.pose and not again.full_detection
+    again = tracker.update(render(H_true, noise_seed=40))  # same board, new sensor noise
+    assert again.pose is first.pose and again.method == "unchanged"
     shift = np.array([[1, 0, 12.0], [0, 1, -7.0], [0, 0, 1]])  # board nudged by 12 px, -7 px
     moved = tracker.update(render(shift @ H_true, noise_seed=5))
-    assert moved.ok and not moved.full_detection
+    assert moved.ok and moved.method == "roi"
     err = np.abs(moved.pose.board_to_image(GRID) - apply_h(shift @ H_true, GRID)).max()
     assert err < 0.5
 
@@ -306,3 +307,20 @@ def test_tracker_never_raises_on_a_bad_frame(bad):
     assert tracker.pose is good.pose  # the last good pose is kept
     blank = tracker.update(np.full((480, 640, 3), 128, np.uint8))
     assert blank.status is TrackStatus.LOST
+
+
+def test_tracker_cheap_check_notices_a_small_nudge_and_a_covered_marker():
+    _, _, _, H_true = camera_and_pose()
+    tracker = make_tracker(full_every=100)
+    tracker.update(render(H_true, noise_seed=8))
+    nudge = np.array([[1, 0, 1.5], [0, 1, 0.0], [0, 0, 1]])  # the camera bumped by 1.5 px
+    r = tracker.update(render(nudge @ H_true, noise_seed=9))
+    assert r.method == "roi" and r.pose is not None
+    assert np.abs(r.pose.board_to_image(GRID) - apply_h(nudge @ H_true, GRID)).max() < 0.5
+    covered = render(nudge @ H_true, noise_seed=10)
+    quad = apply_h(nudge @ H_true, board_marker_corners()[2])
+    x0, y0 = quad.min(axis=0).astype(int) - 6
+    x1, y1 = quad.max(axis=0).astype(int) + 6
+    covered[y0:y1, x0:x1] = (70, 110, 170)  # a hand over marker 2
+    r = tracker.update(covered)
+    assert r.method == "full" and sorted(r.markers) == [0, 1, 3]
