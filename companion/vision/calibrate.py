@@ -464,6 +464,8 @@ def calibrate_charuco(
         m_img: list[NDArray[np.float32]] = []
         for idx in used:
             det = detections[idx]
+            if det.marker_ids is None or len(det.marker_ids) == 0:
+                continue
             o, i = marker_board.matchImagePoints(det.marker_corners, det.marker_ids)
             m_obj.append(np.asarray(o, np.float32).reshape(-1, 3))
             m_img.append(np.asarray(i, np.float32).reshape(-1, 2))
