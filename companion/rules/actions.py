@@ -198,3 +198,44 @@ class Event(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.data}
+
+
+_new = object.__new__
+_mw = tuple(
+    MoveWizard.__dict__[n].__set__
+    for n in ("player", "wizard", "steps", "card", "rolls", "card_committed")
+)
+_mt = tuple(
+    MoveTower.__dict__[n].__set__
+    for n in ("player", "space", "tier", "steps", "card", "rolls", "card_committed")
+)
+
+
+def fast_move_wizard(
+    player: str, wizard: str, steps: int, card: Card, rolls: tuple[int, ...]
+) -> MoveWizard:
+    """``MoveWizard(player, wizard, steps, card, rolls)`` without the dataclass overhead
+    (legal action enumeration)."""
+    a: MoveWizard = _new(MoveWizard)
+    _mw[0](a, player)
+    _mw[1](a, wizard)
+    _mw[2](a, steps)
+    _mw[3](a, card)
+    _mw[4](a, rolls)
+    _mw[5](a, False)
+    return a
+
+
+def fast_move_tower(
+    player: str, space: int, tier: int, steps: int, card: Card, rolls: tuple[int, ...]
+) -> MoveTower:
+    """``MoveTower(player, space, tier, steps, card, rolls)`` without the dataclass overhead."""
+    a: MoveTower = _new(MoveTower)
+    _mt[0](a, player)
+    _mt[1](a, space)
+    _mt[2](a, tier)
+    _mt[3](a, steps)
+    _mt[4](a, card)
+    _mt[5](a, rolls)
+    _mt[6](a, False)
+    return a

@@ -25,6 +25,8 @@ from companion.rules.actions import (
     MoveTower,
     MoveWizard,
     Redraw,
+    fast_move_tower,
+    fast_move_wizard,
 )
 from companion.rules.model import (
     BASE_SPELLS,
@@ -750,9 +752,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
             raise IllegalAction(f"there is no wizard {a.wizard!r} in this game", "R-SPELL-5")
         step = 1 if spell == "advance_wizard" else -1
         for _ in range(times):
-            relocate = (
-                tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
-            )
+            relocate = tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
             wiz, castle, entered = board.wizard_move(
                 tb, stacks, wiz, castle, wi, step, ev, relocate=relocate
             )
@@ -1112,10 +1112,10 @@ def _card_moves(
         for steps, rolls in values:
             if side == "wizard":
                 for i in _wizard_targets(st, seat, steps):
-                    yield MoveWizard(colour, ids[i], steps, card, rolls)
+                    yield fast_move_wizard(colour, ids[i], steps, card, rolls)
             else:
                 for s, k in _tower_targets(st, steps):
-                    yield MoveTower(colour, s, k, steps, card, rolls)
+                    yield fast_move_tower(colour, s, k, steps, card, rolls)
 
 
 def _generate(st: GameState, every_card: bool) -> Iterator[Action]:
@@ -1144,11 +1144,11 @@ def _generate(st: GameState, every_card: bool) -> Iterator[Action]:
             for steps in range(1, 7):
                 card, rolls = _representative("wizard", steps)
                 for i in _wizard_targets(st, seat, steps):
-                    yield MoveWizard(colour, ids[i], steps, card, rolls)
+                    yield fast_move_wizard(colour, ids[i], steps, card, rolls)
             for steps in range(1, 7):
                 card, rolls = _representative("tower", steps)
                 for s, k in _tower_targets(st, steps):
-                    yield MoveTower(colour, s, k, steps, card, rolls)
+                    yield fast_move_tower(colour, s, k, steps, card, rolls)
             yield DiscardCard(colour, None)
         if t.cards_used == 0 and not tb.solo:
             if tb.config.options["redraw_push_optional"]:
