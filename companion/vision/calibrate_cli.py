@@ -4,11 +4,13 @@
     companion calibrate intrinsics --charuco 5x7 --square-mm 40 --marker-mm 20 \\
         --dict DICT_6X6_250 IMAGES… --out FILE [--json]
     companion calibrate markers --out sheet.png|sheet.pdf [--side-mm 50] [--page a4|letter]
+    companion calibrate check (PHOTO | --source SPEC) [--camera FILE] [--board FILE] [--out PNG]
     companion calibrate profile …        (colour profile; see companion.vision.profile)
 
 IMAGES may be files or folders (every image inside, sorted). Progress goes to stderr; ``--json``
 prints ``{"rms", "fx", "fy", "cx", "cy", "views_used", "views_rejected"}`` on stdout.
-Exit codes: 0 done, 1 calibration impossible (too few usable photos), 2 usage error.
+Exit codes: 0 done, 1 calibration impossible (too few usable photos, board not found),
+2 usage error or unreadable input.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-SUBCOMMANDS = ("intrinsics", "markers", "profile")
+SUBCOMMANDS = ("intrinsics", "markers", "check", "profile")
 
 
 def _err(msg: str) -> None:
@@ -203,6 +205,146 @@ def write_marker_sheet(
     return path
 
 
+# -- board check -------------------------------------------------------------------------------
+def check_main(argv: list[str]) -> int:
+    """``companion calibrate check``: find the four board markers in one photo or live frame and
+    report the board pose (markers seen, reprojection error, camera position above the board)."""
+    ap = argparse.ArgumentParser(
+        prog="companion calibrate check",
+        description="Check the board markers and camera: one photo or one frame of a source.",
+    )
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("image", nargs="?", help="a photo of the board")
+    where.add_argument("--source", help="frame source spec (picamera2, usb:0, folder:PATH, …)")
+    ap.add_argument("--camera", help="camera file (.yml/.json); without it: homography only")
+    ap.add_argument("--board", help="board geometry JSON (default: the built-in geometry)")
+    ap.add_argument("--out", help="write an annotated copy of the frame here (.png/.jpg)")
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--frames", type=int, default=10, help="frames to try from --source")
+    args = ap.parse_args(argv)
+
+    import cv2
+    import numpy as np
+
+    from companion.vision.camera import CameraFileError, CameraModel
+    from companion.vision.geometry import BoardGeometry
+    from companion.vision.markers import (
+        BOARD_DICTIONARY,
+        CORNER_NAMES,
+        MarkerDetector,
+        PoseError,
+        estimate_board_pose,
+    )
+    from companion.vision.sources import FrameSourceError, open_source, read_image_file
+
+    try:
+        geometry = BoardGeometry.load(args.board) if args.board else BoardGeometry.default()
+    except (OSError, ValueError) as exc:
+        _err(f"cannot read the board geometry: {exc}")
+        return 2
+    camera = None
+    if args.camera:
+        try:
+            camera = CameraModel.load(args.camera)
+        except CameraFileError as exc:
+            _err(str(exc))
+            return 2
+    image = None
+    if args.image:
+        image, why = read_image_file(args.image)
+        if image is None:
+            _err(f"cannot read the photo: {why}")
+            return 2
+    else:
+        try:
+            src = open_source(args.source)
+        except FrameSourceError as exc:
+            _err(str(exc))
+            return 2
+        with src:
+            for _ in range(max(1, args.frames)):
+                frame = src.read()
+                if frame is not None:
+                    image = frame.image
+                    break
+            if image is None:
+                _err(f"no frame from {args.source}: {src.status}")
+                return 1
+    assert image is not None
+    h, w = image.shape[:2]
+    if camera is not None and camera.size != (w, h):
+        try:
+            camera = camera.scaled_to(w, h)
+            _err(f"camera file scaled to the frame size {w}x{h}")
+        except ValueError as exc:
+            _err(f"camera file does not fit the {w}x{h} frame: {exc}")
+            return 2
+    corners_mm = geometry.marker_corners()
+    found = MarkerDetector(BOARD_DICTIONARY, ids=corners_mm).detect(image)
+    missing = sorted(set(corners_mm) - set(found))
+    report: dict[str, object] = {
+        "frame_size": [w, h],
+        "markers_found": sorted(found),
+        "markers_missing": missing,
+    }
+    for mid in sorted(corners_mm):
+        state = "found" if mid in found else "MISSING"
+        _err(f"marker {mid} ({CORNER_NAMES.get(mid, '?')}): {state}")
+    rc = 0
+    try:
+        pose = estimate_board_pose(found, corners_mm, camera)
+    except PoseError as exc:
+        _err(f"no board pose: {exc}")
+        report["pose"] = None
+        rc = 1
+    else:
+        report["reprojection_error_px"] = round(pose.reprojection_error_px, 3)
+        _err(
+            f"board pose from {len(pose.marker_ids)} markers: reprojection error "
+            f"{pose.reprojection_error_px:.2f} px"
+        )
+        centre = pose.camera_position_mm()
+        if centre is not None:
+            height = -float(centre[2])
+            report["camera_position_mm"] = [round(float(v), 1) for v in centre]
+            report["camera_height_mm"] = round(height, 1)
+            _err(
+                f"camera centre at x {centre[0]:.0f} mm, y {centre[1]:.0f} mm, "
+                f"{height:.0f} mm above the board"
+            )
+        if pose.reprojection_error_px > 2.0:
+            _err(
+                "large error: check the marker positions in the board geometry, the print "
+                "scale (100 mm bar) and the camera file"
+            )
+        if args.out:
+            out = image.copy()
+            outline = pose.board_to_image(geometry.board_outline())
+            cv2.polylines(out, [np.round(outline).astype(np.int32)], True, (0, 200, 0), 2)
+            for mid, quad in found.items():
+                q = np.round(quad).astype(np.int32)
+                cv2.polylines(out, [q], True, (0, 0, 255), 2)
+                cv2.putText(
+                    out,
+                    str(mid),
+                    tuple(int(v) for v in q[0]),
+                    cv2.FONT_HERSHEY_SIMPLEX,
+                    0.8,
+                    (0, 0, 255),
+                    2,
+                )
+            centres = pose.board_to_image(geometry.space_centres())
+            for c in np.round(centres).astype(int):
+                cv2.circle(out, (int(c[0]), int(c[1])), 4, (255, 0, 0), -1)
+            if not cv2.imwrite(args.out, out):
+                _err(f"cannot write {args.out}")
+                return 1
+            _err(f"annotated frame written: {args.out}")
+    if args.json:
+        print(json.dumps(report))
+    return rc
+
+
 # -- dispatcher --------------------------------------------------------------------------------
 def profile_main(argv: list[str]) -> int:
     try:
@@ -220,9 +362,10 @@ def profile_main(argv: list[str]) -> int:
 
 def usage() -> str:
     return (
-        "usage: companion calibrate {intrinsics|markers|profile} [options]\n\n"
+        "usage: companion calibrate {intrinsics|markers|check|profile} [options]\n\n"
         "  intrinsics  camera intrinsics from checkerboard or ChArUco photos\n"
         "  markers     printable sheet of the four board markers\n"
+        "  check       find the board markers in a photo or live frame, report the pose\n"
         "  profile     colour profile of the wizards from the setup position\n"
     )
 
@@ -233,7 +376,12 @@ def main(argv: list[str]) -> int:
         print(usage())
         return 0 if argv else 2
     name, rest = argv[0], list(argv[1:])
-    handlers = {"intrinsics": intrinsics_main, "markers": markers_main, "profile": profile_main}
+    handlers = {
+        "intrinsics": intrinsics_main,
+        "markers": markers_main,
+        "check": check_main,
+        "profile": profile_main,
+    }
     if name not in handlers:
         _err(f"companion calibrate: unknown subcommand {name!r}\n\n{usage()}")
         return 2

@@ -263,3 +263,53 @@ def test_default_camera_profiles_load_and_match_their_field_of_view():
         assert cam.size == size
         assert math.degrees(2 * math.atan(size[0] / 2 / cam.fx)) == pytest.approx(hfov, abs=0.01)
         assert "calibrate" in cam.info
+
+
+def _board_photo(camera: CameraModel, rvec, tvec):
+    """A photo of the default board's four markers through ``camera`` (no other content)."""
+    from companion.vision.geometry import BoardGeometry
+    from companion.vision.markers import marker_image
+
+    g = BoardGeometry.default()
+    ppm = 4.0
+    w, h = g.board_size
+    canvas = np.full((int(h * ppm), int(w * ppm)), 230, np.uint8)
+    for mid, quad in g.marker_corners().items():
+        side = int(round((quad[1, 0] - quad[0, 0]) * ppm))
+        x, y = (np.round(quad[0] * ppm)).astype(int)
+        canvas[y : y + side, x : x + side] = marker_image(mid, side)
+    R, _ = cv2.Rodrigues(np.asarray(rvec, np.float64))
+    H = camera.K @ np.column_stack([R[:, 0], R[:, 1], tvec])
+    to_canvas = np.array([[ppm, 0, -0.5], [0, ppm, -0.5], [0, 0, 1]])
+    img = cv2.warpPerspective(
+        canvas, H @ np.linalg.inv(to_canvas), camera.size, flags=cv2.INTER_AREA, borderValue=90
+    )
+    return cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+
+
+def test_cli_check_finds_the_board_and_the_camera_height(tmp_path, capsys):
+    cam = camera_from_fov((1280, 960), 62.0)
+    rvec = np.array([0.35, 0.0, 0.0])
+    R, _ = cv2.Rodrigues(rvec)
+    tvec = np.array([0.0, 0.0, 900.0]) - R @ np.array([240.0, 240.0, 0.0])
+    photo = tmp_path / "board.png"
+    cv2.imwrite(str(photo), _board_photo(cam, rvec, tvec))
+    cam_file = cam.save(tmp_path / "cam.yml")
+    annotated = tmp_path / "annotated.png"
+    args = ["check", str(photo), "--camera", str(cam_file), "--out", str(annotated), "--json"]
+    assert calibrate_main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["markers_found"] == [0, 1, 2, 3] and report["markers_missing"] == []
+    true_height = -float((-R.T @ tvec)[2])
+    assert report["camera_height_mm"] == pytest.approx(true_height, abs=5.0)
+    assert report["reprojection_error_px"] < 0.5
+    assert cv2.imread(str(annotated)).shape == (960, 1280, 3)
+
+
+def test_cli_check_without_a_board_says_which_markers_are_missing(tmp_path, capsys):
+    photo = tmp_path / "table.png"
+    cv2.imwrite(str(photo), np.full((480, 640, 3), 120, np.uint8))
+    assert calibrate_main(["check", str(photo)]) == 1
+    err = capsys.readouterr().err
+    assert "marker 0 (top-left): MISSING" in err and "no board pose" in err
+    assert calibrate_main(["check", str(tmp_path / "nope.png")]) == 2
