@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from companion.rules.actions import (
@@ -83,24 +83,26 @@ class TrackerOptions:
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
-    keep: int = 10
-    margin: float = 10.0
+    keep: int = 32
+    margin: float = 12.0
     commit_margin: float = 4.0
-    max_lag: int = 6
+    max_lag: int = 12
     ask_margin: float = 1.0
     beam: int = 40
     depth: int = 4
     deep_depth: int = 7
+    deep_roots: int = 3
     wait_frames: int = 3
     min_spaces: float = 0.5
     expect_done: bool = True
     cost_card: float = 0.3
     cost_die_move: float = 0.0
     cost_push: float = 2.5
-    cost_spell: float = 3.0
+    cost_spell: float = 1.5
     cost_discard: float = 3.0
-    cost_implicit_end: float = 5.0
+    cost_implicit_end: float = 9.0
     cost_pending_done: float = 0.05
+    cost_repair: float = 6.0
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -506,6 +508,39 @@ def _children(
             yield None, opts.cost_implicit_end if opts.expect_done else 0.5, pending, True
 
 
+def _with_repairs(
+    node: _Node, allowed: frozenset[int], dests: frozenset[int] | None, opts: TrackerOptions
+) -> Iterator[tuple[GameState, Action | None, float, tuple[Marker, ...], bool]]:
+    """The node's children, plus children of two *repaired* versions of its state (at
+    ``cost_repair``): one more card this turn (a spell was taken for a card earlier), and enough
+    full potions for a spell (a potion was miscounted earlier). The camera's evidence then
+    corrects bookkeeping the camera could not see."""
+    st = node.state
+    for action, prior, pending, implicit in _children(node, allowed, dests, opts):
+        yield st, action, prior, pending, implicit
+    if not allowed or st.game.over:
+        return
+    tb = st.table
+    t = st.turn
+    if not t.ended and not t.redrawn and t.cards_used >= tb.actions_per_turn + t.extra_card:
+        fixed = replace(st, turn=t._replace(cards_used=tb.actions_per_turn - 1 + t.extra_card))
+        tmp = _Node(fixed, 0.0, (), (), (), node.pending, node.implicit)
+        for action, prior, pending, implicit in _children(tmp, allowed, dests, opts):
+            if isinstance(action, MoveWizard | MoveTower):
+                yield fixed, action, prior + opts.cost_repair, pending, implicit
+    need = max((tb.config.spell_costs[sp] for sp in tb.spells), default=0)
+    seat = t.player
+    f, e, sp_ = st.potions[seat]
+    if f < need and e >= need - f:
+        pots = st.potions[:seat] + ((need, e - (need - f), sp_),) + st.potions[seat + 1 :]
+        fixed = replace(st, potions=pots)
+        tmp = _Node(fixed, 0.0, (), (), (), node.pending, node.implicit)
+        for action, prior, pending, implicit in _children(tmp, allowed, dests, opts):
+            if isinstance(action, Cast) and action.player == tb.colours[seat]:
+                if st.potions[seat][0] < tb.config.spell_costs[action.spell]:
+                    yield fixed, action, prior + opts.cost_repair, pending, implicit
+
+
 def _close_turn(
     srch: _Search, st: GameState, opts: TrackerOptions
 ) -> (
@@ -569,7 +604,7 @@ def _search(
             if not allowed and (not node.pending or node.pending[0][0] != "done"):
                 # nothing changed and no DONE to consume: only a turn close can matter
                 allowed = frozenset()
-            for action, prior, pending, implicit in _children(node, allowed, dests, opts):
+            for base, action, prior, pending, implicit in _with_repairs(node, allowed, dests, opts):
                 if action is None:
                     got_c = _close_turn(srch, node.state, opts)
                     if got_c is None:
@@ -585,7 +620,7 @@ def _search(
                         implicit,
                     )
                 else:
-                    got = srch.apply(node.state, action)
+                    got = srch.apply(base, action)
                     if got is None:
                         continue
                     nst, ev = got
@@ -883,8 +918,8 @@ class Tracker:
 
         :raises ValueError: nothing to undo (still at the setup).
         """
-        if any(h.trail for h in self._hyps) or any(h.pending for h in self._hyps):
-            best = min(self._hyps, key=lambda h: h.cost)
+        best = min(self._hyps, key=lambda h: h.cost)
+        if any(step.actions for step in best.trail) or any(h.pending for h in self._hyps):
             undone = tuple(
                 Committed(a, ev, s)
                 for step in reversed(best.trail)
@@ -936,7 +971,10 @@ class Tracker:
         for deep, depth in ((False, opts.depth), (True, opts.deep_depth)):
             out = []
             best_obs = float("inf")
-            for h in self._hyps:
+            roots = sorted(self._hyps, key=lambda h: h.cost)
+            if deep:
+                roots = roots[: opts.deep_roots]
+            for h in roots:
                 for n in _search(srch, h, target, opts, depth, deep):
                     if n.obs_cost < best_obs:
                         best_obs = n.obs_cost
