@@ -19,10 +19,10 @@ Recorded session folder (written by :class:`SessionRecorder`, read by :class:`Se
 
     session.json    {"format": "companion-session", "version": 1, "source": "usb:0",
                      "image_ext": ".jpg", "created_unix_s": 1732270000.0}
-    frames.jsonl    one JSON object per line, in frame order:
+    frames.jsonl    one JSON object per line, in recording order:
                     {"index": 0, "time_s": 0.0, "file": "frames/000000.jpg",
                      "size": [640, 480]}  (+ any extra keys the recorder was given)
-    frames/         the images, JPEG (quality 95) or PNG
+    frames/         the images, JPEG (quality 95) or PNG, numbered in recording order
 
 ``index`` is the source's frame counter, ``time_s`` seconds since the source opened (monotonic),
 ``file`` the image path relative to the session folder. Lines are appended and flushed one by
@@ -647,7 +647,7 @@ class SessionRecorder:
         reserved = {"index", "time_s", "file", "size"} & set(extra)
         if reserved:
             raise ValueError(f"reserved keys in extra: {sorted(reserved)}")
-        rel = f"frames/{frame.index:06d}{self.image_ext}"
+        rel = f"frames/{self.count:06d}{self.image_ext}"  # unique even if indices repeat
         params = [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality] if self.image_ext == ".jpg" else []
         ok, buf = cv2.imencode(self.image_ext, frame.image, params)
         if not ok:

@@ -278,3 +278,95 @@ def test_picamera2_off_a_pi_is_a_status():
 def test_malformed_specs_are_refused(spec):
     with pytest.raises(FrameSourceError):
         open_source(spec)
+
+
+class _FakePicamera2:
+    """Stands in for picamera2.Picamera2 (only what Picamera2Source uses)."""
+
+    instances: list[_FakePicamera2] = []
+    fail_start = False
+
+    def __init__(self):
+        self.controls: dict = {}
+        self.config = None
+        self.started = self.closed = False
+        self.frames = 0
+        _FakePicamera2.instances.append(self)
+
+    def create_video_configuration(self, main):
+        return {"main": dict(main)}
+
+    def configure(self, config):
+        self.config = config
+
+    def set_controls(self, controls):
+        self.controls.update(controls)
+
+    def start(self):
+        if _FakePicamera2.fail_start:
+            raise RuntimeError("Camera __init__ sequence did not complete")
+        self.started = True
+
+    def capture_array(self, stream):
+        assert stream == "main"
+        self.frames += 1
+        if self.frames == 2:
+            raise RuntimeError("Camera frontend has timed out!")
+        w, h = self.config["main"]["size"]
+        return np.full((h, w, 3), self.frames, np.uint8)
+
+    def capture_metadata(self):
+        return {"ExposureTime": 16600, "AnalogueGain": 2.5, "ColourGains": (1.9, 1.6)}
+
+    def stop(self):
+        self.started = False
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fake_picamera2(monkeypatch):
+    import sys
+    import types
+
+    module = types.ModuleType("picamera2")
+    module.Picamera2 = _FakePicamera2
+    monkeypatch.setitem(sys.modules, "picamera2", module)
+    _FakePicamera2.instances.clear()
+    _FakePicamera2.fail_start = False
+    return _FakePicamera2
+
+
+def test_picamera2_source_frames_errors_and_exposure_lock(fake_picamera2):
+    from companion.vision.sources import Picamera2Source
+
+    ticks = iter([10.0, 10.5, 10.6, 10.7])
+    src = Picamera2Source((320, 240), controls={"FrameRate": 15}, clock=lambda: next(ticks))
+    cam = fake_picamera2.instances[0]
+    assert cam.config["main"] == {"size": (320, 240), "format": "RGB888"}
+    assert cam.controls == {"FrameRate": 15} and cam.started
+    first = src.read()
+    assert first.image.shape == (240, 320, 3) and first.index == 0 and first.time_s == 0.5
+    assert src.read() is None and "timed out" in src.status.message  # driver hiccup
+    assert src.read().index == 1
+    locked = src.lock_exposure()
+    assert locked == {
+        "AeEnable": False,
+        "AwbEnable": False,
+        "ExposureTime": 16600,
+        "AnalogueGain": 2.5,
+        "ColourGains": (1.9, 1.6),
+    }
+    assert cam.controls["AeEnable"] is False and cam.controls["ExposureTime"] == 16600
+    src.close()
+    assert cam.closed and not cam.started
+
+
+def test_picamera2_that_fails_to_start_is_a_status(fake_picamera2):
+    fake_picamera2.fail_start = True
+    src = open_source("picamera2:640x480")
+    assert src.read() is None and src.status.kind == "error"
+    assert "cannot start the Pi camera" in src.status.message
+    with pytest.raises(RuntimeError, match="not running"):
+        src.lock_exposure()
