@@ -160,11 +160,15 @@ def tower_move(
     :raises IllegalAction: no such tower (R-TOWER-2), destination is the castle's space
         (R-TOWER-5).
     """
-    check_lift(tb, stacks, s, k)
-    dest = (s - 1 + steps) % tb.length + 1
+    length = tb.length
+    if type(s) is not int or not 1 <= s <= length:
+        check_lift(tb, stacks, s, k)
+    st = stacks[s - 1]
+    if type(k) is not int or not 1 <= k <= len(st):
+        check_lift(tb, stacks, s, k)
+    dest = (s - 1 + steps) % length + 1
     if dest == castle and castle != s:
         raise IllegalAction(f"a tower may not end on the raven castle's space {dest}", "R-TOWER-5")
-    st = stacks[s - 1]
     dst = stacks[dest - 1]
     hd = len(dst)
     moved = st[k - 1 :]
@@ -183,12 +187,12 @@ def tower_move(
             carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
             break
     new_wiz = tuple([p + delta if lo <= p <= hi else p for p in wiz]) if carried else wiz
-    towers = tb.towers
+    tower_ids = tb.tower_ids
     ev.append(
         Event(
             "tower_moved",
             {
-                "towers": [towers[t].id for t in moved],
+                "towers": [tower_ids[t] for t in moved],
                 "from": s,
                 "tier": k,
                 "to": dest,

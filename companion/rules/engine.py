@@ -47,6 +47,7 @@ from companion.rules.model import (
 )
 
 HAND_SIZE = 3
+_KIND_BY_ID = {id(c): i for i, c in enumerate(CARD_KINDS)}
 _tuple_new = tuple.__new__
 """R-SETUP-5 / R-TURN-4: cards in hand after refilling."""
 
@@ -195,9 +196,11 @@ def _card_turn(st: GameState, player: str) -> int:
 
 def _card_kind(st: GameState, seat: int, card: Any, side: str, steps: Any, rolls: Any) -> int:
     """Check a card's form and dice against the move; returns the card kind index."""
-    kidx = KIND_INDEX.get(card) if isinstance(card, Card) else None
-    if kidx is None:
-        raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
+    kidx = _KIND_BY_ID.get(id(card))
+    if kidx is None or CARD_KINDS[kidx] is not card:
+        kidx = KIND_INDEX.get(card) if isinstance(card, Card) else None
+        if kidx is None:
+            raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
     if card.type != side and card.type != "either":
         raise IllegalAction(f"a {card.type} card cannot move a {side}", "R-CARD-3")
     if card.dice:

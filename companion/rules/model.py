@@ -460,6 +460,7 @@ class Table:
         "wiz_range",
         "seat_of",
         "tower_index",
+        "tower_ids",
         "tower_crest",
         "tower_magic",
         "crest_space",
@@ -485,6 +486,7 @@ class Table:
     wiz_range: tuple[tuple[int, int], ...]
     seat_of: dict[str, int]
     tower_index: dict[str, int]
+    tower_ids: tuple[str, ...]
     tower_crest: tuple[bool, ...]
     tower_magic: tuple[bool, ...]
     crest_space: tuple[bool, ...]
@@ -533,6 +535,7 @@ class Table:
         s(self, "wiz_range", tuple(ranges))
         s(self, "seat_of", {c: i for i, c in enumerate(config.colours)})
         s(self, "tower_index", {t.id: i for i, t in enumerate(self.towers)})
+        s(self, "tower_ids", tuple(t.id for t in self.towers))
         s(self, "tower_crest", tuple(t.crest for t in self.towers))
         s(self, "tower_magic", tuple(t.magic for t in self.towers))
         length = config.track.length
