@@ -28,7 +28,15 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    current_app,
+    jsonify,
+    request,
+    stream_with_context,
+)
 
 from companion.web.layout import LayoutError, board_layout, parse_special
 from companion.web.service import (
@@ -222,17 +230,32 @@ def join(token: str) -> Response:
 # JSON API
 
 
+def _snapshot_json(audience: Audience) -> tuple[int, str]:
+    """``(version, JSON text)`` of the audience's snapshot, serialised once per version and
+    audience (every phone of the table asks for the same few)."""
+    svc = _service()
+    cache: dict[Audience, tuple[int, str]] = current_app.extensions["companion.json_cache"]
+    version = svc.version
+    hit = cache.get(audience)
+    if hit is not None and hit[0] == version:
+        return hit
+    snap = svc.snapshot(audience)
+    entry = (int(snap["version"]), json.dumps(snap, separators=(",", ":")))
+    cache[audience] = entry
+    return entry
+
+
 @bp.get("/api/state")
 def api_state() -> Response:
     audience = _audience(request.args.get("as"))
-    svc = _service()
-    snap = svc.snapshot(audience)
-    tag = _etag(int(snap["version"]), audience)
-    if request.if_none_match.contains_weak(tag):
+    current = _etag(_service().version, audience)
+    if request.if_none_match.contains_weak(current):
         resp = Response(status=304)
+        resp.set_etag(current)
     else:
-        resp = Response(json.dumps(snap, separators=(",", ":")), mimetype="application/json")
-    resp.set_etag(tag)
+        version, body = _snapshot_json(audience)
+        resp = Response(body, mimetype="application/json")
+        resp.set_etag(_etag(version, audience))
     resp.headers["Cache-Control"] = "private, no-cache"
     resp.headers["Vary"] = "Cookie"
     return resp
@@ -323,10 +346,10 @@ def healthz() -> Response:
 # Server-Sent Events
 
 
-def sse_message(snapshot: Mapping[str, Any]) -> str:
-    """One SSE message carrying a whole snapshot: ``id: <version>``, ``event: snapshot``."""
-    data = json.dumps(snapshot, separators=(",", ":"))
-    return f"id: {snapshot['version']}\nevent: snapshot\ndata: {data}\n\n"
+def sse_message(version: int, data: str) -> str:
+    """One SSE message carrying a whole snapshot (JSON text on one line): ``id: <version>``,
+    ``event: snapshot``."""
+    return f"id: {version}\nevent: snapshot\ndata: {data}\n\n"
 
 
 @bp.get("/events")
@@ -341,9 +364,8 @@ def events() -> Response:
     def stream() -> Iterator[str]:
         started = last_beat = time.monotonic()
         # a (re)connect always gets the full current snapshot, whatever Last-Event-ID says
-        snap = svc.snapshot(audience)
-        seen = int(snap["version"])
-        yield "retry: 1000\n" + sse_message(snap)
+        seen, data = _snapshot_json(audience)
+        yield "retry: 1000\n" + sse_message(seen, data)
         while not max_s or time.monotonic() - started < max_s:
             now = svc.wait_for_change(seen, heartbeat)
             if stopping.is_set():
@@ -355,12 +377,11 @@ def events() -> Response:
                 else:
                     stopping.wait(0.2)  # woken without a change (service closing): no busy loop
                 continue
-            snap = svc.snapshot(audience)
-            seen = int(snap["version"])
+            seen, data = _snapshot_json(audience)
             last_beat = time.monotonic()
-            yield sse_message(snap)
+            yield sse_message(seen, data)
 
-    resp = Response(stream(), mimetype="text/event-stream")
+    resp = Response(stream_with_context(stream()), mimetype="text/event-stream")
     resp.headers["Cache-Control"] = "no-store"
     resp.headers["X-Accel-Buffering"] = "no"
     return resp
@@ -397,6 +418,7 @@ def create_app(config: Mapping[str, Any] | None, service: TableService) -> Flask
         app.config.from_mapping(config)
     app.extensions["companion.service"] = service
     app.extensions["companion.stopping"] = threading.Event()  # set: event streams end
+    app.extensions["companion.json_cache"] = {}
     app.register_blueprint(bp)
     app.after_request(_secure_headers)
 

@@ -160,6 +160,8 @@ class FakeTableService:
         self._bot = RandomBot(seed)
         self._answers: list[tuple[str, str, str]] = []
         self._driver: threading.Thread | None = None
+        self.change_log: list[tuple[int, float]] | None = None
+        """Set to a list to record ``(version, clock())`` of every change (the web bench)."""
         self._stop = threading.Event()
         if setup is not None:
             self.submit(dict(setup, command="setup"), Audience.host())
@@ -341,6 +343,8 @@ class FakeTableService:
 
     def _changed(self) -> None:
         self._version += 1
+        if self.change_log is not None:
+            self.change_log.append((self._version, self._clock()))
         self._cache.clear()
         self._beats["tracker"]["t"] = self._clock()
         self._cond.notify_all()

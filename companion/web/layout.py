@@ -51,8 +51,15 @@ def _grid(length: int) -> tuple[int, int] | None:
     return w, h
 
 
-def _computed(length: int) -> tuple[list[tuple[float, float]], float, float]:
+def _square(x: float, y: float, half: float) -> list[tuple[float, float]]:
+    return [(x - half, y - half), (x + half, y - half), (x + half, y + half), (x - half, y + half)]
+
+
+def _computed(
+    length: int,
+) -> tuple[list[tuple[float, float]], list[list[tuple[float, float]]], float, float]:
     grid = _grid(length)
+    half = CELL * 0.47
     if grid is None:
         # an odd loop: spaces on a circle, space 1 at the top-left, clockwise
         radius = CELL * length / (2 * math.pi) * 1.15
@@ -61,38 +68,47 @@ def _computed(length: int) -> tuple[list[tuple[float, float]], float, float]:
         for i in range(length):
             a = -3 * math.pi / 4 + 2 * math.pi * i / length
             centres.append((size / 2 + radius * math.cos(a), size / 2 + radius * math.sin(a)))
-        return centres, size, size
+        return centres, [_square(x, y, half * 0.9) for x, y in centres], size, size
     w, h = grid
     cells: list[tuple[int, int]] = [(c, 0) for c in range(w)]
     cells += [(w - 1, r) for r in range(1, h)]
     cells += [(c, h - 1) for c in range(w - 2, -1, -1)]
     cells += [(0, r) for r in range(h - 2, 0, -1)]
     centres = [((c + 0.5) * CELL, (r + 0.5) * CELL) for c, r in cells]
-    return centres, w * CELL, h * CELL
+    return centres, [_square(x, y, half) for x, y in centres], w * CELL, h * CELL
 
 
 def _from_geometry(
     length: int, special: Mapping[int, str]
-) -> tuple[list[tuple[float, float]], float, float] | None:
+) -> tuple[list[tuple[float, float]], list[list[tuple[float, float]]], float, float] | None:
     try:
         geometry = importlib.import_module("companion.vision.geometry")
         board = geometry.BoardGeometry.for_track(length, special=dict(special))
         raw = board.space_centres()  # (N, 2) float64 mm, row s-1 = space s
         points = [(float(raw[s][0]), float(raw[s][1])) for s in range(length)]
+        shapes = [
+            [(float(x), float(y)) for x, y in board.space_outline(s, samples=4)]
+            for s in range(1, length + 1)
+        ]
     except (ImportError, AttributeError, KeyError, TypeError, ValueError, IndexError):
         return None
-    xs = [p[0] for p in points]
-    ys = [p[1] for p in points]
-    # the smallest distance between neighbours becomes one cell
-    step = min(math.dist(points[i], points[(i + 1) % length]) for i in range(length))
+    # one space pitch (mm) becomes one cell
+    step = float(board.pitch)
     if step <= 0:
         return None
     scale = CELL / step
-    x0, y0 = min(xs), min(ys)
-    centres = [((x - x0) * scale + CELL / 2, (y - y0) * scale + CELL / 2) for x, y in points]
-    width = (max(xs) - x0) * scale + CELL
-    height = (max(ys) - y0) * scale + CELL
-    return centres, width, height
+    xs = [x for shape in shapes for x, _ in shape]
+    ys = [y for shape in shapes for _, y in shape]
+    x0, y0 = min(xs) - CELL * 0.05, min(ys) - CELL * 0.05
+
+    def tr(p: tuple[float, float]) -> tuple[float, float]:
+        return ((p[0] - x0) * scale, (p[1] - y0) * scale)
+
+    centres = [tr(p) for p in points]
+    outlines = [[tr(p) for p in shape] for shape in shapes]
+    width = (max(xs) - x0) * scale + CELL * 0.05
+    height = (max(ys) - y0) * scale + CELL * 0.05
+    return centres, outlines, width, height
 
 
 def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[str, Any]:
@@ -101,7 +117,8 @@ def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[
     :param length: number of spaces (R-TRACK-1/5), 7..40.
     :param special: space -> ``fountain`` / ``web``.
     :returns: ``{"length", "cell", "width", "height", "source": "geometry"|"computed",
-        "spaces": [{"space": 1, "x": 50.0, "y": 50.0, "special": None}, …]}``.
+        "spaces": [{"space": 1, "x": 50.0, "y": 50.0, "special": None,
+        "outline": [[x, y], …]}, …]}`` (the outline of a space's field on the track band).
     :raises LayoutError: for a length outside 7..40 or a special space off the track.
     """
     if not 7 <= length <= MAX_LENGTH:
@@ -112,7 +129,7 @@ def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[
             raise LayoutError(f"special: space {s} is not on a track of {length}")
     found = _from_geometry(length, special)
     source = "geometry" if found else "computed"
-    centres, width, height = found or _computed(length)
+    centres, outlines, width, height = found or _computed(length)
     return {
         "length": length,
         "cell": CELL,
@@ -125,6 +142,7 @@ def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[
                 "x": round(x, 1),
                 "y": round(y, 1),
                 "special": special.get(i + 1),
+                "outline": [[round(px, 1), round(py, 1)] for px, py in outlines[i]],
             }
             for i, (x, y) in enumerate(centres)
         ],

@@ -201,33 +201,35 @@ const WT = (() => {
   function pieceAt(piece, space) { return piece && typeof piece === "object" && piece.space === space; }
 
   // ---------------------------------------------------------------- the board as SVG
-  const WZ_SLOTS = [[-22, -6], [0, -6], [22, -6], [-22, 18], [0, 18], [22, 18]];
+  // a space's content, relative to its centre (user units; one space is about 100 wide)
+  const WZ_SLOTS = [[-20, -4], [0, -4], [20, -4], [-20, 17], [0, 17], [20, 17]];
 
   function wizardMark(x, y, colour, r, cls, title) {
     const g = sv("g", {});
     g.append(sv("circle", { cx: x, cy: y, r, fill: FILL[colour] || "#999", class: cls }));
-    g.append(sv("text", { x, y: y + 0.5, class: "wz-letter",
+    g.append(sv("text", { x, y: y + 0.5, class: "wz-letter", "font-size": Math.round(r * 1.25),
       fill: DARK_TEXT[colour] ? "#1d1a16" : "#fff", text: LETTER[colour] || "?" }));
     if (title) g.append(sv("title", { text: title }));
     return g;
   }
 
   function castleShape(x, y) {
-    const w = 40, h = 34, top = y - h / 2, left = x - w / 2;
-    const d = `M${left} ${top + h} V${top + 8} h6 v-8 h7 v8 h7 v-8 h7 v8 h7 v-8 h6 v${h} Z`;
+    const w = 44, h = 38, top = y - h / 2, left = x - w / 2;
+    const d = `M${left} ${top + h} V${top + 9} h6 v-9 h8 v9 h8 v-9 h8 v9 h8 v-9 h6 v${h} Z`;
     return sv("g", {}, sv("path", { d, class: "castle" }),
-      sv("text", { x, y: y + 9, class: "castle-label", "text-anchor": "middle", text: "castle" }),
+      sv("text", { x, y: y + 12, class: "castle-label", "text-anchor": "middle", text: "castle" }),
       sv("title", { text: "the raven castle" }));
   }
 
-  function describeSpace(state, space, kind, stack, wz) {
+  function describeSpace(state, space, kind, stack, wz, unseen) {
     const parts = [`Space ${space}`];
     if (kind !== "plain-space") parts.push(kind.replace("-space", " space"));
     if (stack.length) parts.push(`${stack.length} tower${stack.length > 1 ? "s" : ""}, ` +
       `${towerKind(state, stack[stack.length - 1])} roof on top`);
     if (pieceAt(state.castle, space)) parts.push("raven castle");
-    if (wz.visible.length) parts.push("wizards " + wz.visible.join(", "));
+    if (wz.visible.length) parts.push("on top: " + wz.visible.join(", "));
     if (wz.hidden.length) parts.push("trapped " + wz.hidden.map(([id, t]) => `${id} (tier ${t})`).join(", "));
+    if (unseen) parts.push(`${unseen} more wizard${unseen > 1 ? "s" : ""} under the towers`);
     return parts.join(" · ");
   }
 
@@ -236,90 +238,106 @@ const WT = (() => {
   async function renderBoard(svg, snap, opts) {
     opts = opts || {};
     const state = snap && snap.state;
-    clear(svg);
     if (!state) {
+      clear(svg);
       svg.setAttribute("viewBox", "0 0 400 80");
       svg.append(sv("text", { x: 200, y: 45, "text-anchor": "middle", class: "num",
         text: "No game yet: the host sets one up." }));
       return;
     }
     const layout = await layoutFor(state);
-    const c = layout.cell, half = c * 0.46;
+    clear(svg);
     svg.setAttribute("viewBox", `0 0 ${layout.width} ${layout.height}`);
     svg.setAttribute("role", "img");
     svg.setAttribute("aria-label", "the track with towers and wizards");
-    const defs = sv("defs", {},
+    svg.append(sv("defs", {},
       sv("pattern", { id: "webpattern", width: 12, height: 12, patternUnits: "userSpaceOnUse" },
         sv("rect", { width: 12, height: 12, fill: "#dcdcdc" }),
-        sv("path", { d: "M0 0 L12 12 M12 0 L0 12", stroke: "#888", "stroke-width": 1 })));
-    svg.append(defs);
+        sv("path", { d: "M0 0 L12 12 M12 0 L0 12", stroke: "#888", "stroke-width": 1 }))));
+    const unseenBy = state.hidden || {};
     for (const sp of layout.spaces) {
       const { space, x, y } = sp;
       const kind = spaceKind(state, space);
       const stack = stackOf(state, space);
       const wz = wizardsAt(state, space);
+      let unseen = Number(unseenBy[String(space)] || 0);
       const g = sv("g", { "data-space": space });
       const cls = ["space", kind];
       if (opts.onPick) cls.push("pickable");
       if (opts.picked === space) cls.push("picked");
-      const rect = sv("rect", { x: x - half, y: y - half, width: 2 * half, height: 2 * half,
-        rx: 10, class: cls.join(" ") });
-      g.append(rect);
-      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz) }));
-      if (kind === "crest-space") {
+      const outline = sp.outline || [[x - 46, y - 46], [x + 46, y - 46], [x + 46, y + 46], [x - 46, y + 46]];
+      g.append(sv("polygon", { points: outline.map((p) => p.join(",")).join(" "), class: cls.join(" ") }));
+      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz, unseen) }));
+      if (kind === "crest-space" && !stack.length) {
         g.append(sv("path", { class: "crestmark",
-          d: `M${x + 22} ${y - 40} h16 v10 q0 10 -8 14 q-8 -4 -8 -14 Z` }));
+          d: `M${x + 20} ${y - 42} h18 v11 q0 11 -9 15 q-9 -4 -9 -15 Z` }));
       }
       if (kind === "fountain" || kind === "web") {
-        g.append(sv("text", { x: x + half - 6, y: y - half + 16, "text-anchor": "end",
-          class: "num", text: kind === "fountain" ? "fountain" : "web" }));
+        g.append(sv("text", { x, y: y + 44, "text-anchor": "middle", class: "num",
+          text: kind === "fountain" ? "fountain" : "web" }));
       }
-      g.append(sv("text", { x: x - half + 5, y: y - half + 17, class: "num", text: space }));
+      g.append(sv("text", { x: x - 44, y: y - 29, class: "num", text: space }));
       if (stack.length) {
         const top = towerKind(state, stack[stack.length - 1]);
         const shadows = Math.min(stack.length - 1, 3);
         for (let i = shadows; i >= 1; i--) {
-          g.append(sv("rect", { x: x - 30 + 4 * i, y: y - 26 - 4 * i, width: 60, height: 58,
+          g.append(sv("rect", { x: x - 32 + 4 * i, y: y - 22 - 4 * i, width: 64, height: 52,
             rx: 8, class: "tower unknown" }));
         }
-        g.append(sv("rect", { x: x - 30, y: y - 26, width: 60, height: 58, rx: 8,
+        g.append(sv("rect", { x: x - 32, y: y - 22, width: 64, height: 52, rx: 8,
           class: `tower ${top}` }));
-        if (top === "crest") {
-          g.append(sv("path", { class: "crestmark", style: null,
-            d: `M${x - 8} ${y - 22} h16 v8 q0 8 -8 11 q-8 -3 -8 -11 Z`, stroke: "#5a4313" }));
-        }
         if (top === "magic") {
-          g.append(sv("text", { x, y: y - 12, "text-anchor": "middle", class: "num", text: "✦" }));
+          g.append(sv("text", { x, y: y - 8, "text-anchor": "middle", class: "num", text: "✦" }));
         }
-        g.append(sv("circle", { cx: x + 30, cy: y + 30, r: 13, fill: "#fff", stroke: "#3a3127",
-          "stroke-width": 2 }));
-        g.append(sv("text", { x: x + 30, y: y + 36.5, "text-anchor": "middle", class: "height",
+        g.append(sv("circle", { cx: x + 32, cy: y - 28, r: 14, fill: "#fff", stroke: "#3a3127",
+          "stroke-width": 2.5 }));
+        g.append(sv("text", { x: x + 32, y: y - 21, "text-anchor": "middle", class: "height",
           text: stack.length }));
       }
-      if (pieceAt(state.castle, space)) g.append(castleShape(x, y - 6));
+      if (pieceAt(state.castle, space)) g.append(castleShape(x, y + 2));
       wz.visible.slice(0, 6).forEach((id, i) => {
         const [dx, dy] = WZ_SLOTS[i];
-        g.append(wizardMark(x + dx, y + dy, colourOf(id), 10.5, "wz", `${id} on top`));
+        g.append(wizardMark(x + dx, y + dy, colourOf(id), 11, "wz", `${id} on top`));
       });
-      wz.hidden.slice(0, 6).forEach(([id, tier], i) => {
-        g.append(wizardMark(x - 34 + 13 * i, y + 38, colourOf(id), 7.5, "wz hidden-wz",
+      // trapped wizards this page may show: a dashed row below the stack (tier in the title)
+      wz.hidden.slice(0, 4).forEach(([id, tier], i) => {
+        g.append(wizardMark(x - 33 + 21 * i, y + 43, colourOf(id), 10, "wz hidden-wz",
           `${id} trapped at tier ${tier}`));
       });
+      if (unseen || wz.hidden.length > 4) {
+        const extra = unseen + Math.max(wz.hidden.length - 4, 0);
+        const ux = x - 37 + 21 * Math.min(wz.hidden.length, 3);
+        unseen = extra;
+        g.append(sv("rect", { x: ux - 6, y: y + 33, width: 30, height: 20, rx: 10, fill: "#fff",
+          stroke: "#3a3127", "stroke-dasharray": "3 2" }));
+        g.append(sv("text", { x: ux + 9, y: y + 48, "text-anchor": "middle", class: "num",
+          "font-size": 15, text: `?${unseen}` }));
+      }
       if (pieceAt(state.witch, space) && state.witch.tier === stack.length) {
-        g.append(sv("circle", { cx: x + 36, cy: y - 14, r: 9, class: "token-witch" }));
-        g.append(sv("text", { x: x + 36, y: y - 13.5, class: "token-label", text: "W" }));
+        g.append(sv("circle", { cx: x - 36, cy: y + 4, r: 9, class: "token-witch" }));
+        g.append(sv("text", { x: x - 36, y: y + 4.5, class: "token-label", text: "W" }));
       }
       if (pieceAt(state.raven, space)) {
-        g.append(sv("rect", { x: x + 27, y: y + 0, width: 18, height: 14, rx: 3,
+        g.append(sv("rect", { x: x + 27, y: y + 8, width: 18, height: 14, rx: 3,
           class: "token-raven" }));
-        g.append(sv("text", { x: x + 36, y: y + 7.5, class: "token-label", text: "Rv" }));
+        g.append(sv("text", { x: x + 36, y: y + 15.5, class: "token-label", text: "Rv" }));
       }
       if (opts.onPick) {
         g.addEventListener("click", () => opts.onPick(space));
         g.setAttribute("tabindex", "0");
+        g.setAttribute("role", "button");
         g.addEventListener("keydown", (ev) => { if (ev.key === "Enter") opts.onPick(space); });
       }
       svg.append(g);
+    }
+    // the open middle of the loop: whose turn it is, readable from across the table
+    const turn = (state.turn || {}).player;
+    if (turn && !(state.game || {}).over) {
+      const cx = layout.width / 2, cy = layout.height / 2;
+      svg.append(sv("g", { class: "centre" },
+        wizardMark(cx, cy - 22, turn, 26, "wz", `${turn}'s turn`),
+        sv("text", { x: cx, y: cy + 30, "text-anchor": "middle", class: "centre-text",
+          text: `${cap(turn)}'s turn` })));
     }
   }
 
@@ -416,8 +434,8 @@ const WT = (() => {
     const body = section.querySelector(".qbody");
     clear(body);
     if (!q) return;
-    const to = q.to ? `${cap(q.to)}, ` : "";
-    body.append(el("p", { "data-question": q.id }, to + q.text));
+    if (q.to) body.append(el("p", { class: "muted" }, chip(q.to), ` for ${cap(q.to)}`));
+    body.append(el("p", { "data-question": q.id }, q.text));
     if (canAnswer(q)) {
       const row = el("div", { class: "choices" });
       for (const opt of q.options || []) {

@@ -219,8 +219,9 @@
     }
     const parser = new DOMParser();
     const add = (code, title, chipColour) => {
-      const doc = parser.parseFromString(code.svg, "image/svg+xml");
-      const node = document.importNode(doc.documentElement, true);
+      // segno's inline SVG has no xmlns: the HTML parser puts it in the SVG namespace
+      const doc = parser.parseFromString(code.svg, "text/html");
+      const node = document.importNode(doc.body.firstElementChild, true);
       box.append(el("div", { class: "qr", "data-qr": code.label },
         el("div", {}, chipColour ? WT.chip(chipColour) : null, " ", el("strong", {}, title)),
         node, el("div", { class: "muted" }, code.url)));

@@ -1,0 +1,175 @@
+"""The pages in a real browser: Debian's Chromium driven by Playwright against waitress.
+
+Skipped with a reason where ``/usr/bin/chromium`` is absent (CI installs it in ``.ci/run``).
+Screenshots are kept in ``artifacts/screenshots/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.web import BackgroundServer, create_app
+from companion.web.fake import FakeTableService
+from companion.web.service import Audience
+from tests.web.conftest import trapped_position
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PHONE = {"width": 412, "height": 915}
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="Debian's Chromium (/usr/bin/chromium) is not installed"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def table() -> Iterator[tuple[FakeTableService, str]]:
+    svc = FakeTableService(seed=21)
+    svc.load(trapped_position(), memory_aid="own")
+    app = create_app({"SSE_HEARTBEAT_S": 1.0}, svc)
+    srv = BackgroundServer(app, "127.0.0.1", 0).start()
+    yield svc, srv.url
+    svc.close()
+    srv.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    ctx = browser.new_context(viewport=PHONE, device_scale_factor=1)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield pg
+    ctx.close()
+    assert errors == [], f"the page reported errors: {errors}"
+
+
+def shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def wait_version(page: Any, version: int, timeout_ms: float) -> None:
+    page.wait_for_function(
+        "v => Number(document.body.dataset.version || -1) >= v", arg=version, timeout=timeout_ms
+    )
+
+
+def test_table_page_follows_the_game_within_a_second(
+    table: tuple[FakeTableService, str], page: Any
+) -> None:
+    svc, url = table
+    page.goto(url + "/")
+    wait_version(page, svc.version, 5000)
+    page.wait_for_selector("#board g[data-space='16']")
+    assert page.locator("#conn").inner_text() == "live"
+    shot(page, "table")
+    # an action at the table: the tower on space 6 moves onto space 7 (R-TOWER-*)
+    from companion import rules
+
+    game = svc.game()
+    assert game is not None
+    move = next(a for a in rules.legal_actions(game) if isinstance(a, rules.MoveTower))
+    start = time.monotonic()
+    svc.step()
+    wait_version(page, svc.version, 1000)
+    took = time.monotonic() - start
+    assert took < 1.0
+    after = svc.snapshot(Audience.public())["state"]
+    for space, stack in after["stacks"].items():
+        title = page.locator(f"#board g[data-space='{space}'] > title").text_content() or ""
+        assert f"{len(stack)} tower" in title
+    # trapped wizards never appear on the table page (memory aid 'own')
+    text = page.content()
+    assert "blue-1" not in text and "trapped" not in (page.locator("#board").text_content() or "")
+    del move
+
+
+def test_a_player_answers_a_question_on_their_phone(
+    table: tuple[FakeTableService, str], page: Any
+) -> None:
+    svc, url = table
+    page.goto(url + "/join/" + svc.player_tokens()["blue"])
+    page.wait_for_url(url + "/me")
+    page.wait_for_selector("#mine li")
+    assert "TRAPPED on space 2" in page.locator("#mine").inner_text()
+    qid = svc.ask(
+        "Which tower moved onto space 2?",
+        [("a", "the one from space 1"), ("b", "the one from space 3")],
+        to="blue",
+    )
+    button = page.locator("[data-option='b']")
+    button.wait_for(timeout=2000)
+    shot(page, "player")
+    button.click()
+    page.wait_for_function("() => document.getElementById('msg').textContent.includes('Answered')")
+    assert svc.answers[-1] == (qid, "b", "blue")
+    page.wait_for_selector("#question.hidden", state="attached")
+
+
+def test_the_host_rolls_the_die(table: tuple[FakeTableService, str], page: Any) -> None:
+    svc, url = table
+    page.goto(url + "/join/" + svc.host_token)
+    page.wait_for_url(url + "/host")
+    page.wait_for_selector("#board g[data-space='1']")
+    page.click("[data-dice-mode='2']")
+    page.wait_for_function("() => !document.getElementById('roll').disabled")
+    page.click("#roll")
+    page.wait_for_function("() => /^[1-6]$/.test(document.querySelector('#dice .die').textContent)")
+    dice = svc.snapshot(Audience.host())["dice"]
+    assert page.locator("#dice .die").inner_text() == str(dice["value"])
+    assert dice["mode"] == 2 and len(dice["rolls"]) == 1
+    assert page.locator("#panel .pips i.on").count() == dice["value"]
+    shot(page, "host-game")
+    # tap a space: the correction form opens with what the companion believes is there
+    page.click("#board g[data-space='2']")
+    assert page.locator("#c-towers").input_value() == "2"
+    shot(page, "host-correct")
+
+
+def test_the_host_sets_up_a_game_and_shows_join_codes(
+    table: tuple[FakeTableService, str], page: Any
+) -> None:
+    svc, url = table
+    page.goto(url + "/join/" + svc.host_token)
+    page.wait_for_selector("#board g[data-space='1']")
+    page.click("[data-tab='setup']")
+    page.select_option("#s-players", "2")
+    options = page.locator("#s-colours select").first.locator("option").all_inner_texts()
+    assert options == ["B · Blue", "Y · Yellow"]  # R-COMP-2
+    shot(page, "host-setup")
+    page.click("#s-start")
+    page.wait_for_function("() => document.getElementById('msg').textContent === 'new game dealt'")
+    game = svc.game()
+    assert game is not None and game.table.colours == ("blue", "yellow")
+    page.click("[data-tab='codes']")
+    page.wait_for_selector("[data-qr='yellow'] svg")
+    assert page.locator(".qr svg").count() == 4
+    shot(page, "host-codes")
