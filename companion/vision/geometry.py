@@ -292,6 +292,7 @@ class BoardGeometry:
     def __init__(self, data: Mapping[str, Any], track: TrackDef | None = None) -> None:
         d = _merge(DEFAULTS, data)
         self._data = d
+        self._signature: str | None = None
         self.track: TrackDef = track if track is not None else TrackDef.from_json(d["track"])
         self._data["track"] = self.track.to_json()
         b = d["board"]
@@ -430,6 +431,12 @@ class BoardGeometry:
     def to_dict(self) -> dict[str, Any]:
         """The geometry file form (round-trips through :meth:`from_dict`)."""
         return copy.deepcopy(self._data)
+
+    def signature(self) -> str:
+        """A string that is equal for equal geometries (canonical JSON of :meth:`to_dict`)."""
+        if self._signature is None:
+            self._signature = json.dumps(self._data, sort_keys=True)
+        return self._signature
 
     def save(self, path: str | Path) -> None:
         """Write the geometry file (JSON, 2-space indent)."""

@@ -66,6 +66,9 @@ TEXTURE_PPM = 2.0
 TEXTURE_PAD = 30.0
 """Board texture margin around the board area, mm."""
 TABLE_PPM = 0.5
+ART_VARIANTS = 12
+"""Number of table/track artwork variants (table kind, grain, print colours, texture noise);
+each render picks one, so textures can be cached."""
 TABLE_SIZE = 2400.0
 
 WIZARD_HSV: Mapping[str, tuple[float, float, float]] = {
@@ -262,8 +265,8 @@ def fit_pose(
     up to ``max_height_mm`` inside the frame with ``margin_px`` to spare."""
     pts = _fit_points(geometry, max_height_mm)
     w, h = camera.size
-    lo, hi = 200.0, 8000.0
-    for _ in range(32):
+    lo, hi = 250.0, 6000.0
+    for _ in range(16):
         mid = 0.5 * (lo + hi)
         pose = look_at(target_mm, tilt_deg, azimuth_deg, roll_deg, mid)
         ok = _inside(pts, pose, camera, w, h, margin_px)
@@ -429,9 +432,10 @@ def random_appearance(rng: np.random.Generator) -> Appearance:
             float(np.clip(v + rng.uniform(-0.08, 0.08), 0.2, 1.0)),
         )
     stone_h = rng.uniform(28, 48)
+    art_variant = int(rng.integers(ART_VARIANTS))
     return Appearance(
-        art=random_board_art(rng),
-        art_seed=int(rng.integers(2**31)),
+        art=random_board_art(np.random.default_rng([art_variant, 0])),
+        art_seed=art_variant,
         wizard=wiz,
         stone=hsv_colour(stone_h, rng.uniform(0.06, 0.2), rng.uniform(0.55, 0.72)),
         roof=hsv_colour(
@@ -649,7 +653,7 @@ def _tower_faces(
         (rt, 0.87 * t),
         (rt, t),
     ]
-    q, n = _lathe(cx, cy, z0, prof, 20, float(rng.uniform(0, 2 * math.pi)))
+    q, n = _lathe(cx, cy, z0, prof, 16, float(rng.uniform(0, 2 * math.pi)))
     shade = 1.0 + rng.normal(0.0, jitter, (len(q), 1))
     faces.add(q, colour[None] * shade, n, group, layer)
     if window:
@@ -690,19 +694,27 @@ def _merlon_faces(
     a0 = phase + np.arange(m) * step
     a1 = a0 + 0.5 * step
 
-    def pt(r: float, a: np.ndarray, z: float) -> np.ndarray:
-        return np.stack([cx + r * np.cos(a), cy + r * np.sin(a), np.full_like(a, -z)], axis=-1)
-
+    # corners of each merlon: index = radius (0 outer, 1 inner), angle (0 a0, 1 a1), z (0, 1)
+    rr = np.array([ro, ri])[:, None, None, None]
+    aa = np.stack([a0, a1])[None, :, None, :]
+    zz = np.array([-z_roof, -zt])[None, None, :, None]
+    px = np.broadcast_to(cx + rr * np.cos(aa), (2, 2, 2, m))
+    py = np.broadcast_to(cy + rr * np.sin(aa), (2, 2, 2, m))
+    pz = np.broadcast_to(zz, (2, 2, 2, m))
+    c = np.stack([px, py, pz], axis=-1)  # (2, 2, 2, m, 3)
+    quads = [
+        ((0, 0, 0), (0, 1, 0), (0, 1, 1), (0, 0, 1)),  # outer
+        ((1, 1, 0), (1, 0, 0), (1, 0, 1), (1, 1, 1)),  # inner
+        ((0, 0, 1), (0, 1, 1), (1, 1, 1), (1, 0, 1)),  # top
+        ((1, 0, 0), (0, 0, 0), (0, 0, 1), (1, 0, 1)),  # side at a0
+        ((0, 1, 0), (1, 1, 0), (1, 1, 1), (0, 1, 1)),  # side at a1
+    ]
+    verts = np.concatenate([np.stack([c[i] for i in q], axis=1) for q in quads])
     am = 0.5 * (a0 + a1)
-    radial = np.stack([np.cos(am), np.sin(am), np.zeros(m)], axis=-1)
-    outer = np.stack([pt(ro, a0, z_roof), pt(ro, a1, z_roof), pt(ro, a1, zt), pt(ro, a0, zt)], 1)
-    inner = np.stack([pt(ri, a1, z_roof), pt(ri, a0, z_roof), pt(ri, a0, zt), pt(ri, a1, zt)], 1)
-    top = np.stack([pt(ro, a0, zt), pt(ro, a1, zt), pt(ri, a1, zt), pt(ri, a0, zt)], 1)
-    s0 = np.stack([pt(ri, a0, z_roof), pt(ro, a0, z_roof), pt(ro, a0, zt), pt(ri, a0, zt)], 1)
-    s1 = np.stack([pt(ro, a1, z_roof), pt(ri, a1, z_roof), pt(ri, a1, zt), pt(ro, a1, zt)], 1)
-    t0 = np.stack([np.sin(a0), -np.cos(a0), np.zeros(m)], axis=-1)
-    t1 = np.stack([-np.sin(a1), np.cos(a1), np.zeros(m)], axis=-1)
-    verts = np.concatenate([outer, inner, top, s0, s1])
+    zero = np.zeros(m)
+    radial = np.stack([np.cos(am), np.sin(am), zero], axis=-1)
+    t0 = np.stack([np.sin(a0), -np.cos(a0), zero], axis=-1)
+    t1 = np.stack([-np.sin(a1), np.cos(a1), zero], axis=-1)
     normals = np.concatenate([radial, -radial, np.tile(_UP, (m, 1)), t0, t1])
     faces.add(verts, colour[None], normals, group, layer)
 
@@ -733,7 +745,7 @@ def _wizard_faces(
         (hd * 0.9, 0.8 * h),
         (0.25, h),
     ]
-    q, n = _lathe(cx, cy, z0, prof, 10, phase)
+    q, n = _lathe(cx, cy, z0, prof, 9, phase)
     faces.add(q, colour[None], n, group, layer)
 
 
@@ -1222,41 +1234,51 @@ class RenderResult:
         return path
 
 
-_NOISE_BANK: dict[str, np.ndarray] = {}
+NOISE_LEVELS = (1.2, 2.0, 3.0, 4.5)
+"""Standard deviations (DN) of the sensor noise banks; each frame uses one."""
+_NOISE_BANK: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray]] = {}
+_NOISE_SLACK = 128
 
 
-def _noise_bank() -> np.ndarray:
-    """A fixed bank of Gaussian sensor noise (seeded once; frames take random windows of it)."""
-    if "n" not in _NOISE_BANK:
-        _NOISE_BANK["n"] = np.random.default_rng(20221).standard_normal(
-            (1024, 1024, 3), dtype=np.float32
-        )
-    return _NOISE_BANK["n"]
+def _noise_bank(h: int, w: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed bank of Gaussian sensor noise of ``sigma`` DN, a few rows taller than the frame,
+    split into its positive and negative parts (uint8, for saturating add/subtract). Seeded
+    once per frame size and level; frames take windows at random row offsets."""
+    key = (h, w, sigma)
+    if key not in _NOISE_BANK:
+        if len(_NOISE_BANK) >= len(NOISE_LEVELS):
+            _NOISE_BANK.clear()
+        rng = np.random.default_rng([20221, int(sigma * 10)])
+        n = rng.standard_normal((h + _NOISE_SLACK, w, 3), np.float32) * sigma
+        pos = np.clip(np.round(n), 0, 255).astype(np.uint8)
+        neg = np.clip(np.round(-n), 0, 255).astype(np.uint8)
+        _NOISE_BANK[key] = (pos, neg)
+    return _NOISE_BANK[key]
 
 
-def _noise_field(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
-    bank = _noise_bank()
-    out = np.empty((h, w, 3), np.float32)
-    bh, bw = bank.shape[:2]
-    for y in range(0, h, bh):
-        for x in range(0, w, bw):
-            th, tw = min(bh, h - y), min(bw, w - x)
-            oy, ox = int(rng.integers(0, bh - th + 1)), int(rng.integers(0, bw - tw + 1))
-            tile = bank[oy : oy + th, ox : ox + tw]
-            if rng.random() < 0.5:
-                tile = tile[::-1]
-            out[y : y + th, x : x + tw] = tile
-    perm = rng.permutation(3)
-    return out[..., perm]
+def _add_noise(frame: np.ndarray, rng: np.random.Generator, level: float) -> np.ndarray:
+    """``frame`` plus Gaussian noise of about ``level`` DN (nearest bank), saturating."""
+    h, w = frame.shape[:2]
+    sigma = min(NOISE_LEVELS, key=lambda s: abs(s - level))
+    pos, neg = _noise_bank(h, w, sigma)
+    oy = int(rng.integers(0, _NOISE_SLACK + 1))
+    if rng.random() < 0.5:
+        pos, neg = neg, pos
+    out = cv2.add(frame, pos[oy : oy + h])
+    return cv2.subtract(out, neg[oy : oy + h])
 
 
-def _board_maps(setup: TableSetup) -> tuple[np.ndarray, np.ndarray]:
-    """Board mm ``(x, y)`` seen by every pixel of the frame (plane z = 0), two ``(H, W)``
-    float32 maps; cached per setup."""
+_TEXTURES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, float]] = {}
+_TEXTURE_CACHE_SIZE = 12
+
+
+def _frame_maps(setup: TableSetup, board_shape: tuple[int, int], origin: float) -> dict[str, Any]:
+    """Remap tables of the board plane (z = 0) for this camera and pose, cached per setup:
+    the table texture at half resolution and the board texture over its bounding box."""
     if "maps" in setup._cache:
         return setup._cache["maps"]  # type: ignore[no-any-return]
     w, h = setup.camera.size
-    step = 4
+    step = 8
     xs = np.arange(w // step) * step + (step - 1) / 2
     ys = np.arange(h // step) * step + (step - 1) / 2
     gx, gy = np.meshgrid(xs, ys)
@@ -1268,25 +1290,56 @@ def _board_maps(setup: TableSetup) -> tuple[np.ndarray, np.ndarray]:
     s = -c[2] / dz
     bx = (c[0] + s * rays[:, 0]).reshape(gy.shape).astype(np.float32)
     by = (c[1] + s * rays[:, 1]).reshape(gy.shape).astype(np.float32)
-    mx = cv2.resize(bx, (w, h), interpolation=cv2.INTER_LINEAR)
-    my = cv2.resize(by, (w, h), interpolation=cv2.INTER_LINEAR)
-    setup._cache["maps"] = (mx, my)
-    return mx, my
+    # table: half resolution (the table texture is coarse), later upscaled
+    hx = cv2.resize(bx, (w // 2, h // 2), interpolation=cv2.INTER_LINEAR)
+    hy = cv2.resize(by, (w // 2, h // 2), interpolation=cv2.INTER_LINEAR)
+    tmap = cv2.convertMaps(
+        (hx - origin) * TABLE_PPM - 0.5, (hy - origin) * TABLE_PPM - 0.5, cv2.CV_16SC2
+    )
+    # board: only the frame's bounding box of the board texture
+    th, tw = board_shape
+    lo_mm, hi_mm = -TEXTURE_PAD, np.array([tw, th]) / TEXTURE_PPM - TEXTURE_PAD
+    inside = (bx >= lo_mm) & (bx <= hi_mm[0]) & (by >= lo_mm) & (by <= hi_mm[1])
+    rows, cols = np.nonzero(inside)
+    if len(rows):
+        y0, y1 = max(rows.min() * step - step, 0), min((rows.max() + 2) * step, h)
+        x0, x1 = max(cols.min() * step - step, 0), min((cols.max() + 2) * step, w)
+        mx = cv2.resize(bx, (w, h), interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
+        my = cv2.resize(by, (w, h), interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
+        bmap = cv2.convertMaps(
+            (mx + TEXTURE_PAD) * TEXTURE_PPM - 0.5,
+            (my + TEXTURE_PAD) * TEXTURE_PPM - 0.5,
+            cv2.CV_16SC2,
+        )
+        roi = (y0, y1, x0, x1)
+    else:
+        bmap, roi = None, None
+    out = {"table": tmap, "board": bmap, "roi": roi}
+    setup._cache["maps"] = out
+    return out
 
 
 def _textures(setup: TableSetup) -> tuple[np.ndarray, np.ndarray, float]:
-    """Table texture (uint8), board texture (float32, unlit, no shadows), table origin mm."""
-    if "tex" in setup._cache:
-        return setup._cache["tex"]  # type: ignore[no-any-return]
-    trng = np.random.default_rng(setup.appearance.art_seed)
+    """Table texture, board texture (unlit, no shadows), both ``uint8`` BGR, and the table
+    origin in board mm. Cached per (geometry, art variant) across setups."""
     g = setup.geometry
+    key = (g.signature(), setup.appearance.art_seed)
+    if key in _TEXTURES:
+        return _TEXTURES[key]
+    trng = np.random.default_rng([setup.appearance.art_seed, 1])
     origin = g.board_size[0] / 2 - TABLE_SIZE / 2
     table = table_texture(trng, setup.appearance.art, TABLE_SIZE, TABLE_PPM)
     board = board_texture(
         g, setup.appearance.art, trng, table, TABLE_PPM, origin, TEXTURE_PPM, TEXTURE_PAD
     )
-    out = (np.clip(table, 0, 255).astype(np.uint8), board, origin)
-    setup._cache["tex"] = out
+    out = (
+        np.clip(table, 0, 255).astype(np.uint8),
+        np.clip(board, 0, 255).astype(np.uint8),
+        origin,
+    )
+    while len(_TEXTURES) >= _TEXTURE_CACHE_SIZE:
+        _TEXTURES.pop(next(iter(_TEXTURES)))
+    _TEXTURES[key] = out
     return out
 
 
@@ -1296,7 +1349,7 @@ def _shadow_map(
     hand: HandPose | None,
     shape: tuple[int, int],
 ) -> np.ndarray:
-    """Multiplier ``(h, w) float32`` for the board texture: 1 lit, < 1 in cast shadows."""
+    """Multiplier for the board texture, ``(h, w, 3) uint8``: 255 lit, less in cast shadows."""
     light = setup.lighting
     scale = 0.25
     ppm = TEXTURE_PPM * scale
@@ -1328,23 +1381,23 @@ def _shadow_map(
             cv2.fillConvexPoly(mask, to_px(quad), 0.8, cv2.LINE_AA, 4)
     sigma = max(light.softness_mm * ppm, 0.6)
     mask = cv2.GaussianBlur(mask, (0, 0), sigma)
-    mask = cv2.resize(mask, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
-    return np.asarray(1.0 - light.shadow * np.clip(mask, 0, 1), dtype=np.float32)
+    lit = np.clip(255.0 * (1.0 - light.shadow * mask), 0, 255).astype(np.uint8)
+    lit = cv2.resize(lit, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
+    return cv2.cvtColor(lit, cv2.COLOR_GRAY2BGR)
 
 
-def _gain_map(setup: TableSetup, h: int, w: int) -> np.ndarray:
-    """Per-pixel BGR gains: colour cast, intensity, vignetting; ``(h, w, 3) float32``."""
-    if "gain" in setup._cache:
-        return setup._cache["gain"]  # type: ignore[no-any-return]
+def _vignette(setup: TableSetup, h: int, w: int) -> np.ndarray:
+    """Lens vignetting as a ``(h, w, 3) uint8`` multiplier (255 = no loss), cached per setup."""
+    if "vignette" in setup._cache:
+        return setup._cache["vignette"]  # type: ignore[no-any-return]
     sh, sw = h // 8, w // 8
     yy, xx = np.mgrid[0:sh, 0:sw].astype(np.float32)
     r2 = ((xx - sw / 2) / (sw / 2)) ** 2 + ((yy - sh / 2) / (sw / 2)) ** 2
-    vig = 1.0 - setup.lighting.vignette * np.clip(r2 / 1.3, 0, 1)
-    g = setup.lighting.gains().astype(np.float32)
-    small = vig[..., None] * g[None, None, :]
-    gain = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
-    setup._cache["gain"] = gain
-    return np.asarray(gain, dtype=np.float32)
+    vig = 255.0 * (1.0 - setup.lighting.vignette * np.clip(r2 / 1.3, 0, 1))
+    small = cv2.cvtColor(vig.astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    out = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    setup._cache["vignette"] = out
+    return out
 
 
 def render(
@@ -1376,7 +1429,7 @@ def render(
     gs = _as_state(state)
     data = dump_state(gs)
     if setup is None:
-        g = (geometry or BoardGeometry.default()).with_track(data["track"])
+        g = _geometry_for(geometry, data["track"])
         setup = random_setup(rng, g, size=size)
     else:
         g = setup.geometry
@@ -1397,16 +1450,21 @@ def render(
         hp = None
     # the table and board
     table, board_tex, origin = _textures(setup)
-    mx, my = _board_maps(setup)
+    maps = _frame_maps(setup, board_tex.shape[:2], origin)
     scene = _build_scene(board, g, setup.appearance, rng, setup.pose.centre[:2])
     shadows = _shadow_map(setup, scene.shadow_casters, hp, board_tex.shape[:2])
-    lit_board = np.clip(board_tex * shadows[..., None], 0, 255).astype(np.uint8)
-    tx = (mx - origin) * TABLE_PPM - 0.5
-    ty = (my - origin) * TABLE_PPM - 0.5
-    frame = cv2.remap(table, tx, ty, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    bx = (mx + TEXTURE_PAD) * TEXTURE_PPM - 0.5
-    by = (my + TEXTURE_PAD) * TEXTURE_PPM - 0.5
-    cv2.remap(lit_board, bx, by, cv2.INTER_LINEAR, dst=frame, borderMode=cv2.BORDER_TRANSPARENT)
+    lit_board = cv2.multiply(board_tex, shadows, scale=1.0 / 255.0)
+    half = cv2.remap(table, *maps["table"], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    frame = cv2.resize(half, (w, h), interpolation=cv2.INTER_LINEAR)
+    if maps["roi"] is not None:
+        y0, y1, x0, x1 = maps["roi"]
+        cv2.remap(
+            lit_board,
+            *maps["board"],
+            cv2.INTER_LINEAR,
+            dst=frame[y0:y1, x0:x1],
+            borderMode=cv2.BORDER_TRANSPARENT,
+        )
     # pieces
     _paint(frame, scene.faces, setup.pose, setup.camera, setup.lighting)
     # hand
@@ -1420,12 +1478,10 @@ def render(
     # optics and sensor
     if blur > 0.3:
         frame = cv2.GaussianBlur(frame, (0, 0), blur)
-    gain = _gain_map(setup, h, w)
+    frame = cv2.multiply(frame, _vignette(setup, h, w), scale=1.0 / 255.0)
+    frame = cv2.transform(frame, np.diag(setup.lighting.gains()).astype(np.float32))
     noise_level = float(rng.uniform(1.0, 3.5)) / max(setup.lighting.intensity, 0.3) ** 0.5
-    f32 = cv2.multiply(frame, gain, dtype=cv2.CV_32F)
-    noise = _noise_field(rng, h, w)
-    f32 = cv2.scaleAdd(noise, noise_level, f32)
-    out = np.clip(f32, 0, 255).astype(np.uint8)
+    out = _add_noise(frame, rng, noise_level)
     q: int | None
     if jpeg_quality is True:
         q = int(rng.integers(JPEG_RANGE[0], JPEG_RANGE[1] + 1))
@@ -1452,6 +1508,20 @@ def render(
         noise=noise_level,
         state=data,
     )
+
+
+_GEOMETRIES: dict[tuple[str, str], BoardGeometry] = {}
+
+
+def _geometry_for(base: BoardGeometry | None, track: Mapping[str, Any]) -> BoardGeometry:
+    """``base`` (default: the built-in geometry) laid out for ``track``; cached."""
+    b = base if base is not None else BoardGeometry.default()
+    key = (b.signature(), json.dumps(_track_norm(track), sort_keys=True))
+    if key not in _GEOMETRIES:
+        if len(_GEOMETRIES) > 16:
+            _GEOMETRIES.clear()
+        _GEOMETRIES[key] = b.with_track(track)
+    return _GEOMETRIES[key]
 
 
 def _track_norm(track: Mapping[str, Any]) -> dict[str, Any]:

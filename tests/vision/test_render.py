@@ -1,0 +1,236 @@
+"""The table renderer: seeded frames a camera could have taken, with ground truth beside them."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.rules import Config, observe, setup
+from companion.rules.model import Track
+from companion.rules.serialize import dump_state
+from companion.vision.camera import CameraModel
+from companion.vision.geometry import BoardGeometry
+from companion.vision.render import (
+    WIZARD_HSV,
+    Lighting,
+    RenderError,
+    fit_pose,
+    random_setup,
+    render,
+    render_hand_sequence,
+    simulated_camera,
+    write_camera_file,
+)
+
+ARUCO = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+
+
+def _setup_state(players: int = 4, track: Track | None = None) -> dict[str, Any]:
+    cfg = Config(player_count=players) if track is None else Config(players, track=track)
+    return dump_state(setup(cfg, seed=3))
+
+
+def _lone_wizard(colour: str, space: int, tier: int) -> dict[str, Any]:
+    """Six players, every wizard in the castle except one ``colour-1`` at (space, tier); towers
+    stacked so that ``space`` has at least ``tier`` towers."""
+    d = _setup_state(6)
+    d["wizards"] = {w: "castle" for w in d["wizards"]}
+    towers = ["R1", "P1", "R2", "P2", "R3", "P3", "R4", "P4", "R5"]
+    stacks: dict[str, list[str]] = {str(space): towers[:tier]} if tier else {}
+    free = [s for s in range(2, 17) if s != space and s != 1]
+    for i, t in enumerate(towers[tier:]):
+        stacks[str(free[i])] = [t]
+    d["stacks"] = stacks
+    d["wizards"][f"{colour}-1"] = {"space": space, "tier": tier}
+    return d
+
+
+def _neutral(s: Any) -> Any:
+    """The same session under neutral, even light (5500 K, full white balance, no vignette)."""
+    light = Lighting(5500.0, 1.0, (0.2, 0.3, 0.93), 0.55, 1.0, 0.3, 4.0, 0.0)
+    return dataclasses.replace(s, lighting=light, _cache={})
+
+
+def _hue_dist(a: float, b: float) -> float:
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+class TestDeterminism:
+    def test_same_seed_same_frame_and_truth(self) -> None:
+        state = _setup_state()
+        a = render(state, np.random.default_rng(11))
+        b = render(state, np.random.default_rng(11))
+        assert np.array_equal(a.frame, b.frame)
+        assert a.truth_json() == b.truth_json()
+        c = render(state, np.random.default_rng(12))
+        assert not np.array_equal(a.frame, c.frame)
+
+    def test_frame_shape_and_type(self) -> None:
+        r = render(_setup_state(), np.random.default_rng(1))
+        assert r.frame.shape == (864, 1536, 3) and r.frame.dtype == np.uint8
+        assert r.hand_mask.shape == (864, 1536) and not r.hand
+        small = render(_setup_state(), np.random.default_rng(1), size=(640, 360))
+        assert small.frame.shape == (360, 640, 3)
+        assert small.camera.size == (640, 360)
+
+
+class TestTruth:
+    def test_truth_is_what_the_rules_say_a_camera_sees(self) -> None:
+        st = setup(Config(player_count=4), seed=5)
+        r = render(st, np.random.default_rng(2), frame_index=7, time_s=1.5)
+        assert r.observation == observe(st, time=1.5, frame=7)
+        # the same through the state JSON
+        r2 = render(dump_state(st), np.random.default_rng(2))
+        assert r2.observation.spaces == r.observation.spaces
+
+    def test_saved_beside_the_frame(self, tmp_path: Path) -> None:
+        r = render(_setup_state(), np.random.default_rng(4), hand=True)
+        path = r.save(tmp_path, "f0")
+        assert cv2.imread(str(path)).shape == r.frame.shape
+        truth = (tmp_path / "f0.json").read_text()
+        assert '"observation"' in truth and '"pose"' in truth and '"camera"' in truth
+        assert (tmp_path / "f0.hand.png").exists() == r.hand
+
+    def test_bad_state_is_refused_and_left_alone(self) -> None:
+        d = _setup_state()
+        d["wizards"]["blue-1"] = {"space": 3, "tier": 4}  # above a one-tower stack
+        before = copy.deepcopy(d)
+        with pytest.raises(RenderError, match="state"):
+            render(d, np.random.default_rng(0))
+        assert d == before
+        with pytest.raises(RenderError):
+            render(["not", "a", "state"], np.random.default_rng(0))  # type: ignore[arg-type]
+
+
+class TestMarkers:
+    @pytest.mark.parametrize(
+        ("tilt", "azimuth", "roll"),
+        [(0.0, 90.0, 0.0), (15.0, 10.0, 6.0), (28.0, 200.0, -7.0), (35.0, 265.0, 3.0)],
+    )
+    def test_markers_are_found_where_the_geometry_puts_them(self, tilt, azimuth, roll) -> None:
+        rng = np.random.default_rng(int(tilt * 10 + azimuth))
+        g = BoardGeometry.default()
+        s = random_setup(rng, g)
+        pose = fit_pose(g, s.camera, (240.0, 240.0), tilt, azimuth, roll, max_height_mm=150.0)
+        s = dataclasses.replace(s, pose=pose, _cache={})
+        r = render(_setup_state(), rng, setup=s)
+        det = cv2.aruco.ArucoDetector(ARUCO, cv2.aruco.DetectorParameters())
+        corners, ids, _ = det.detectMarkers(cv2.cvtColor(r.frame, cv2.COLOR_BGR2GRAY))
+        assert ids is not None
+        found = {int(i): c.reshape(4, 2) for i, c in zip(ids.ravel(), corners, strict=True)}
+        assert set(found) == {0, 1, 2, 3}
+        for mid, obj in g.marker_object_points().items():
+            expected, _ = cv2.projectPoints(
+                obj, r.pose.rvec, r.pose.tvec, r.camera.K, r.camera.dist
+            )
+            err = np.linalg.norm(found[mid] - expected.reshape(4, 2), axis=1)
+            assert err.max() < 2.0, (mid, err)
+
+
+class TestPieces:
+    @pytest.mark.parametrize(
+        ("colour", "space", "tier"),
+        [
+            ("red", 4, 1),
+            ("blue", 6, 0),
+            ("yellow", 2, 2),
+            ("green", 12, 2),
+            ("orange", 9, 1),
+            ("purple", 14, 4),
+        ],
+    )
+    def test_wizard_stands_on_the_roof_of_its_tier(self, colour, space, tier) -> None:
+        rng = np.random.default_rng(100 + space)
+        g = BoardGeometry.default()
+        s = _neutral(random_setup(rng, g, tilt_range=(5.0, 30.0)))
+        r = render(_lone_wizard(colour, space, tier), rng, setup=s, jpeg_quality=None)
+        roof = g.to_opencv(g.roof_point(space, tier) + [0.0, 0.0, 0.45 * g.wizard.height])
+        px, _ = cv2.projectPoints(roof[None], r.pose.rvec, r.pose.tvec, r.camera.K, r.camera.dist)
+        x, y = np.round(px.reshape(2)).astype(int)
+        patch = r.frame[y - 1 : y + 2, x - 1 : x + 2].reshape(-1, 1, 3)
+        hsv = cv2.cvtColor(np.ascontiguousarray(patch), cv2.COLOR_BGR2HSV_FULL).reshape(-1, 3)
+        hue = float(np.median(hsv[:, 0])) * 360.0 / 256.0
+        assert _hue_dist(hue, WIZARD_HSV[colour][0]) < 20.0, (hue, colour)
+        assert float(np.median(hsv[:, 1])) > 0.4 * 255
+        # one tier lower (or a roof's width aside on the track) there is no such colour
+        other = g.to_opencv(g.roof_point(space, max(tier - 1, 0)) + [35.0, 0.0, 2.0])
+        px2, _ = cv2.projectPoints(other[None], r.pose.rvec, r.pose.tvec, r.camera.K, r.camera.dist)
+        x2, y2 = np.round(px2.reshape(2)).astype(int)
+        h2 = cv2.cvtColor(r.frame[y2 : y2 + 1, x2 : x2 + 1], cv2.COLOR_BGR2HSV_FULL)[0, 0]
+        assert h2[1] < 0.3 * 255 or _hue_dist(h2[0] * 360.0 / 256.0, WIZARD_HSV[colour][0]) > 20
+
+    def test_eighteen_space_track_shows_fountain_and_web(self) -> None:
+        track = Track(18, frozenset({1, 5, 10, 14}), ((9, "fountain"), (18, "web")))
+        state = _setup_state(4, track)
+        rng = np.random.default_rng(9)
+        r = render(state, rng, jpeg_quality=None)
+        assert len(r.observation.spaces) == 18
+        assert r.observation.spaces[9].top == "fountain"
+        g = BoardGeometry.for_track(18)
+        pts = np.array([g.to_opencv([*g.space_centre(s), 0.0]) for s in (9, 18)])
+        px, _ = cv2.projectPoints(pts, r.pose.rvec, r.pose.tvec, r.camera.K, r.camera.dist)
+        (fx, fy), (wx, wy) = np.round(px.reshape(2, 2) + [[0.0, 0.0], [0.0, 0.0]]).astype(int)
+        water = r.frame[fy - 2 : fy + 3, fx - 2 : fx + 3].reshape(-1, 3).mean(axis=0)
+        assert water[0] > water[2] + 25  # blue water in the fountain
+        web = r.frame[wy - 3 : wy + 4, wx - 3 : wx + 4].reshape(-1, 3).mean(axis=0)
+        assert web.mean() < water.max()  # the dark web insert
+
+    def test_ten_high_stack_with_the_magic_tower_is_drawn_in_view(self) -> None:
+        d = _setup_state(2)
+        d["towers"]["MT"] = {"kind": "magic", "crest": False, "magic": True}
+        d["stacks"] = {"7": ["R1", "P1", "R2", "P2", "R3", "P3", "R4", "P4", "R5", "MT"]}
+        d["wizards"] = {
+            w: {"space": 7, "tier": 10} if i < 3 else "castle" for i, w in enumerate(d["wizards"])
+        }
+        r = render(d, np.random.default_rng(21))
+        assert r.observation.spaces[7].towers == 10
+        assert r.observation.spaces[7].top == "magic"
+        assert dict(r.observation.spaces[7].wizards) == {"blue": 3}
+
+
+class TestHands:
+    def test_hand_frames_differ_from_still_frames(self) -> None:
+        seq = render_hand_sequence(
+            _setup_state(), np.random.default_rng(8), still_before=2, moving=6, still_after=2
+        )
+        assert len(seq) == 10
+        flags = [r.hand for r in seq]
+        assert flags[:2] == [False, False] and flags[-2:] == [False, False]
+        assert sum(flags[2:8]) >= 3
+        still_a, still_b = seq[0].frame.astype(np.int16), seq[-1].frame.astype(np.int16)
+        # still frames differ only by sensor noise and compression
+        assert np.abs(still_a - still_b).mean() < 4.0
+        for r in seq[2:8]:
+            if not r.hand:
+                continue
+            m = r.hand_mask > 0
+            diff = np.abs(r.frame.astype(np.int16) - still_a).sum(axis=2)
+            assert diff[m].mean() > 40.0
+            assert diff[~m].mean() < 12.0
+            assert r.observation.spaces == seq[0].observation.spaces  # the board is unchanged
+        times = [r.observation.time for r in seq]
+        assert times == sorted(times) and times[1] > times[0]
+
+    def test_random_hand_covers_part_of_the_frame(self) -> None:
+        r = render(_setup_state(), np.random.default_rng(5), hand=True)
+        frac = np.count_nonzero(r.hand_mask) / r.hand_mask.size
+        assert r.hand and 0.005 < frac < 0.6
+
+
+class TestCameraFile:
+    def test_simulated_camera_file_loads_as_a_camera_model(self, tmp_path: Path) -> None:
+        path = write_camera_file(tmp_path / "sim.yml")
+        cam = CameraModel.load(path)
+        ref = simulated_camera()
+        np.testing.assert_allclose(cam.K, ref.K)
+        np.testing.assert_allclose(cam.dist[:5], ref.dist[:5])
+        assert cam.size == (1536, 864)
+        assert math.degrees(2 * math.atan(768 / cam.K[0, 0])) == pytest.approx(62.0, abs=0.1)
