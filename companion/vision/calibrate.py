@@ -41,6 +41,10 @@ MIN_CHARUCO_CORNERS = 6
 """Fewest ChArUco corners (not all on one line) for a photo to count as a view."""
 
 
+UNCERTAIN_FOCAL = 0.01
+"""Relative one-sigma focal-length uncertainty above which the calibration warns."""
+
+
 class CalibrationError(ValueError):
     """Calibration impossible: too few usable photos, mixed image sizes, bad pattern."""
 
@@ -361,6 +365,12 @@ def _result(
         f"calibrated on {len(used)} views: RMS {rms:.3f} px, fx {camera.fx:.2f}, "
         f"fy {camera.fy:.2f} (+-{std['fy']:.2f}), cx {camera.cx:.2f}, cy {camera.cy:.2f}"
     )
+    spread = max(std["fx"] / camera.fx, std["fy"] / camera.fy)
+    if spread > UNCERTAIN_FOCAL:
+        progress(
+            f"warning: the focal length is uncertain (+-{100 * spread:.1f} %, one sigma); "
+            "add photos with the board tilted in different directions and filling the frame"
+        )
     return CalibrationResult(camera, rms, views, std, flags, method)
 
 

@@ -313,3 +313,17 @@ def test_cli_check_without_a_board_says_which_markers_are_missing(tmp_path, caps
     err = capsys.readouterr().err
     assert "marker 0 (top-left): MISSING" in err and "no board pose" in err
     assert calibrate_main(["check", str(tmp_path / "nope.png")]) == 2
+
+
+@pytest.mark.realdata
+def test_four_charuco_views_warn_that_the_focal_length_is_uncertain(charuco_photos, left_photos):
+    lines: list[str] = []
+    pattern = CharucoPattern(5, 7, 40.0, 20.0, "DICT_6X6_250")
+    result = calibrate_charuco(load_images(charuco_photos), pattern, progress=lines.append)
+    assert result.std_intrinsics["fx"] / result.camera.fx > 0.01
+    assert any(line.startswith("warning: the focal length is uncertain") for line in lines)
+    lines.clear()
+    calibrate_chessboard(
+        load_images(left_photos), ChessboardPattern(9, 6, 25.0), progress=lines.append
+    )
+    assert not any(line.startswith("warning") for line in lines)
