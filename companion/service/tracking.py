@@ -50,15 +50,18 @@ class UntrackedDriver:
         self._missing = self.parts.missing_line("tracker")
         self.health_line = f"not tracking: {self._missing}"
         self.observations = 0
+        self._following = False
 
     def observe(self, obs: Any) -> list[str]:
         self.observations += 1
-        self.health_line = f"not tracking ({self.observations} observations seen): {self._missing}"
+        shown = "simulator's truth shown, not tracked" if self._following else "not tracking"
+        self.health_line = f"{shown} ({self.observations} observations seen): {self._missing}"
         return []
 
     def follow_truth(self, state: Any) -> list[str]:
         """Show the simulator's own state (simulated table only, while no tracker exists)."""
         self.state = state
+        self._following = True
         self.phase = "over" if state.game.over else "playing"
         self.health_line = f"simulator's truth shown, not tracked: {self._missing}"
         return []

@@ -1,0 +1,117 @@
+"""The service: one queue in, journalled and published snapshots out; bad input changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.config import ConfigError, load_config
+from companion.service.cli import run_main
+from companion.service.record import hidden_positions, same_table
+from companion.service.testing import finish_game
+from companion.web.service import Audience, CommandError, TableService
+
+
+def test_the_service_implements_the_web_contract(direct_companion):
+    c = direct_companion()
+    assert isinstance(c.service, TableService)
+    snap = c.service.snapshot(Audience.public())
+    assert snap["version"] == c.service.version
+    assert snap["state"]["track"]["length"] == 16
+    assert {"health", "question", "dice", "panel", "log", "phase"} <= set(snap)
+
+
+def test_a_simulated_game_is_tracked_to_the_truth_including_every_hidden_wizard(
+    finished_game,
+):
+    c = finished_game
+    truth = c.table.game.state
+    tracked = c.service.state
+    assert truth.game.over and tracked.game.over
+    assert same_table(tracked, truth)
+    assert hidden_positions(tracked) == hidden_positions(truth)
+    assert hidden_positions(truth), "the game should end with trapped wizards to check"
+
+
+def test_public_and_host_views_hide_trapped_wizards_players_see_their_own(finished_game):
+    c = finished_game
+    trapped = hidden_positions(c.service.state)
+    colours = {colour for colour, _, _ in trapped}
+    assert colours
+    for audience in (Audience.public(), Audience.host()):
+        shown = c.service.snapshot(audience)["state"]["wizards"]
+        for wid, pos in shown.items():
+            assert pos == "castle" or pos["tier"] == len(
+                c.service.snapshot(audience)["state"]["stacks"].get(str(pos["space"]), [])
+            ), f"{audience} sees trapped {wid}"
+    colour = sorted(colours)[0]
+    mine = c.service.snapshot(Audience.player(colour))["state"]["wizards"]
+    own_hidden = [w for w in mine if w.startswith(colour + "-")]
+    assert len(own_hidden) >= sum(1 for col, _, _ in trapped if col == colour)
+
+
+def test_commands_are_checked_before_anything_changes(finished_game):
+    c = finished_game
+    svc = c.service
+    before = (svc.version, svc.state)
+    bad = [
+        ({"command": "fly"}, Audience.host(), 400),
+        ({"command": "setup"}, Audience.public(), 403),
+        ({"command": "setup", "players": 9}, Audience.host(), 400),
+        ({"command": "setup", "players": 2, "colours": ["blue", "red"]}, Audience.host(), 400),
+        ({"command": "undo"}, Audience.player("blue"), 403),
+        ({"command": "answer", "question": "q99", "option": "0"}, Audience.host(), 409),
+        ({"command": "correct_space", "space": 99}, Audience.host(), 400),
+        ({"command": "dice_mode", "dice": 5}, Audience.host(), 400),
+    ]
+    for cmd, audience, status in bad:
+        with pytest.raises(CommandError) as info:
+            svc.submit(cmd, audience)
+        assert info.value.status == status, (cmd, info.value.message)
+    assert (svc.version, svc.state) == before
+
+
+def test_the_host_sets_up_a_new_game_with_new_join_tokens(direct_companion):
+    c = direct_companion(simulation={"speed": 1.0})
+    old_tokens = dict(c.service.player_tokens())
+    result = c.service.submit(
+        {"command": "setup", "players": 4, "colours": ["green", "red", "blue", "yellow"]},
+        Audience.host(),
+    )
+    assert result["ok"] is True
+    tokens = c.service.player_tokens()
+    assert list(tokens) == ["green", "red", "blue", "yellow"]
+    assert not set(tokens.values()) & set(old_tokens.values())
+    assert c.service.player_for_token(tokens["red"]) == "red"
+    assert c.service.player_for_token("nope") is None
+    state = c.service.state
+    assert state.table.colours == ("green", "red", "blue", "yellow")
+    assert not hidden_positions(state)
+
+
+def test_without_the_tracker_the_table_still_plays_and_says_what_is_missing(direct_companion):
+    c = direct_companion(disabled=("render", "tracker"))
+    finish_game(c)
+    line = c.service.health_line
+    assert "tracker" in line and "not tracked" in line
+    health = c.service.health()
+    assert "tracker" in health["missing_parts"]
+    # the simulator's truth is shown, labelled as such
+    assert c.service.state is c.table.game.state
+
+
+def test_health_names_every_part(direct_companion):
+    c = direct_companion()
+    report = c.service.health()
+    assert set(report["parts"]) == {"camera", "detector", "tracker", "hardware", "web"}
+    # without the renderer the simulated camera gives no picture: reported, not hidden
+    assert report["parts"]["detector"]["ok"] is False
+    assert "render" in report["parts"]["detector"]["detail"]
+
+
+def test_run_refuses_a_bad_config_naming_the_key(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[web]\nport = "eighty"\n')
+    assert run_main(["--config", str(bad)]) == 2
+    assert "web.port" in capsys.readouterr().err
+    with pytest.raises(ConfigError):
+        load_config(bad)
