@@ -12,6 +12,13 @@ Two targets:
   ``cornerSubPix``), (4) calibrate on the ChArUco corners. ``two_stage=False`` skips steps 2-3
   (corners predicted from local marker homographies).
 
+On OpenCV's own four ChArUco photos (opencv_contrib 4.6.0, ``aruco_calibration`` tutorial) the
+two-stage path gives fx 455.3, fy 460.3, RMS 0.183 px against the shipped reference 452.5, 456.8,
+0.182 px; the single-stage path gives fx 457.3. Both stop ``cornerSubPix`` at OpenCV's default
+0.1 px, so the final corners depend on where the interpolation put them, and four views leave fx
+uncertain by +-16 px (one sigma): the reference camera fits our corners as well as our own does
+(0.1796 vs 0.1792 px). Use 10+ views of a real board.
+
 Both go through ``cv2.calibrateCameraExtended`` and give a :class:`CalibrationResult` with the
 camera model, the RMS reprojection error, per-view errors, the standard deviations of the
 intrinsics, and every rejected photo with the reason.
