@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -418,6 +419,7 @@ class Appearance:
     tower_scale: float
     wizard_scale: float
     stone_jitter: float
+    layout_seed: int = 0
 
 
 def random_appearance(rng: np.random.Generator) -> Appearance:
@@ -459,6 +461,7 @@ def random_appearance(rng: np.random.Generator) -> Appearance:
         tower_scale=float(rng.uniform(0.98, 1.02)),
         wizard_scale=float(rng.uniform(0.95, 1.05)),
         stone_jitter=float(rng.uniform(0.02, 0.05)),
+        layout_seed=int(rng.integers(2**31)),
     )
 
 
@@ -777,9 +780,12 @@ class _Scene:
     shadow_casters: list[tuple[float, float, float, float, float]]  # x, y, r_base, r_top, height
 
 
-def _build_scene(
-    board: _Board, g: BoardGeometry, ap: Appearance, rng: np.random.Generator, nadir: np.ndarray
-) -> _Scene:
+def _build_scene(board: _Board, g: BoardGeometry, ap: Appearance, nadir: np.ndarray) -> _Scene:
+    """Faces of every tower, roof, castle, wizard and token, and the shadow casters.
+
+    How the pieces stand on a space (rotation, small offsets, windows) depends only on the
+    session's layout seed and what is on that space, so a still board draws the same frame after
+    frame and a move changes only the spaces it touches."""
     faces = _Faces()
     casters: list[tuple[float, float, float, float, float]] = []
     tower = TowerShape(
@@ -802,8 +808,15 @@ def _build_scene(
             pieces.setdefault(pos[0], []).append((name, name))
     for s in g.spaces:
         grp = rank[s]
-        cx, cy = centres[s - 1] + rng.normal(0.0, 0.6, 2)
         stack = board.stacks.get(s, [])
+        here = (
+            s,
+            stack,
+            sorted(pieces.get(s, [])),
+            board.castle is not None and board.castle[0] == s,
+        )
+        rng = np.random.default_rng([ap.layout_seed, zlib.crc32(repr(here).encode())])
+        cx, cy = centres[s - 1] + rng.normal(0.0, 0.6, 2)
         hgt = len(stack)
         for k, tid in enumerate(stack):
             kind = board.kinds.get(tid, "plain")
@@ -1119,20 +1132,22 @@ def _draw_hand(
     h_img, w_img = img.shape[:2]
     layer = np.zeros_like(img)
     mask = np.zeros((h_img, w_img), np.uint8)
-    ldir2 = np.array(light.direction[:2])
-    shade_lo = light.ambient + (1 - light.ambient) * 0.25
-    shade_hi = light.ambient + (1 - light.ambient) * 0.95
+    lcv = np.array([light.direction[0], light.direction[1], -light.direction[2]])
+    ldir2 = (pose.rotation @ lcv)[:2]
+    ldir2 = ldir2 / max(float(np.linalg.norm(ldir2)), 1e-6)
     ground = light.ambient + (1 - light.ambient) * light.direction[2]
+    # a cylinder look: dark rim, mid tone, highlight shifted towards the light
+    tones = [(1.0, 0.2, 0.0), (0.82, 0.55, 0.08), (0.55, 0.85, 0.22), (0.25, 1.0, 0.3)]
     for i, (_a, _b, radii, part) in enumerate(parts):
         base = np.array(hp.sleeve if part == "sleeve" else hp.skin)
         q0, q1 = p2[2 * i], p2[2 * i + 1]
         r0, r1 = radii[0] * f / z[2 * i], radii[1] * f / z[2 * i + 1]
-        for frac, shade, off in ((1.0, shade_lo, 0.0), (0.62, shade_hi, 0.25)):
+        for frac, lam, off in tones:
+            shade = light.ambient + (1 - light.ambient) * lam
             col = tuple(float(x) for x in np.clip(base * shade / ground, 0, 255))
-            shift = np.array([ldir2[0], ldir2[1]]) * off * max(r0, r1)
+            shift = ldir2 * off * max(r0, r1)
             _capsule(layer, q0 + shift, q1 + shift, r0 * frac, r1 * frac, col)
-            if frac == 1.0:
-                _capsule(mask, q0, q1, r0, r1, 255)
+        _capsule(mask, q0, q1, r0, r1, 255)
     ys, xs = np.nonzero(mask)
     if len(xs) == 0:
         return mask
@@ -1451,7 +1466,7 @@ def render(
     # the table and board
     table, board_tex, origin = _textures(setup)
     maps = _frame_maps(setup, board_tex.shape[:2], origin)
-    scene = _build_scene(board, g, setup.appearance, rng, setup.pose.centre[:2])
+    scene = _build_scene(board, g, setup.appearance, setup.pose.centre[:2])
     shadows = _shadow_map(setup, scene.shadow_casters, hp, board_tex.shape[:2])
     lit_board = cv2.multiply(board_tex, shadows, scale=1.0 / 255.0)
     half = cv2.remap(table, *maps["table"], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)

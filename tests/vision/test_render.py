@@ -206,8 +206,15 @@ class TestHands:
         assert flags[:2] == [False, False] and flags[-2:] == [False, False]
         assert sum(flags[2:8]) >= 3
         still_a, still_b = seq[0].frame.astype(np.int16), seq[-1].frame.astype(np.int16)
-        # still frames differ only by sensor noise and compression
-        assert np.abs(still_a - still_b).mean() < 4.0
+        # still frames differ only by sensor noise and compression: no piece moved
+        assert np.abs(still_a - still_b).mean() < 8.0
+        smooth = [
+            cv2.GaussianBlur(r.frame, (0, 0), 2.0).astype(np.float32) for r in (seq[0], seq[-1])
+        ]
+        blocks = cv2.resize(
+            np.abs(smooth[0] - smooth[1]).sum(axis=2), (192, 108), interpolation=cv2.INTER_AREA
+        )
+        assert blocks.max() < 15.0
         for r in seq[2:8]:
             if not r.hand:
                 continue
