@@ -141,6 +141,7 @@
         checked: (setup.spells || []).includes(s) }), cap(s.replace(/_/g, " "))));
     }
     $("s-spells-default").checked = !setup.spells;
+    $("s-spells").classList.toggle("hidden", !setup.spells);
     radios($("s-aid"), "aid", ch.memory_aid, setup.memory_aid, (v) => ({
       off: "Off", own: "Own wizards", all: "Everybody's" }[v] || v));
     const opts = clear($("s-options"));
@@ -159,6 +160,10 @@
       opts.append(el("div", { class: "row" }, el("label", {}, input, label)));
     }
   }
+
+  $("s-spells-default").addEventListener("change", () => {
+    $("s-spells").classList.toggle("hidden", $("s-spells-default").checked);
+  });
 
   $("s-players").addEventListener("change", () => {
     const setup = snapNow && snapNow.host && snapNow.host.setup;
