@@ -11,6 +11,7 @@ Routes (all answers carry the security headers of :func:`_secure_headers`):
   ``id:`` = version, a comment line as heartbeat every ``SSE_HEARTBEAT_S`` seconds.
 * ``POST /api/command?as=player|host`` a JSON command (CSRF double-submit token required).
 * ``GET /api/layout?length=N&special=9:fountain,18:web`` board positions of the spaces.
+* ``GET /api/setup-choices`` what the host's new-game form offers.
 * ``GET /api/qr`` (host) QR codes as inline SVG for the table page and every join link.
 * ``GET /camera.jpg`` (host) current camera frame with the detected overlay.
 * ``GET /healthz`` heartbeats of camera, detector, tracker, hardware and web (503 when stale).
@@ -293,6 +294,17 @@ def api_layout() -> Response:
     except ValueError as exc:
         raise ApiError(f"layout: {exc}", 400) from None
     resp = jsonify(layout)
+    resp.headers["Cache-Control"] = "max-age=3600"
+    return resp
+
+
+@bp.get("/api/setup-choices")
+def api_setup_choices() -> Response:
+    """What the host's new-game form offers (players, R-COMP-2 colours, variants, modules,
+    spells, memory-aid modes, OPEN options with their defaults); the same for every game."""
+    from companion.web.gamesetup import setup_choices
+
+    resp = jsonify(setup_choices())
     resp.headers["Cache-Control"] = "max-age=3600"
     return resp
 

@@ -24,7 +24,7 @@ from typing import Any
 from companion import rules
 from companion.rules import GameState, IllegalAction, SpaceObservation
 from companion.rules.bots import RandomBot
-from companion.web.gamesetup import SetupChoice, parse_setup, setup_choices
+from companion.web.gamesetup import SetupChoice, parse_setup
 from companion.web.service import (
     HOST_COMMANDS,
     PLAYER_COMMANDS,
@@ -429,6 +429,7 @@ class FakeTableService:
             "health": {"ok": not bad, "line": line},
             "log": list(self._log),
             "reports": list(self._reports),
+            "camera": "simulated table" if self._jpeg is not None else "no camera frame yet",
         }
         if audience.role == "host":
             choice = (
@@ -446,7 +447,7 @@ class FakeTableService:
                 }
             )
             snap["host"] = {
-                "setup": {**choice, "choices": setup_choices()},
+                "settings": choice,
                 "calibration": dict(self._calibration),
                 "corrections": copy.deepcopy(self._corrections),
                 "undo_depth": len(self._history),

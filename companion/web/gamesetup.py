@@ -1,8 +1,8 @@
 """The host's "new game" form: the choices it offers and the check of what comes back.
 
-Both the running service and :class:`~companion.web.fake.FakeTableService` use
-:func:`setup_choices` for the snapshot's ``host.setup.choices`` and :func:`parse_setup` for the
-``setup`` command, so the form and the check never disagree. The rules themselves (R-COMP-2
+The page fetches :func:`setup_choices` from ``GET /api/setup-choices``; services check the
+``setup`` command with :func:`parse_setup` (the fake does), so the form and the check never
+disagree. The rules themselves (R-COMP-2
 colour limits, R-TEAM-1 team sizes, spell lists, OPEN-nn options) are the rules core's: this
 module only reads its constants and lets :class:`companion.rules.Config` validate.
 """

@@ -21,8 +21,18 @@ Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
      "health": {"ok": true, "line": "camera 8.0 fps · tracker in step"},
      "log": ["blue moved blue-2 from 4 to 7", ...],   # newest last
      "reports": [...],                     # spells / page cards reported by players
-     "host": {...}                         # only for Audience.host(): setup choices, calibration
+     "camera": "8.0 fps, board found",     # camera/calibration status line
+     "host": {                             # only for Audience.host()
+        "settings": {"players": 4, "colours": [...], "variant": "base", "teams": false,
+                     "modules": [], "spells": None, "memory_aid": "own", "options": {}},
+        "calibration": {"board": "markers 0-3 found", ...}}   # optional, name -> status
     }
+
+The host's new-game form takes its choices from ``GET /api/setup-choices``
+(:func:`companion.web.gamesetup.setup_choices`); :func:`companion.web.gamesetup.parse_setup`
+checks a ``setup`` command the same way for every service. Log lines and question texts must
+not name a wizard by id (``blue-2``): once it is trapped that would tell where it is; what a
+page may show of trapped wizards comes from ``companion.rules.view`` alone.
 
 Commands (``submit(command, audience)``) are JSON objects ``{"command": NAME, ...}``; the names
 are :data:`HOST_COMMANDS` and :data:`PLAYER_COMMANDS`. A bad or forbidden command raises

@@ -173,3 +173,22 @@ def test_the_host_sets_up_a_game_and_shows_join_codes(
     page.wait_for_selector("[data-qr='yellow'] svg")
     assert page.locator(".qr svg").count() == 4
     shot(page, "host-codes")
+
+
+def test_without_event_streams_the_page_polls(
+    table: tuple[FakeTableService, str], browser: Any
+) -> None:
+    svc, url = table
+    ctx = browser.new_context(viewport=PHONE)
+    ctx.add_init_script("delete window.EventSource;")  # an old browser or a proxy that buffers
+    pg = ctx.new_page()
+    try:
+        pg.goto(url + "/")
+        wait_version(pg, svc.version, 5000)
+        pg.wait_for_function("() => document.getElementById('conn').textContent === 'polling'")
+        svc.submit({"command": "roll"}, Audience.host())
+        wait_version(pg, svc.version, 3000)  # polled every 1.5 s with If-None-Match
+        value = svc.snapshot(Audience.public())["dice"]["value"]
+        assert pg.locator("#dice .die").inner_text() == str(value)
+    finally:
+        ctx.close()

@@ -21,6 +21,7 @@ PUBLIC_GETS = [
     ("/api/state?as=public", "application/json"),
     ("/events", "text/event-stream"),
     ("/api/layout?length=16", "application/json"),
+    ("/api/setup-choices", "application/json"),
     ("/api/layout?length=18&special=9:fountain,18:web", "application/json"),
     ("/healthz", "application/json"),
     ("/static/style.css", "text/css"),
@@ -115,7 +116,11 @@ def test_host_link_opens_the_host_page(client: FlaskClient, service: FakeTableSe
     assert any(c.startswith(HOST_COOKIE + "=") for c in resp.headers.getlist("Set-Cookie"))
     snap = client.get("/api/state?as=host").get_json()
     assert snap["audience"]["role"] == "host"
-    assert snap["host"]["setup"]["choices"]["allowed_colours"]["2"] == ["blue", "yellow"]
+    assert snap["host"]["settings"]["players"] == 3
+    choices = client.get("/api/setup-choices").get_json()
+    assert choices["allowed_colours"]["2"] == ["blue", "yellow"]  # R-COMP-2
+    assert choices["allowed_colours"]["4"] == ["blue", "yellow", "red", "green"]
+    assert choices["options"]["swap_any_distance"]["default"] is True  # OPEN-02
 
 
 def test_player_cookie_does_not_open_the_host_view(app: Flask, service: FakeTableService) -> None:

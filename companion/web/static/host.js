@@ -117,13 +117,29 @@
     if (!teamOk) $("s-teams").checked = false;
   }
 
+  let choices = null;
+  async function loadChoices() {
+    try {
+      const resp = await fetch("/api/setup-choices");
+      if (resp.ok) choices = await resp.json();
+    } catch (err) { choices = null; }
+    if (choices && snapNow) buildSetup(snapNow, true);
+  }
+  loadChoices();
+
+  function currentSettings(snap) {
+    const host = snap.host || {};
+    return host.settings || host.setup || null;
+  }
+
   function buildSetup(snap, force) {
-    const setup = snap.host && snap.host.setup;
-    if (!setup) return;
-    const key = JSON.stringify(setup.choices);
+    const current = currentSettings(snap);
+    if (!current || !choices) return;
+    const setup = { ...current, choices };
+    const key = JSON.stringify(current);
     if (!force && setupBuiltFor === key) return;
     setupBuiltFor = key;
-    const ch = setup.choices;
+    const ch = choices;
     const sp = clear($("s-players"));
     for (const n of ch.players) sp.append(el("option", { value: n, selected: n === setup.players }, n === 1 ? "1 (solo)" : String(n)));
     buildColours(setup, setup.players, setup.colours || []);
@@ -166,8 +182,7 @@
   });
 
   $("s-players").addEventListener("change", () => {
-    const setup = snapNow && snapNow.host && snapNow.host.setup;
-    if (setup) buildColours(setup, Number($("s-players").value), []);
+    if (choices) buildColours({ choices }, Number($("s-players").value), []);
   });
 
   $("setup-form").addEventListener("submit", async (ev) => {
@@ -203,9 +218,9 @@
   $("cal-reset").addEventListener("click", () => send({ command: "calibrate_reset" }, "Calibration forgotten"));
 
   function renderCalibration(snap) {
-    const cal = snap.host && snap.host.calibration;
-    if (!cal) return;
     const parts = [];
+    if (snap.camera) parts.push(`camera: ${snap.camera}`);
+    const cal = (snap.host && snap.host.calibration) || {};
     for (const [k, v] of Object.entries(cal)) parts.push(`${k}: ${v}`);
     $("cal-status").textContent = parts.join(" · ");
   }
