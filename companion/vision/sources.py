@@ -414,7 +414,11 @@ class VideoFileSource(FrameSource):
         if not self.path.is_file():
             self._set_status("error", f"video not found: {self.path}")
             return
-        cap = cv2.VideoCapture(str(self.path))
+        try:
+            cap = cv2.VideoCapture(str(self.path))
+        except cv2.error as exc:
+            self._set_status("error", f"cannot open video {self.path.name}: {exc.err}")
+            return
         if not cap.isOpened():
             self._set_status("error", f"cannot open video {self.path.name}")
             return
@@ -465,9 +469,15 @@ class ImageFolderSource(FrameSource):
         if not self.path.is_dir():
             self._set_status("error", f"folder not found: {self.path}")
             return
-        self.files = sorted(
-            p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS and p.is_file()
-        )
+        try:
+            self.files = sorted(
+                p
+                for p in self.path.iterdir()
+                if p.suffix.lower() in IMAGE_EXTENSIONS and p.is_file()
+            )
+        except OSError as exc:
+            self._set_status("error", f"cannot list {self.path}: {exc.strerror or exc}")
+            return
         if not self.files:
             self._set_status("ended", f"no images in {self.path}")
 
@@ -529,7 +539,10 @@ class SessionSource(FrameSource):
         if not index_file.is_file():
             raise FrameSourceError(f"not a recorded session (no frames.jsonl): {self.path}")
         self.header = _read_header(self.path)
-        self.entries, self.problems = _read_index(index_file)
+        try:
+            self.entries, self.problems = _read_index(index_file)
+        except OSError as exc:
+            raise FrameSourceError(f"cannot read {index_file}: {exc.strerror or exc}") from None
         self._pos = 0
         self._last_play: tuple[float, float] | None = None  # (wall clock, recorded time)
         if self.problems:
