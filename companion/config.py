@@ -121,7 +121,10 @@ class SimulationConfig:
     ``seed`` fixes the deal, the bots and the renderer; ``bot`` = ``greedy`` | ``random``;
     ``seconds_per_action`` is the human pace at speed 1; ``speed`` divides every delay (tests use
     large factors); ``hands`` draws hands passing over the board between actions; ``games`` = how
-    many games to play before stopping (0 = forever, a new seed each game)."""
+    many games to play before stopping (0 = forever, a new seed each game); ``max_actions`` ends
+    a game early after so many actions (0 = play it to the end); ``picture = false`` skips the
+    renderer and detector and hands the tracker the camera's ideal view (fast runs on slow
+    machines; the camera and detector then report themselves as not running)."""
 
     seed: int = 1
     bot: str = "greedy"
@@ -129,6 +132,8 @@ class SimulationConfig:
     speed: float = 1.0
     hands: bool = True
     games: int = 0
+    max_actions: int = 0
+    picture: bool = True
 
 
 @dataclass(frozen=True)
@@ -395,7 +400,11 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
     )
 
     s = _table(raw, "simulation")
-    _no_unknown(s, "simulation", {"seed", "bot", "seconds_per_action", "speed", "hands", "games"})
+    _no_unknown(
+        s,
+        "simulation",
+        {"seed", "bot", "seconds_per_action", "speed", "hands", "games", "max_actions", "picture"},
+    )
     simulation = SimulationConfig(
         seed=_int(s, "simulation", "seed", 1, 0, 2**63 - 1),
         bot=_choice(s, "simulation", "bot", "greedy", ("greedy", "random")),
@@ -403,6 +412,8 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         speed=_float(s, "simulation", "speed", 1.0, 0.01, 1e6),
         hands=_bool(s, "simulation", "hands", True),
         games=_int(s, "simulation", "games", 0, 0, 1_000_000),
+        max_actions=_int(s, "simulation", "max_actions", 0, 0, 1_000_000),
+        picture=_bool(s, "simulation", "picture", True),
     )
 
     d = _table(raw, "data")

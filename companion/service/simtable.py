@@ -73,9 +73,9 @@ class SimTiming:
     @classmethod
     def human(cls, fps: float, seconds_per_action: float) -> SimTiming:
         """Scene lengths for a real-time table: ``seconds_per_action`` per action at ``fps``."""
-        total = max(8, round(fps * seconds_per_action))
-        hand = max(2, total // 6)
-        return cls(hand_frames=hand, still_frames=max(6, total - 2 * hand))
+        total = max(5, round(fps * seconds_per_action))
+        hand = max(1, total // 6)
+        return cls(hand_frames=hand, still_frames=max(3, total - 2 * hand))
 
 
 @dataclass
@@ -108,6 +108,7 @@ class SimulatedGame:
         timing: SimTiming | None = None,
         press_done: bool = True,
         max_actions: int = 5000,
+        hands: bool = True,
     ) -> None:
         rules = parts.get("rules")
         bots = parts.get("bots")
@@ -121,6 +122,7 @@ class SimulatedGame:
         self.timing = timing or SimTiming()
         self.press_done = press_done
         self.max_actions = max_actions
+        self.hands = hands
         self.state = rules.setup(rules_config, seed)
         self.initial_state = self.state
         n = rules_config.player_count
@@ -194,9 +196,12 @@ class SimulatedGame:
                 yield Scene(after, None, 1, events, step)
             return
         src, dst = _moved_spaces(self._rules, before, after)
-        yield Scene(before, Hand(src, seat, "reach"), t.hand_frames, events, step)
-        yield Scene(after, Hand(dst, seat, "place"), t.hand_frames, (), step)
-        yield Scene(after, None, t.still_frames, (), step)
+        if self.hands:
+            yield Scene(before, Hand(src, seat, "reach"), t.hand_frames, events, step)
+            yield Scene(after, Hand(dst, seat, "place"), t.hand_frames, (), step)
+            yield Scene(after, None, t.still_frames, (), step)
+        else:
+            yield Scene(after, None, t.still_frames, events, step)
 
     def truth_at(self, index: int) -> Any:
         """The true state after action ``index`` (-1 = setup)."""

@@ -145,7 +145,15 @@ class SimulatedTable:
         sim = self.config.simulation
         timing = SimTiming.human(self.config.camera.fps, sim.seconds_per_action)
         rules_config = self.settings.rules_config(self.parts)
-        self.game = SimulatedGame(self.parts, rules_config, self.seed, sim.bot, timing)
+        self.game = SimulatedGame(
+            self.parts,
+            rules_config,
+            self.seed,
+            sim.bot,
+            timing,
+            max_actions=sim.max_actions or 5000,
+            hands=sim.hands,
+        )
         if resume:
             self.game.advance(resume)
             self.c.say(f"simulated table: resumed game seed {self.seed} after {resume} actions")
@@ -183,6 +191,8 @@ class SimulatedTable:
         assert self.game is not None
         self.cursor = SceneCursor(self.game.scenes(), self._on_events)
         self.missing = self.parts.missing_line("render", "detector", "stability", "sources")
+        if not self.config.simulation.picture:
+            self.missing = "no picture (simulation.picture = false)"
         if not self.missing:
             try:
                 self._start_vision()
