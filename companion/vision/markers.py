@@ -402,8 +402,8 @@ class TrackResult:
 
     :param status: ``OK`` with a pose; ``LOST`` when fewer than ``min_markers`` board markers are
         visible (``pose`` is None); ``BAD_FRAME`` when the frame could not be used.
-    :param pose: the board pose (the same object as the previous frame's when the markers did
-        not move by more than the tracker's ``still_px``).
+    :param pose: the board pose (the same object as the previous frame's when the visible
+        markers did not move by more than the tracker's ``still_px``).
     :param markers: board markers found in this frame, id -> ``(4, 2)`` px.
     :param full_detection: whether this frame ran a full-frame detection.
     :param message: human-readable explanation (which markers are missing, why the frame is bad).
@@ -439,8 +439,9 @@ class BoardPoseTracker:
        (to pick up markers that came back into view), and whenever the ROI pass finds fewer
        markers than before.
 
-    When all markers moved by at most ``still_px`` the previous pose object is reused, so a
-    steady camera gives a steady pose.
+    When the markers still visible moved by at most ``still_px`` the previous pose object is
+    reused — also when it was built from more markers than are visible now — so a steady camera
+    gives a steady pose and a hand over one corner marker does not degrade it.
 
     :param detector: a :class:`MarkerDetector` for the board dictionary.
     :param marker_corners_mm: id -> ``(4, 2)`` board-mm corners of the board markers.
@@ -591,9 +592,11 @@ class BoardPoseTracker:
             msg = f"board lost: {len(found)} of {len(wanted)} markers visible (missing {missing})"
             return TrackResult(TrackStatus.LOST, None, found, full, msg, method)
         pose = self._pose
+        # the markers still seen have not moved: keep the pose, even if it was built from more
+        # markers than are visible now (a hand over one corner must not degrade the pose)
         still = (
             pose is not None
-            and set(found) == set(pose.marker_ids)
+            and set(found) <= set(pose.marker_ids)
             and all(
                 float(np.max(np.abs(found[i] - pose.marker_corners_px[i]))) <= self.still_px
                 for i in found

@@ -277,15 +277,26 @@ def test_tracker_one_marker_covered_still_gives_a_pose():
     _, _, _, H_true = camera_and_pose()
     frame = render(H_true, noise_seed=7)
     tracker = make_tracker(full_every=100)
-    tracker.update(frame)
-    covered = frame.copy()
-    quad = apply_h(H_true, board_marker_corners()[3])
-    x0, y0 = quad.min(axis=0).astype(int) - 10
-    x1, y1 = quad.max(axis=0).astype(int) + 10
-    covered[y0:y1, x0:x1] = 30
-    r = tracker.update(covered)
+    first = tracker.update(frame)
+
+    def cover_marker_3(image, H):
+        out = image.copy()
+        quad = apply_h(H, board_marker_corners()[3])
+        x0, y0 = quad.min(axis=0).astype(int) - 10
+        x1, y1 = quad.max(axis=0).astype(int) + 10
+        out[y0:y1, x0:x1] = 30
+        return out
+
+    r = tracker.update(cover_marker_3(frame, H_true))
     assert r.ok and sorted(r.markers) == [0, 1, 2] and "missing [3]" in r.message
-    assert np.abs(r.pose.board_to_image(GRID) - apply_h(H_true, GRID)).max() < 1.0
+    # the board did not move: the four-marker pose is kept, not replaced by a weaker one
+    assert r.pose is first.pose
+    # the board moves while marker 3 stays covered: a new pose from the three others
+    shift = np.array([[1, 0, -9.0], [0, 1, 6.0], [0, 0, 1]])
+    moved = tracker.update(cover_marker_3(render(shift @ H_true, noise_seed=11), shift @ H_true))
+    assert moved.ok and moved.pose.marker_ids == (0, 1, 2)
+    err = np.abs(moved.pose.board_to_image(GRID) - apply_h(shift @ H_true, GRID)).max()
+    assert err < 1.0
 
 
 @pytest.mark.parametrize(
@@ -324,3 +335,34 @@ def test_tracker_cheap_check_notices_a_small_nudge_and_a_covered_marker():
     covered[y0:y1, x0:x1] = (70, 110, 170)  # a hand over marker 2
     r = tracker.update(covered)
     assert r.method == "full" and sorted(r.markers) == [0, 1, 3]
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", ["img_00.jpg", "img_01.jpg", "img_02.jpg", "img_03.jpg"])
+def test_real_photo_pose_predicts_the_chessboard_corners(realdata, name):
+    # OpenCV's real ChArUco photos: the board pose from the ArUco markers alone (with OpenCV's
+    # reference camera) must land on the independently detected chessboard corners.
+    from companion.vision.calibrate import CharucoPattern, find_charuco
+
+    folder = realdata / "opencv-charuco-calib"
+    camera = CameraModel.load(folder / "tutorial_camera_charuco.yml")
+    pattern = CharucoPattern(5, 7, 40.0, 20.0, "DICT_6X6_250")
+    board = pattern.board()
+    corners_mm = {
+        int(i): np.asarray(o, np.float64)[:, :2]
+        for i, o in zip(board.getIds(), board.getObjPoints(), strict=True)
+    }
+    image = cv2.imread(str(folder / name))
+    found = MarkerDetector("DICT_6X6_250").detect(image)
+    chess = find_charuco(image, pattern, board=board)
+    assert len(found) == 17 and len(chess.image_points) == 24
+
+    def miss(markers):
+        pose = estimate_board_pose(markers, corners_mm, camera)
+        predicted = pose.board_to_image(chess.object_points[:, :2])
+        return np.linalg.norm(predicted - chess.image_points, axis=1)
+
+    assert miss(found).max() < 1.0  # px, all 17 markers
+    # only the four outermost markers, as on the game board
+    four = {i: found[i] for i in (0, 1, 12, 14)}
+    assert miss(four).max() < 1.5
