@@ -11,8 +11,10 @@ corner order (top-left, top-right, bottom-right, bottom-left of the printed mark
 * :func:`estimate_board_pose` turns detected marker corners into a :class:`BoardPose`: the
   homography board mm -> image px and, with a :class:`~companion.vision.camera.CameraModel`,
   the 3-D pose (``rvec``, ``tvec`` from ``cv2.solvePnP`` over all visible marker corners).
-* :class:`BoardPoseTracker` keeps the pose across frames and re-checks it cheaply in small ROIs
-  around the last marker positions; it never raises on a bad frame and reports a status.
+* :class:`BoardPoseTracker` keeps the pose across frames and re-checks it cheaply (sub-pixel
+  re-check of the last corners, then detection in small ROIs, full detection when those fail or
+  every N frames); it never raises on a bad frame and reports ``ok`` / ``lost`` / ``bad frame``.
+* :func:`marker_sheet` draws the printable sheet of board markers at true size.
 """
 
 from __future__ import annotations
