@@ -420,6 +420,7 @@ class Appearance:
     wizard_scale: float
     stone_jitter: float
     layout_seed: int = 0
+    wizard_gloss: float = 0.2
 
 
 def random_appearance(rng: np.random.Generator) -> Appearance:
@@ -462,6 +463,7 @@ def random_appearance(rng: np.random.Generator) -> Appearance:
         wizard_scale=float(rng.uniform(0.95, 1.05)),
         stone_jitter=float(rng.uniform(0.02, 0.05)),
         layout_seed=int(rng.integers(2**31)),
+        wizard_gloss=float(rng.uniform(0.05, 0.35)),
     )
 
 
@@ -562,7 +564,9 @@ class _Faces:
     """Polygons to paint, in batches of equal vertex count."""
 
     def __init__(self) -> None:
-        self.batches: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int, bool, bool]] = []
+        self.batches: list[
+            tuple[np.ndarray, np.ndarray, np.ndarray, int, int, bool, bool, float]
+        ] = []
 
     def add(
         self,
@@ -573,8 +577,10 @@ class _Faces:
         layer: int,
         convex: bool = True,
         cull: bool = True,
+        gloss: float = 0.0,
     ) -> None:
-        """``verts (F, k, 3)`` OpenCV board frame, ``colours (F, 3)``, ``normals (F, 3)``."""
+        """``verts (F, k, 3)`` OpenCV board frame, ``colours (F, 3)``, ``normals (F, 3)``;
+        ``gloss`` = strength of the specular highlight (0 matte .. 1 polished)."""
         f = verts.shape[0]
         self.batches.append(
             (
@@ -585,6 +591,7 @@ class _Faces:
                 layer,
                 convex,
                 cull,
+                gloss,
             )
         )
 
@@ -733,6 +740,7 @@ def _wizard_faces(
     group: int,
     layer: int,
     phase: float,
+    gloss: float = 0.0,
 ) -> None:
     h = g.wizard.height * scale
     b = g.wizard.base_diameter / 2 * scale
@@ -749,7 +757,7 @@ def _wizard_faces(
         (0.25, h),
     ]
     q, n = _lathe(cx, cy, z0, prof, 9, phase)
-    faces.add(q, colour[None], n, group, layer)
+    faces.add(q, colour[None], n, group, layer, gloss=gloss)
 
 
 def _token_faces(
@@ -917,6 +925,7 @@ def _build_scene(board: _Board, g: BoardGeometry, ap: Appearance, nadir: np.ndar
                         grp,
                         130,
                         float(rng.uniform(0, 1)),
+                        ap.wizard_gloss,
                     )
                     if hgt == 0:
                         casters.append((px, py, g.wizard.base_diameter / 2, 1.5, g.wizard.height))
@@ -980,7 +989,8 @@ def _paint(
         return
     verts, cols, nrms, grp, lay, convex, cull, starts, counts = [], [], [], [], [], [], [], [], []
     offset = 0
-    for v, c, n, g_, l_, cv_, cu_ in faces.batches:
+    glosses = []
+    for v, c, n, g_, l_, cv_, cu_, gl_ in faces.batches:
         f, k = v.shape[0], v.shape[1]
         verts.append(v.reshape(-1, 3))
         cols.append(c)
@@ -989,6 +999,7 @@ def _paint(
         lay.append(np.full(f, l_))
         convex.append(np.full(f, cv_))
         cull.append(np.full(f, cu_))
+        glosses.append(np.full(f, gl_))
         starts.append(offset + np.arange(f) * k)
         counts.append(np.full(f, k))
         offset += f * k
@@ -999,6 +1010,7 @@ def _paint(
     layer = np.concatenate(lay)
     cvx = np.concatenate(convex)
     cul = np.concatenate(cull)
+    gloss = np.concatenate(glosses)
     st = np.concatenate(starts)
     cn = np.concatenate(counts)
     # centroids (first-vertex-weighted mean over each polygon)
@@ -1013,7 +1025,18 @@ def _paint(
     lam = np.clip(nrm @ ldir, 0.0, None)
     ground = light.ambient + (1 - light.ambient) * light.direction[2]
     factor = (light.ambient + (1 - light.ambient) * lam) / ground
-    shaded = np.clip(col * factor[:, None], 0, 255)
+    shaded = col * factor[:, None]
+    shiny = gloss > 0
+    if shiny.any():
+        # Blinn-Phong highlight of the light's (white-balanced) colour
+        view = cam_c[None] - cent[shiny]
+        view /= np.linalg.norm(view, axis=1, keepdims=True)
+        half = view + ldir[None]
+        half /= np.linalg.norm(half, axis=1, keepdims=True)
+        nh = np.clip(np.einsum("ij,ij->i", nrm[shiny], half), 0.0, None)
+        spec = gloss[shiny] * nh**24 * 255.0 / ground
+        shaded[shiny] += spec[:, None]
+    shaded = np.clip(shaded, 0, 255)
     p2 = _project(allv, pose, camera)
     fixed = np.round(p2 * 16.0).astype(np.int32)
     idx = np.nonzero(keep)[0]
@@ -1067,7 +1090,7 @@ def random_hand(
     ang = float(rng.uniform(0, 2 * math.pi)) if from_angle is None else from_angle
     entry = centre + 900.0 * np.array([math.cos(ang), math.sin(ang)])
     z = float(rng.uniform(60, 260)) if height_mm is None else height_mm
-    skin = hsv_colour(rng.uniform(8, 28), rng.uniform(0.25, 0.6), rng.uniform(0.35, 0.95))
+    skin = hsv_colour(rng.uniform(8, 30), rng.uniform(0.18, 0.5), rng.uniform(0.3, 0.95))
     sleeve = hsv_colour(rng.uniform(0, 360), rng.uniform(0.0, 0.8), rng.uniform(0.1, 0.9))
     return HandPose(
         (float(entry[0]), float(entry[1]), z + 250.0),
@@ -1576,16 +1599,17 @@ def render_hand_sequence(
     base = random_hand(rng, g)
     entry = np.array(base.entry)
     target = np.array(base.hand)
-    away = target + (np.array([entry[0], entry[1], target[2]]) - target) * 0.8
+    away = target + (np.array([entry[0], entry[1], target[2]]) - target) * 0.5
     results = []
     n = still_before + moving + still_after
     for i in range(n):
         hp: HandPose | bool = False
         k = i - still_before
         if 0 <= k < moving:
-            # in, hover, out: distance along the path 1 -> 0 -> 1 (smooth)
+            # in (first third), hover over the space (middle), out (last third): the share of
+            # the way back to the edge goes 1 -> 0 -> 1
             phase = k / max(moving - 1, 1)
-            a = abs(math.cos(math.pi * phase)) ** 1.5
+            a = min(max(abs(2.0 * phase - 1.0) * 1.5 - 0.5, 0.0), 1.0)
             pos = target + (away - target) * a + rng.normal(0, 4, 3) * (1 - a)
             hp = HandPose(
                 base.entry,
@@ -1608,3 +1632,83 @@ def render_hand_sequence(
             )
         )
     return results
+
+
+# --------------------------------------------------------------------------------------------
+# command line: example frames and timing
+
+
+def _game_states(seed: int, count: int, players: int | None = None) -> list[GameState]:
+    """``count`` states from seeded bot games (companion.rules.bots), spread over the games."""
+    from companion.rules import Config
+    from companion.rules.bots import play
+
+    out: list[GameState] = []
+    rnd = np.random.default_rng(seed)
+    game = 0
+    while len(out) < count:
+        n = players or int(rnd.integers(2, 7))
+        steps = [st.state for st in play(Config(player_count=n), seed * 100 + game, "random")]
+        game += 1
+        if not steps:
+            continue
+        picks = rnd.choice(len(steps), size=min(count - len(out), 8), replace=False)
+        out.extend(steps[int(i)] for i in sorted(picks))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """``python -m companion.vision.render sample|time ...`` (see ``--help``)."""
+    import argparse
+    import statistics
+    import time
+
+    ap = argparse.ArgumentParser(prog="python -m companion.vision.render", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("sample", help="write example frames with their truth (PNG + JSON)")
+    sp.add_argument("--out", default="artifacts/render", help="folder (default artifacts/render)")
+    sp.add_argument("--count", type=int, default=6)
+    sp.add_argument("--seed", type=int, default=1)
+    sp.add_argument("--hand", type=float, default=0.3, help="probability of a hand per frame")
+    tp = sub.add_parser("time", help="median render time per frame on one core")
+    tp.add_argument("--frames", type=int, default=50)
+    tp.add_argument("--seed", type=int, default=1)
+    tp.add_argument("--session", action="store_true", help="one fixed setup (the demo's case)")
+    tp.add_argument("--threads", type=int, default=1, help="OpenCV threads (default 1)")
+    args = ap.parse_args(argv)
+    if args.cmd == "sample":
+        states = _game_states(args.seed, args.count)
+        for i, st in enumerate(states):
+            r = render(st, np.random.default_rng([args.seed, i]), hand=args.hand)
+            path = r.save(args.out, f"frame_{args.seed}_{i:03d}")
+            print(
+                f"{path}  tilt {r.pose.tilt_deg:4.1f}  {r.lighting.kelvin:5.0f} K  "
+                f"x{r.lighting.intensity:.2f}  hand {r.hand}"
+            )
+        return 0
+    cv2.setNumThreads(args.threads)
+    states = _game_states(args.seed, args.frames)
+    rng = np.random.default_rng(args.seed)
+    fixed = random_setup(rng) if args.session else None
+    render(states[0], rng, setup=fixed)  # imports, noise bank
+    wall: list[float] = []
+    cpu: list[float] = []
+    for st in states:
+        t0, c0 = time.perf_counter(), time.process_time()
+        render(st, rng, setup=fixed, hand=0.2)
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+    wall.sort()
+    print(
+        f"{len(states)} frames {FRAME_SIZE[0]}x{FRAME_SIZE[1]}, OpenCV threads {args.threads}, "
+        f"{'one session' if args.session else 'fresh camera/light/look per frame'}"
+    )
+    print(f"wall ms: median {statistics.median(wall):.1f}  p90 {wall[int(0.9 * len(wall))]:.1f}")
+    print(f"cpu  ms: median {statistics.median(cpu):.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
