@@ -36,7 +36,6 @@ from flask import (
     current_app,
     jsonify,
     request,
-    stream_with_context,
 )
 
 from companion.web.layout import LayoutError, board_layout, parse_special
@@ -58,6 +57,7 @@ COOKIE_MAX_AGE_S = 12 * 3600
 DEFAULTS: Mapping[str, Any] = {
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,  # 0 = an event stream stays open until the client leaves
+    "SSE_MAX_STREAMS": 12,  # open streams at most; keep below the waitress threads (16)
     "MAX_CONTENT_LENGTH": 16 * 1024,
     "PUBLIC_URL": "",
     "COOKIE_SECURE": False,
@@ -116,7 +116,7 @@ def _audience(want: str | None) -> Audience:
         if colour is None:
             raise ApiError("player page: scan your join QR code first (no valid token)", 401)
         return Audience.player(colour)
-    raise ApiError(f"as: {role!r} is not public, player or host", 400)
+    raise ApiError(f"as: {role[:20]!r} is not public, player or host", 400)
 
 
 def _json_error(message: str, status: int) -> Response:
@@ -231,11 +231,17 @@ def join(token: str) -> Response:
 # JSON API
 
 
-def _snapshot_json(audience: Audience) -> tuple[int, str]:
+def _snapshot_json(
+    audience: Audience,
+    svc: TableService | None = None,
+    cache: dict[Audience, tuple[int, str]] | None = None,
+) -> tuple[int, str]:
     """``(version, JSON text)`` of the audience's snapshot, serialised once per version and
-    audience (every phone of the table asks for the same few)."""
-    svc = _service()
-    cache: dict[Audience, tuple[int, str]] = current_app.extensions["companion.json_cache"]
+    audience (every phone of the table asks for the same few). Outside a request (an event
+    stream's generator) pass ``svc`` and ``cache``."""
+    svc = svc if svc is not None else _service()
+    if cache is None:
+        cache = current_app.extensions["companion.json_cache"]
     version = svc.version
     hit = cache.get(audience)
     if hit is not None and hit[0] == version:
@@ -319,7 +325,9 @@ def api_qr() -> Response:
     base = _base_url()
 
     def code(label: str, url: str) -> dict[str, str]:
-        svg = segno.make(url, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
+        svg = segno.make(url, error="m").svg_inline(
+            omitsize=True, border=2, dark="#111", light="#fff"
+        )
         return {"label": label, "url": url, "svg": svg}
 
     players = [code(c, f"{base}/join/{t}") for c, t in svc.player_tokens().items()]
@@ -372,11 +380,17 @@ def events() -> Response:
     max_s = float(current_app.config["SSE_MAX_S"])
 
     stopping: threading.Event = current_app.extensions["companion.stopping"]
+    slots: threading.BoundedSemaphore = current_app.extensions["companion.stream_slots"]
+    if not slots.acquire(blocking=False):
+        # every stream holds a waitress thread: refuse rather than starve the other requests
+        raise ApiError("too many open pages: this one polls instead", 503)
+
+    cache: dict[Audience, tuple[int, str]] = current_app.extensions["companion.json_cache"]
 
     def stream() -> Iterator[str]:
         started = last_beat = time.monotonic()
         # a (re)connect always gets the full current snapshot, whatever Last-Event-ID says
-        seen, data = _snapshot_json(audience)
+        seen, data = _snapshot_json(audience, svc, cache)
         yield "retry: 1000\n" + sse_message(seen, data)
         while not max_s or time.monotonic() - started < max_s:
             now = svc.wait_for_change(seen, heartbeat)
@@ -389,11 +403,12 @@ def events() -> Response:
                 else:
                     stopping.wait(0.2)  # woken without a change (service closing): no busy loop
                 continue
-            seen, data = _snapshot_json(audience)
+            seen, data = _snapshot_json(audience, svc, cache)
             last_beat = time.monotonic()
             yield sse_message(seen, data)
 
-    resp = Response(stream_with_context(stream()), mimetype="text/event-stream")
+    resp = Response(stream(), mimetype="text/event-stream")
+    resp.call_on_close(slots.release)
     resp.headers["Cache-Control"] = "no-store"
     resp.headers["X-Accel-Buffering"] = "no"
     return resp
@@ -417,8 +432,10 @@ def create_app(config: Mapping[str, Any] | None, service: TableService) -> Flask
 
     :param config: Flask config mapping; the keys of :data:`DEFAULTS` are read (``SSE_HEARTBEAT_S``
         seconds between heartbeat comments, ``SSE_MAX_S`` seconds before an event stream is
-        closed (0 = never), ``MAX_CONTENT_LENGTH`` bytes of a request body, ``PUBLIC_URL`` base of
-        the QR-code links, ``COOKIE_SECURE``), plus any Flask key such as ``TESTING``.
+        closed (0 = never), ``SSE_MAX_STREAMS`` open streams at most (more get a 503 and the
+        page polls; keep it below the waitress threads), ``MAX_CONTENT_LENGTH`` bytes of a request
+        body, ``PUBLIC_URL`` base of the QR-code links, ``COOKIE_SECURE``), plus any Flask key
+        such as ``TESTING``.
     :param service: the :class:`~companion.web.service.TableService` whose snapshots are shown.
     :raises TypeError: when ``service`` does not implement the protocol.
     """
@@ -431,6 +448,9 @@ def create_app(config: Mapping[str, Any] | None, service: TableService) -> Flask
     app.extensions["companion.service"] = service
     app.extensions["companion.stopping"] = threading.Event()  # set: event streams end
     app.extensions["companion.json_cache"] = {}
+    app.extensions["companion.stream_slots"] = threading.BoundedSemaphore(
+        int(app.config["SSE_MAX_STREAMS"])
+    )
     app.register_blueprint(bp)
     app.after_request(_secure_headers)
 

@@ -210,3 +210,18 @@ def test_public_url_config_is_used_for_qr_codes(service: FakeTableService) -> No
 def test_create_app_refuses_something_that_is_not_a_service() -> None:
     with pytest.raises(TypeError, match="TableService"):
         create_app({}, object())  # type: ignore[arg-type]
+
+
+def test_event_streams_are_capped_and_the_slot_is_freed(service: FakeTableService) -> None:
+    app = create_app({**TEST_CONFIG, "SSE_MAX_STREAMS": 2}, service)
+    c = app.test_client()
+    first = c.get("/events")
+    second = c.get("/events")
+    third = c.get("/events")
+    assert (first.status_code, second.status_code, third.status_code) == (200, 200, 503)
+    assert "polls instead" in third.get_json()["error"]
+    first.close()  # the phone went away
+    fourth = c.get("/events")
+    assert fourth.status_code == 200
+    for resp in (second, fourth):
+        resp.close()
