@@ -127,7 +127,8 @@ class TrackDef:
         """The base 16-space track, or 18 spaces with two inserts (OPEN-10 default).
 
         :param inserts: ``None`` for the base track, or the kinds of inserts A and B, e.g.
-            ``("fountain", "web")``: A becomes space 9, B space 18, crests ``1, 5, 10, 14``.
+            ``("fountain", "fountain")`` or S1's mixed setup ``("web", "fountain")``: A becomes
+            space 9, B space 18, crests ``1, 5, 10, 14``.
         """
         if not inserts:
             return cls()
@@ -384,7 +385,9 @@ class BoardGeometry:
         :param length: number of spaces.
         :param crest: raven-crest spaces; default 1,5,9,13 (16) or 1,5,10,14 (18).
         :param special: space -> ``fountain``/``web``; default none, or for ``length == 18`` the
-            OPEN-10 default inserts at 9 (fountain) and 18 (web).
+            OPEN-10 default insert positions A = 9 and B = 18, both magic fountains (the
+            expansion rulebook S1 adds both fountains together; with one web and one fountain it
+            recommends the web at A and the fountain at B).
         :param base: take all sizes from this geometry (e.g. one loaded from a file).
         :raises GeometryError: on an impossible track.
         """
@@ -392,7 +395,7 @@ class BoardGeometry:
             crest = DEFAULT_CREST_18 if length == 18 else DEFAULT_CREST_16
             crest = tuple(s for s in crest if s <= length)
         if special is None:
-            special = {9: "fountain", 18: "web"} if length == 18 else {}
+            special = {9: "fountain", 18: "fountain"} if length == 18 else {}
         track = TrackDef(length, tuple(crest), dict(special))
         return cls(base._data if base is not None else {}, track)
 

@@ -87,7 +87,10 @@ class TestTracks:
         g = BoardGeometry.for_track(18)
         assert g.n_spaces == 18
         assert g.track.crest == (1, 5, 10, 14)
-        assert g.track.kind(9) == "fountain" and g.track.kind(18) == "web"
+        assert g.track.kind(9) == "fountain" and g.track.kind(18) == "fountain"
+        mixed = TrackDef.standard(("web", "fountain"))  # S1: web at A, fountain at B
+        assert mixed.kind(9) == "web" and mixed.kind(18) == "fountain"
+        assert mixed.crest == (1, 5, 10, 14)
         assert g.track.kind(10) == "crest-space" and g.track.kind(11) == "plain-space"
         c = g.space_centres()
         d = np.linalg.norm(c[:, None] - c[None], axis=-1) + np.eye(18) * 1e9
