@@ -9,6 +9,8 @@ the top-left corner and numbers increasing clockwise, as the track tiles lie on 
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib
 import math
 from collections.abc import Mapping
@@ -127,6 +129,13 @@ def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[
     for s in special:
         if not 1 <= s <= length:
             raise LayoutError(f"special: space {s} is not on a track of {length}")
+    return copy.deepcopy(_layout(length, tuple(sorted(special.items()))))
+
+
+@functools.lru_cache(maxsize=32)
+def _layout(length: int, special_items: tuple[tuple[int, str], ...]) -> dict[str, Any]:
+    # the geometry is fixed for a run: computed once per track
+    special = dict(special_items)
     found = _from_geometry(length, special)
     source = "geometry" if found else "computed"
     centres, outlines, width, height = found or _computed(length)

@@ -100,12 +100,14 @@ def test_layout_without_geometry_is_a_ring_of_cells(monkeypatch: pytest.MonkeyPa
     import companion.web.layout as layout
 
     monkeypatch.setattr(layout, "_from_geometry", lambda length, special: None)
+    layout._layout.cache_clear()
     lay = board_layout(16)
     assert lay["source"] == "computed" and (lay["width"], lay["height"]) == (500.0, 500.0)
     first, second = lay["spaces"][0], lay["spaces"][1]
     assert (first["x"], first["y"]) == (50.0, 50.0) and second["x"] > first["x"]  # clockwise
     odd = board_layout(15)
     assert len({(s["x"], s["y"]) for s in odd["spaces"]}) == 15
+    layout._layout.cache_clear()  # the next test sees the geometry again
 
 
 def test_layout_follows_the_board_geometry() -> None:
