@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("companion.rules_cli:main", "rules core: apply, legal, play"),
     "calibrate": (
         "companion.vision.calibrate_cli:main",
-        "camera intrinsics, marker sheet, colour profile",
+        "camera intrinsics, marker sheet, board check, colour profile",
     ),
     "record": ("companion.service.cli:record_main", "run and record a session to a folder"),
     "replay": ("companion.service.cli:replay_main", "replay a recorded session and compare"),
