@@ -306,6 +306,8 @@ def board_texture(
             ang = np.linspace(0, 2 * np.pi, 12, endpoint=False)
             drop = p + np.stack([np.cos(ang) * 1.6, np.sin(ang) * 1.6], -1)
             _poly(img, drop, art.wisp, ppm, pad)
+    # what players leave in the middle of the track: move cards, spell tiles, the die
+    _clutter(img, geometry, rng, ppm, pad)
     # marker sheets
     aruco = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, geometry.marker_dictionary))
     quiet = 8.0
@@ -321,3 +323,102 @@ def board_texture(
         patch = art.paper.astype(np.float32) * (0.06 + 0.94 * ink[..., None])
         img[y0 : y0 + side, x0 : x0 + side] = patch
     return img
+
+
+def _rect(centre: np.ndarray, w: float, h: float, angle: float, r: float = 0.0) -> np.ndarray:
+    """A (rounded) rectangle outline, mm."""
+    hw, hh = w / 2, h / 2
+    if r <= 0:
+        pts = np.array([[-hw, -hh], [hw, -hh], [hw, hh], [-hw, hh]])
+    else:
+        arcs = []
+        for cx, cy, a0 in (
+            (hw - r, -hh + r, -90),
+            (hw - r, hh - r, 0),
+            (-hw + r, hh - r, 90),
+            (-hw + r, -hh + r, 180),
+        ):
+            a = np.radians(a0 + np.linspace(0, 90, 5))
+            arcs.append(np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], -1))
+        pts = np.concatenate(arcs)
+    c, s = math.cos(angle), math.sin(angle)
+    return np.asarray(pts @ np.array([[c, s], [-s, c]]) + centre, dtype=np.float64)
+
+
+def _clutter(
+    img: np.ndarray, g: BoardGeometry, rng: np.random.Generator, ppm: float, pad: float
+) -> None:
+    """Flat things inside the loop (players keep them there): a draw and a discard pile of move
+    cards, 2-5 spell tiles and sometimes the die. Nothing is put on the track itself."""
+    centre = g.loop_centre
+    inner = (
+        g.perimeter / (8.0 - 8.0 * g.corner_ratio + 2.0 * math.pi * g.corner_ratio)
+        - g.track_width * 0.7
+        - 10.0
+    )
+    if inner < 50:
+        return
+    back = hsv_colour(rng.uniform(200, 250), rng.uniform(0.4, 0.7), rng.uniform(0.3, 0.5))
+    edge = hsv_colour(rng.uniform(40, 50), rng.uniform(0.2, 0.4), rng.uniform(0.8, 0.95))
+    face = hsv_colour(rng.uniform(35, 50), rng.uniform(0.1, 0.25), rng.uniform(0.85, 0.95))
+    items: list[tuple[np.ndarray, float, float]] = []
+
+    def place(w: float, h: float) -> tuple[np.ndarray, float] | None:
+        for _ in range(20):
+            p = centre + rng.uniform(-inner + max(w, h) / 2, inner - max(w, h) / 2, 2)
+            if all(np.linalg.norm(p - q) > (max(w, h) + max(a, b)) / 2 * 0.8 for q, a, b in items):
+                items.append((p, w, h))
+                return p, float(rng.uniform(-0.4, 0.4))
+        return None
+
+    if rng.random() < 0.8:
+        got = place(57.0, 87.0)
+        if got is not None:
+            p, a = got
+            for k in range(int(rng.integers(2, 6))):  # a pile: slightly shifted cards
+                q = p + rng.normal(0, 0.8, 2) - k * 0.3
+                _poly(img, _rect(q, 57.0, 87.0, a + rng.normal(0, 0.02), 3.0), edge * 0.8, ppm, pad)
+            _poly(img, _rect(p, 57.0, 87.0, a, 3.0), edge, ppm, pad)
+            _poly(img, _rect(p, 50.0, 80.0, a, 2.0), back, ppm, pad)
+            _poly(img, star_polygon(6, 0.5) * 12.0 + p, edge, ppm, pad)
+    if rng.random() < 0.6:
+        got = place(57.0, 87.0)
+        if got is not None:
+            p, a = got
+            _poly(img, _rect(p, 57.0, 87.0, a, 3.0), face, ppm, pad)
+            ink = hsv_colour(rng.uniform(0, 360), rng.uniform(0.3, 0.6), rng.uniform(0.3, 0.5))
+            _poly(img, _rect(p, 20.0, 20.0, a + 0.8, 0.0), ink, ppm, pad)
+    for _ in range(int(rng.integers(2, 6))):
+        got = place(42.0, 42.0)
+        if got is None:
+            break
+        p, a = got
+        _poly(img, _rect(p, 42.0, 42.0, a, 4.0), face * 0.95, ppm, pad)
+        _lines(img, _rect(p, 42.0, 42.0, a, 4.0), face * 0.6, ppm, pad, 0.6, True)
+        mark = hsv_colour(rng.uniform(0, 360), rng.uniform(0.2, 0.5), rng.uniform(0.35, 0.6))
+        _poly(img, star_polygon(int(rng.integers(3, 7)), 0.5) * 11.0 + p, mark, ppm, pad)
+    if rng.random() < 0.5:
+        got = place(16.0, 16.0)
+        if got is not None:
+            p, a = got
+            _poly(img, _rect(p, 16.0, 16.0, a, 2.5), np.array([238.0, 240.0, 242.0]), ppm, pad)
+            n = int(rng.integers(1, 7))
+            pips = {
+                1: [(0, 0)],
+                2: [(-1, -1), (1, 1)],
+                3: [(-1, -1), (0, 0), (1, 1)],
+                4: [(-1, -1), (1, -1), (-1, 1), (1, 1)],
+                5: [(-1, -1), (1, -1), (0, 0), (-1, 1), (1, 1)],
+                6: [(-1, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (1, 1)],
+            }[n]
+            c, s_ = math.cos(a), math.sin(a)
+            for dx, dy in pips:
+                q = p + np.array([dx * c - dy * s_, dx * s_ + dy * c]) * 4.2
+                ang = np.linspace(0, 2 * np.pi, 10, endpoint=False)
+                _poly(
+                    img,
+                    q + 1.4 * np.stack([np.cos(ang), np.sin(ang)], -1),
+                    np.array([30.0, 30.0, 30.0]),
+                    ppm,
+                    pad,
+                )
