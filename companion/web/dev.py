@@ -9,7 +9,9 @@ game (one action every ``--period`` seconds) and prints the join codes in the te
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+import threading
 
 from flask import Flask
 
@@ -18,11 +20,40 @@ from companion.web.fake import FakeTableService
 from companion.web.server import MIN_THREADS, base_url, print_join_codes, serve
 
 
+def start_camera(service: FakeTableService, period_s: float = 2.0, seed: int = 1) -> bool:
+    """Render the fake game as camera frames for the host's camera tab (needs the vision
+    renderer and OpenCV); returns False when they are not available."""
+    try:
+        import cv2
+        import numpy as np
+
+        render = importlib.import_module("companion.vision.render")
+    except ImportError:
+        return False
+    rng = np.random.default_rng(seed)
+    size = (960, 540)
+    setup = render.random_setup(rng, size=size)
+
+    def run() -> None:
+        while not service.closed.wait(period_s):
+            game = service.game()
+            if game is None:
+                continue
+            result = render.render(game, rng, setup=setup, size=size, jpeg_quality=None)
+            ok, buf = cv2.imencode(".jpg", result.frame, [cv2.IMWRITE_JPEG_QUALITY, 80])
+            if ok:
+                service.set_camera_jpeg(buf.tobytes())
+
+    threading.Thread(target=run, name="fake-camera", daemon=True).start()
+    return True
+
+
 def create_app(players: int = 4, seed: int = 1, period_s: float = 3.0) -> Flask:
     """An app on a fake table that plays itself (the factory ``flask --app companion.web.dev
     run`` finds)."""
     service = FakeTableService(seed=seed, setup={"players": players})
     service.start_driver(period_s)
+    start_camera(service, seed=seed)
     app = web_app.create_app({}, service)
     print(f"host page: /join/{service.host_token}", file=sys.stderr)
     return app
@@ -39,6 +70,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     service = FakeTableService(seed=args.seed, setup={"players": args.players})
     service.start_driver(args.period)
+    start_camera(service, seed=args.seed)
     app = web_app.create_app({}, service)
     print_join_codes(service, base_url("", args.host, args.port))
     try:

@@ -330,6 +330,11 @@ class FakeTableService:
         self._driver = threading.Thread(target=run, name="fake-table-driver", daemon=True)
         self._driver.start()
 
+    @property
+    def closed(self) -> threading.Event:
+        """Set by :meth:`close` (background helpers wait on it)."""
+        return self._stop
+
     def close(self) -> None:
         """Stop the driver and wake every waiting event stream."""
         self._stop.set()
