@@ -241,3 +241,36 @@ class TestCameraFile:
         np.testing.assert_allclose(cam.dist[:5], ref.dist[:5])
         assert cam.size == (1536, 864)
         assert math.degrees(2 * math.atan(768 / cam.K[0, 0])) == pytest.approx(62.0, abs=0.1)
+
+
+class TestCameraAndLight:
+    def test_random_poses_keep_the_whole_board_in_view(self) -> None:
+        g = BoardGeometry.default()
+        tilts = []
+        for seed in range(25):
+            s = random_setup(np.random.default_rng(seed), g)
+            tilts.append(s.pose.tilt_deg)
+            w, h = s.camera.size
+            pts = np.concatenate(list(g.marker_object_points().values()))
+            px, _ = cv2.projectPoints(pts, s.pose.rvec, s.pose.tvec, s.camera.K, s.camera.dist)
+            px = px.reshape(-1, 2)
+            assert np.all((px >= 0) & (px < [w, h])), seed
+            # the camera is above the table, higher than a 10-high stack
+            assert -s.pose.centre[2] > 10 * g.tower.height + 100
+        assert min(tilts) >= 0.0 and max(tilts) <= 35.0
+        assert max(tilts) - min(tilts) > 20.0
+
+    def test_warm_light_and_dim_light_show_in_the_frame(self) -> None:
+        state = _setup_state()
+        base = _neutral(random_setup(np.random.default_rng(2)))
+
+        def mean_bgr(kelvin: float, intensity: float) -> np.ndarray:
+            light = dataclasses.replace(base.lighting, kelvin=kelvin, intensity=intensity, awb=0.3)
+            s = dataclasses.replace(base, lighting=light, _cache={})
+            r = render(state, np.random.default_rng(3), setup=s, jpeg_quality=None)
+            return r.frame.reshape(-1, 3).mean(axis=0)
+
+        warm, cold = mean_bgr(2700.0, 1.0), mean_bgr(6500.0, 1.0)
+        assert warm[0] / warm[2] < 0.8 * cold[0] / cold[2]  # blue/red lower under a warm bulb
+        dim, bright = mean_bgr(5500.0, 0.3), mean_bgr(5500.0, 1.5)
+        assert dim.mean() < 0.4 * bright.mean()
