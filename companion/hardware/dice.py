@@ -9,7 +9,8 @@ How a player uses the ROLL button (Wandering Towers, R-CARD-4):
 
 * **Choose the die card**: press ROLL once, twice or three times quickly for a card with one,
   two or three dice. Each further press must start within ``select_window_s`` (0.45 s) of the
-  previous release; the first roll starts ``select_window_s`` after the last release. While
+  previous release being recognised (``release_s`` = 25 ms after the contacts stopped
+  bouncing); the first roll starts ``select_window_s`` after the last release. While
   counting, the middle row of pips shows the count (1, 2 or 3 pips from the left). The phone
   can pick the mode instead (:meth:`DiceMachine.select_mode`); then the next press rolls at
   once.
@@ -295,7 +296,7 @@ class DiceMachine:
     def pips(self) -> Pattern:
         """The pip pattern to show at the last time given."""
         if self.state is DiceState.ROLLING:
-            n = int(max(0.0, self.now - self.anim_start) / self.timing.frame_s)
+            n = int(max(0.0, self.now - self.anim_start) / self.timing.frame_s + 1e-9)
             return ROLL_FRAMES[n % len(ROLL_FRAMES)]
         if self.state is DiceState.SELECTING:
             return COUNT_PATTERNS[self.count]
@@ -326,9 +327,10 @@ class DiceMachine:
             times.append(self.last_up + self.timing.select_window_s)
         if self.state is DiceState.ROLLING:
             end = self.anim_start + self.timing.roll_anim_s
-            frame = self.anim_start + self.timing.frame_s * (
-                int((self.now - self.anim_start) / self.timing.frame_s) + 1
-            )
+            k = int((self.now - self.anim_start) / self.timing.frame_s + 1e-9) + 1
+            frame = self.anim_start + self.timing.frame_s * k
+            while frame <= self.now:  # float rounding at a frame boundary
+                frame += self.timing.frame_s
             times.append(min(end, frame))
         return min(times) if times else None
 
@@ -340,9 +342,9 @@ class DiceMachine:
         if button not in self.buttons:
             raise ValueError(f"unknown button {button!r}; buttons are {sorted(self.buttons)}")
         out = self.tick(t)
+        self.now = max(self.now, t)
         for ev in self.buttons[button].edge(t, pressed):
             out += self._button(button, ev)
-        self.now = max(self.now, t)
         return out
 
     def tick(self, t: float) -> list[dict[str, Any]]:
@@ -476,7 +478,7 @@ class DiceMachine:
             return []
         # up
         if st is DiceState.SELECTING:
-            self.last_up = ev.t
+            self.last_up = max(ev.t, self.now)  # when the release became certain
         elif st is DiceState.CHOOSING and self.press_active:
             self.press_active = False
             self._roll(ev.t)
