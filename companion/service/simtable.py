@@ -208,20 +208,26 @@ class SimulatedGame:
         with self._lock:
             return self.record.states[index + 1]
 
-    def answer_for(self, question: dict[str, Any], candidates: dict[str, Any]) -> str | None:
-        """The option a player who knows the truth picks: the option whose candidate state
-        equals a recent true state (``candidates`` = option id -> state)."""
+    def answer_for(self, question: dict[str, Any], candidates: dict[str, list[Any]]) -> str | None:
+        """The option a player who knows the truth picks: the option one of whose states shows
+        the true board (towers, wizards of each colour with their tiers, castle) of the most
+        recent matching moment; ties broken by the potions."""
+        from companion.rules.tracker import board_key
+
         with self._lock:
-            recent = list(self._history)[::-1]
+            recent = list(self._history)[::-1] or [self.state]
         for truth in recent:
-            for option, state in candidates.items():
-                if _same_position(state, truth):
-                    return option
+            key = board_key(truth)
+            matching = [
+                o for o, states in candidates.items() if any(board_key(s) == key for s in states)
+            ]
+            if len(matching) > 1:
+                matching = [
+                    o for o in matching if any(s.potions == truth.potions for s in candidates[o])
+                ] or matching
+            if matching:
+                return matching[0]
         return None
-
-
-def _same_position(a: Any, b: Any) -> bool:
-    return bool(a.stacks == b.stacks and a.wizards == b.wizards and a.castle == b.castle)
 
 
 def _moved_spaces(rules: Any, before: Any, after: Any) -> tuple[int, int]:

@@ -273,12 +273,8 @@ class TrackedDriver:
 
     # -- for the simulated players -------------------------------------------------------------
 
-    def candidates(self, question: dict[str, Any]) -> dict[str, Any]:
-        """Option id -> a state that answering with it would keep (for players who know the
+    def candidates(self, question: dict[str, Any]) -> dict[str, list[Any]]:
+        """Option id -> the states answering with it stands for (for players who know the
         truth: the simulated table and tests)."""
-        groups = getattr(self.tracker, "_question_groups", ())
-        out: dict[str, Any] = {}
-        for i, group in enumerate(groups):
-            if group:
-                out[str(i)] = group[0].state
-        return out
+        groups = self.tracker.question_candidates()
+        return {str(i): list(states) for i, states in enumerate(groups)}
