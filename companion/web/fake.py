@@ -51,6 +51,11 @@ def _colour(wizard_id: object) -> str:
     return str(wizard_id).rsplit("-", 1)[0]
 
 
+def _count(event: Mapping[str, Any]) -> str:
+    n = len(event.get("wizards", []))
+    return "1 wizard" if n == 1 else f"{n} wizards"
+
+
 def describe_event(event: Mapping[str, Any]) -> str | None:
     """One line for the table's log from a rules event (state-model.md §5); None = not shown."""
     k = event.get("kind")
@@ -67,13 +72,14 @@ def describe_event(event: Mapping[str, Any]) -> str | None:
         what = "a tower" if n == 1 else f"a stack of {n} towers"
         return f"{what} moved from space {event['from']} to {event['to']}"
     if k == "wizards_trapped":
-        return f"{len(event.get('wizards', []))} wizard(s) trapped on space {event['space']}"
+        return f"{_count(event)} trapped on space {event['space']}"
     if k == "wizards_revealed":
-        return f"{len(event.get('wizards', []))} wizard(s) set free on space {event['space']}"
+        return f"{_count(event)} set free on space {event['space']}"
     if k == "potion_filled":
         return f"{event['player']} filled a potion"
     if k == "potions_spent":
-        return f"{event['player']} spent {event['count']} potion(s)"
+        n = event["count"]
+        return f"{event['player']} spent {n} potion{'s' if n != 1 else ''}"
     if k == "spell_cast":
         return f"{event['player']} cast {str(event['spell']).replace('_', ' ')}"
     if k == "castle_moved":

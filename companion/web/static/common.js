@@ -239,13 +239,16 @@ const WT = (() => {
     opts = opts || {};
     const state = snap && snap.state;
     if (!state) {
+      svg._wtTicket = (svg._wtTicket || 0) + 1;
       clear(svg);
       svg.setAttribute("viewBox", "0 0 400 80");
       svg.append(sv("text", { x: 200, y: 45, "text-anchor": "middle", class: "num",
         text: "No game yet: the host sets one up." }));
       return;
     }
+    const ticket = (svg._wtTicket = (svg._wtTicket || 0) + 1);
     const layout = await layoutFor(state);
+    if (ticket !== svg._wtTicket) return;  // a newer snapshot is being drawn
     clear(svg);
     svg.setAttribute("viewBox", `0 0 ${layout.width} ${layout.height}`);
     svg.setAttribute("role", "img");
@@ -369,7 +372,7 @@ const WT = (() => {
     const out = [];
     for (let i = 0; i < (p.full || 0); i++) out.push(el("span", { class: "potion-full", title: "full" }, "●"));
     for (let i = 0; i < (p.empty || 0); i++) out.push(el("span", { class: "potion-empty", title: "empty" }, "○"));
-    for (let i = 0; i < (p.spent || 0); i++) out.push(el("span", { class: "potion-spent", title: "spent" }, "●"));
+    for (let i = 0; i < (p.spent || 0); i++) out.push(el("span", { class: "potion-spent", title: "spent on a spell" }, "×"));
     return out;
   }
 
@@ -409,6 +412,8 @@ const WT = (() => {
     if (d && d.rolls && d.rolls.length) {
       const rest = d.final ? "kept" : `${Math.max((d.mode || 1) - d.rolls.length, 0)} reroll(s) left`;
       node.append(el("span", { class: "rolls" }, `rolls ${d.rolls.join(" → ")} · ${rest}`));
+    } else if (d && d.mode) {
+      node.append(el("span", { class: "rolls" }, `card with ${d.mode} ${d.mode > 1 ? "dice" : "die"}: roll`));
     } else {
       node.append(el("span", { class: "rolls" }, "no roll yet"));
     }
