@@ -203,6 +203,8 @@ def _card_kind(st: GameState, seat: int, card: Any, side: str, steps: Any, rolls
             raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
     if card.type != side and card.type != "either":
         raise IllegalAction(f"a {card.type} card cannot move a {side}", "R-CARD-3")
+    if type(steps) is not int:
+        raise IllegalAction(f"steps are a whole number 1 to 6, not {steps!r}", "R-CARD-5")
     if card.dice:
         _check_rolls(card, rolls)
         if steps != rolls[-1]:

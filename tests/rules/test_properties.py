@@ -123,3 +123,85 @@ def test_contains_agrees_with_enumeration(players, seed, plies):
     listed = list(legal)
     assert legal.count() == len(listed)
     assert all(a in legal for a in listed)
+
+
+ANY = st.one_of(
+    st.none(),
+    st.integers(-3, 20),
+    st.text(max_size=8),
+    st.booleans(),
+    st.sampled_from(["blue", "yellow", "blue-1", "yellow-2", "cw", "R1"]),
+)
+CARDS = st.one_of(st.sampled_from(list(__import__("companion.rules").rules.CARD_KINDS)), ANY)
+ROLLS = st.one_of(
+    st.tuples(), st.tuples(st.integers(-1, 8)), st.tuples(st.integers(0, 7), st.integers(0, 7))
+)
+GARBAGE = st.one_of(
+    st.builds(MoveWizard, ANY, ANY, ANY, CARDS, ROLLS),
+    st.builds(MoveTower, ANY, ANY, ANY, ANY, CARDS, ROLLS),
+    st.builds(DiscardCard, ANY, CARDS, ROLLS),
+    st.builds(Redraw, ANY, st.one_of(st.none(), st.tuples(ANY, ANY))),
+    st.builds(
+        Cast,
+        ANY,
+        st.sampled_from(
+            [
+                "advance_wizard",
+                "swap_tower",
+                "free_wizard",
+                "piggyback",
+                "move_castle",
+                "headwind_tower",
+                "x",
+            ]
+        ),
+        wizard=ANY,
+        space=ANY,
+        tier=ANY,
+        a=ANY,
+        b=ANY,
+        direction=ANY,
+        rider=ANY,
+        times=ANY,
+    ),
+)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(GARBAGE, st.integers(0, 50))
+def test_garbage_actions_are_refused_cleanly_and_change_nothing(action, seed):
+    state = setup(
+        Config(
+            player_count=3,
+            variant="master",
+            spells=(
+                "advance_wizard",
+                "swap_tower",
+                "free_wizard",
+                "piggyback",
+                "move_castle",
+                "headwind_tower",
+            ),
+        ),
+        seed,
+    )
+    before = dump_state(state)
+    try:
+        after, _ = apply(state, action)
+    except IllegalAction as exc:
+        assert exc.rule.startswith("R-")
+    else:
+        assert check_invariants(after) == []
+    assert dump_state(state) == before
+
+
+def test_a_boolean_is_not_a_step_count():
+    from companion.rules import Card
+
+    state = setup(Config(player_count=2))
+    try:
+        apply(state, MoveWizard("blue", "blue-1", True, Card("wizard", wizard=1)))
+    except IllegalAction as exc:
+        assert exc.rule == "R-CARD-5"
+    else:
+        raise AssertionError("True was taken for 1 step")
