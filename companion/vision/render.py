@@ -1044,11 +1044,11 @@ def _paint(
     for i in order:
         s, k = int(st[i]), int(cn[i])
         poly = fixed[s : s + k]
-        c = (float(shaded[i, 0]), float(shaded[i, 1]), float(shaded[i, 2]))
+        rgb = (float(shaded[i, 0]), float(shaded[i, 1]), float(shaded[i, 2]))
         if cvx[i]:
-            cv2.fillConvexPoly(img, poly, c, cv2.LINE_AA, 4)
+            cv2.fillConvexPoly(img, poly, rgb, cv2.LINE_AA, 4)
         else:
-            cv2.fillPoly(img, [poly], c, cv2.LINE_AA, 4)
+            cv2.fillPoly(img, [poly], rgb, cv2.LINE_AA, 4)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1180,8 +1180,8 @@ def _draw_hand(
     roi_l = layer[y0:y1, x0:x1]
     roi_m = mask[y0:y1, x0:x1]
     if blur_px > 0.3:
-        roi_l = cv2.GaussianBlur(roi_l, (0, 0), blur_px)
-        roi_m = cv2.GaussianBlur(roi_m, (0, 0), blur_px)
+        roi_l = np.asarray(cv2.GaussianBlur(roi_l, (0, 0), blur_px), dtype=np.uint8)
+        roi_m = np.asarray(cv2.GaussianBlur(roi_m, (0, 0), blur_px), dtype=np.uint8)
     alpha = roi_m.astype(np.float32)[..., None] / 255.0
     # the blurred layer was premultiplied by the unblurred mask: divide it back out
     cover = np.maximum(alpha, 1e-3)
@@ -1418,10 +1418,10 @@ def _shadow_map(
             )
             cv2.fillConvexPoly(mask, to_px(quad), 0.8, cv2.LINE_AA, 4)
     sigma = max(light.softness_mm * ppm, 0.6)
-    mask = cv2.GaussianBlur(mask, (0, 0), sigma)
-    lit = np.clip(255.0 * (1.0 - light.shadow * mask), 0, 255).astype(np.uint8)
+    soft = cv2.GaussianBlur(mask, (0, 0), sigma)
+    lit = np.clip(255.0 * (1.0 - light.shadow * soft), 0, 255).astype(np.uint8)
     lit = cv2.resize(lit, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
-    return cv2.cvtColor(lit, cv2.COLOR_GRAY2BGR)
+    return np.asarray(cv2.cvtColor(lit, cv2.COLOR_GRAY2BGR), dtype=np.uint8)
 
 
 def _vignette(setup: TableSetup, h: int, w: int) -> np.ndarray:
@@ -1433,7 +1433,7 @@ def _vignette(setup: TableSetup, h: int, w: int) -> np.ndarray:
     r2 = ((xx - sw / 2) / (sw / 2)) ** 2 + ((yy - sh / 2) / (sw / 2)) ** 2
     vig = 255.0 * (1.0 - setup.lighting.vignette * np.clip(r2 / 1.3, 0, 1))
     small = cv2.cvtColor(vig.astype(np.uint8), cv2.COLOR_GRAY2BGR)
-    out = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    out = np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), dtype=np.uint8)
     setup._cache["vignette"] = out
     return out
 
@@ -1492,13 +1492,16 @@ def render(
     scene = _build_scene(board, g, setup.appearance, setup.pose.centre[:2])
     shadows = _shadow_map(setup, scene.shadow_casters, hp, board_tex.shape[:2])
     lit_board = cv2.multiply(board_tex, shadows, scale=1.0 / 255.0)
-    half = cv2.remap(table, *maps["table"], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    tm1, tm2 = maps["table"]
+    half = cv2.remap(table, tm1, tm2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     frame = cv2.resize(half, (w, h), interpolation=cv2.INTER_LINEAR)
     if maps["roi"] is not None:
         y0, y1, x0, x1 = maps["roi"]
+        bm1, bm2 = maps["board"]
         cv2.remap(
             lit_board,
-            *maps["board"],
+            bm1,
+            bm2,
             cv2.INTER_LINEAR,
             dst=frame[y0:y1, x0:x1],
             borderMode=cv2.BORDER_TRANSPARENT,
@@ -1529,8 +1532,9 @@ def render(
         q = int(jpeg_quality)
     if q is not None:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, q])
-        if ok:
-            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        dec = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+        if dec is not None:
+            out = np.asarray(dec, dtype=np.uint8)
     obs = observe(gs, time=time_s, frame=frame_index)
     return RenderResult(
         frame=out,

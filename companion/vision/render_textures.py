@@ -55,7 +55,8 @@ def star_polygon(points: int = 5, inner: float = 0.45) -> np.ndarray:
 def hsv_colour(h_deg: float, s: float, v: float) -> np.ndarray:
     """BGR float 0..255 from hue in degrees, saturation and value 0..1."""
     hsv = np.array([[[h_deg % 360.0 / 2.0, s * 255.0, v * 255.0]]], dtype=np.float32)
-    return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)[0, 0].astype(np.float64)
+    bgr = cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
+    return np.asarray(bgr[0, 0], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,7 @@ def board_texture(
     _lines(rim, outer, np.array([1.0]), ppm, pad, 1.6, True)
     _lines(rim, inner, np.array([1.0]), ppm, pad, 1.6, True)
     img = img * (1.0 - band[..., None]) + land * band[..., None]
-    img *= (1.0 - 0.45 * rim)[..., None]
+    img = img * (1.0 - 0.45 * rim)[..., None]
     # path spaces: stone slabs
     stone = art.path.astype(np.float32)
     slab = np.zeros((th, tw), np.float32)
@@ -322,7 +323,7 @@ def board_texture(
         ink = mk.astype(np.float32) / 255.0
         patch = art.paper.astype(np.float32) * (0.06 + 0.94 * ink[..., None])
         img[y0 : y0 + side, x0 : x0 + side] = patch
-    return img
+    return np.asarray(img, dtype=np.float32)
 
 
 def _rect(centre: np.ndarray, w: float, h: float, angle: float, r: float = 0.0) -> np.ndarray:
