@@ -72,6 +72,12 @@ def setup(config: Config, seed: int | None = None) -> GameState:
             "config.modules: the expansion modules (§16-§23) are not implemented by the rules "
             "core yet; the state carries their fields for the module engine"
         )
+    for i, spell in enumerate(config.spells or ()):
+        if spell not in BASE_SPELLS:
+            raise ValueError(
+                f"config.spells[{i}]: {spell} is an expansion spell (§22), not implemented by "
+                "the rules core yet"
+            )
     rng = random.Random(seed if seed is not None else 0)
     spells = _resolve_spells(config, rng)
     config = dataclasses.replace(config, spells=spells)

@@ -127,6 +127,8 @@ def test_R_SOLO_1_twelve_wizards_placed_3_3_3_2_1_with_full_potions():
 def test_R_MOD_GEN_modules_are_refused_with_a_clear_message_but_carried_in_json():
     with pytest.raises(ValueError, match="config.modules"):
         setup(Config(modules=frozenset({"witch"})))
+    with pytest.raises(ValueError, match=r"config.spells\[1\]"):
+        setup(Config(spells=("free_wizard", "tower_sprint")))
     data = dump_state(setup(Config()))
     for key in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers"):
         assert data[key] is None
