@@ -83,15 +83,17 @@ class TrackerOptions:
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
-    keep: int = 32
+    keep: int = 16
     margin: float = 12.0
     commit_margin: float = 4.0
     max_lag: int = 12
     ask_margin: float = 1.0
     beam: int = 40
     depth: int = 4
-    deep_depth: int = 7
+    deep_depth: int = 6
     deep_roots: int = 3
+    quick_depths: tuple[int, ...] = (2,)
+    exact: float = 4.0
     wait_frames: int = 3
     min_spaces: float = 0.5
     expect_done: bool = True
@@ -125,6 +127,8 @@ class TrackerOptions:
             if not isinstance(noise, Mapping):
                 raise ValueError("tracker.options.noise: expected an object")
             kw["noise"] = NoiseModel(**noise)
+        if "quick_depths" in kw:
+            kw["quick_depths"] = tuple(int(d) for d in kw["quick_depths"])
         return cls(**kw)
 
 
@@ -233,13 +237,22 @@ class _Hyp:
     implicit: bool
 
 
+_KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
+
+
 def board_key(st: GameState) -> tuple[Any, ...]:
     """What a player means by "the board": tower kinds per stack, wizard positions per colour
     (wizards of one colour are interchangeable, so are towers of one kind) and the castle."""
     tb = st.table
-    kinds = tb.towers
-    stacks = tuple(tuple(kinds[t].kind for t in s) for s in st.stacks)
-    wiz = tuple(tuple(sorted(st.wizards[lo:hi])) for lo, hi in tb.wiz_range)
+    stacks = _KIND_STACKS.get(st.stacks)
+    if stacks is None:
+        kinds = tb.towers
+        stacks = tuple(tuple(kinds[t].kind for t in s) for s in st.stacks)
+        if len(_KIND_STACKS) > 20000:
+            _KIND_STACKS.clear()
+        _KIND_STACKS[st.stacks] = stacks
+    w = st.wizards
+    wiz = tuple(tuple(sorted(w[lo:hi])) for lo, hi in tb.wiz_range)
     return (stacks, wiz, st.castle)
 
 
@@ -536,9 +549,12 @@ def _with_repairs(
         fixed = replace(st, potions=pots)
         tmp = _Node(fixed, 0.0, (), (), (), node.pending, node.implicit)
         for action, prior, pending, implicit in _children(tmp, allowed, dests, opts):
-            if isinstance(action, Cast) and action.player == tb.colours[seat]:
-                if st.potions[seat][0] < tb.config.spell_costs[action.spell]:
-                    yield fixed, action, prior + opts.cost_repair, pending, implicit
+            if (
+                isinstance(action, Cast)
+                and action.player == tb.colours[seat]
+                and st.potions[seat][0] < tb.config.spell_costs[action.spell]
+            ):
+                yield fixed, action, prior + opts.cost_repair, pending, implicit
 
 
 def _close_turn(
@@ -647,6 +663,22 @@ def _search(
     return terminals
 
 
+def _replay(
+    srch: _Search, st: GameState, actions: Sequence[Action]
+) -> tuple[GameState, tuple[tuple[Event, ...], ...], tuple[GameState, ...]] | None:
+    """Apply ``actions`` in order to ``st``; None when one of them is illegal there."""
+    events: list[tuple[Event, ...]] = []
+    states: list[GameState] = []
+    for a in actions:
+        got = srch.apply(st, a)
+        if got is None:
+            return None
+        st, ev = got
+        events.append(ev)
+        states.append(st)
+    return st, tuple(events), tuple(states)
+
+
 def _spaces_of(a: Action, length: int) -> tuple[int, ...]:
     if isinstance(a, MoveTower):
         return (a.space, (a.space - 1 + a.steps) % length + 1)
@@ -734,6 +766,7 @@ class Tracker:
         self._question: Question | None = None
         self._question_groups: tuple[tuple[_Hyp, ...], ...] = ()
         self._qcount = 0
+        self._committed_count = 0
         self._unexplained = 0
         self._last_mismatch: tuple[int, ...] = ()
         self._last_obs: Observation | None = None
@@ -933,6 +966,7 @@ class Tracker:
             raise ValueError("undo: nothing to take back")
         last = self._history[-1]
         self._history = self._history[:-1]
+        self._committed_count -= 1
         prev = self._history[-1].state if self._history else self._initial
         self._root = prev
         self._reset(prev)
@@ -950,6 +984,7 @@ class Tracker:
             raise ValueError("correct: the state is of another game (players or track differ)")
         c = Committed(None, (Event("correction", {}),), st)
         self._history = self._history + (c,)
+        self._committed_count += 1
         self._root = st
         self._reset(st)
         return self._update((c,), (), "ok")
@@ -968,22 +1003,51 @@ class Tracker:
         out: list[_Hyp] = []
         best_obs = float("inf")
         best_mismatch: tuple[int, ...] = ()
-        for deep, depth in ((False, opts.depth), (True, opts.deep_depth)):
+        passes = [(False, d, opts.exact) for d in opts.quick_depths] + [
+            (False, opts.depth, opts.noise.bad_frame),
+            (True, opts.deep_depth, opts.noise.bad_frame),
+        ]
+        for deep, depth, good in passes:
             out = []
             best_obs = float("inf")
             roots = sorted(self._hyps, key=lambda h: h.cost)
             if deep:
                 roots = roots[: opts.deep_roots]
+            # hypotheses that differ only in potions share one search: the best of them is
+            # searched, the others replay its explanations (a spell they cannot pay fails)
+            groups: dict[tuple[Any, ...], list[_Hyp]] = {}
             for h in roots:
-                for n in _search(srch, h, target, opts, depth, deep):
+                t = h.state.turn
+                gkey = (board_key(h.state), t, h.state.game, h.pending, h.implicit)
+                groups.setdefault(gkey, []).append(h)
+            for members in groups.values():
+                lead = members[0]
+                found = _search(srch, lead, target, opts, depth, deep)
+                for n in found:
                     if n.obs_cost < best_obs:
                         best_obs = n.obs_cost
                         best_mismatch = tuple(target.mismatched(srch.view(n.state)))
                     step = _Step(n.state, n.actions, n.events, n.states)
                     out.append(
-                        _Hyp(n.state, h.cost + n.score, h.trail + (step,), n.pending, n.implicit)
+                        _Hyp(
+                            n.state,
+                            lead.cost + n.score,
+                            lead.trail + (step,),
+                            n.pending,
+                            n.implicit,
+                        )
                     )
-            if best_obs <= opts.noise.bad_frame:
+                for h in members[1:]:
+                    for n in found:
+                        replayed = _replay(srch, h.state, n.actions)
+                        if replayed is None:
+                            continue
+                        rst, revs, rsts = replayed
+                        step = _Step(rst, n.actions, revs, rsts)
+                        out.append(
+                            _Hyp(rst, h.cost + n.score, h.trail + (step,), n.pending, n.implicit)
+                        )
+            if best_obs <= good:
                 break
         if not out or best_obs > opts.noise.bad_frame:
             if not best_mismatch:
@@ -1042,6 +1106,7 @@ class Tracker:
         self._hyps = hyps
         if committed:
             self._history = (self._history + tuple(committed))[-500:]
+            self._committed_count += len(committed)
         return tuple(committed)
 
     def _maybe_ask(self) -> None:
@@ -1146,7 +1211,7 @@ class Tracker:
                 }
                 for c in self._history[-20:]
             ],
-            "history_length": len(self._history),
+            "history_length": self._committed_count,
             "question": None if self._question is None else self._question.to_json(),
             "question_groups": [
                 [self._hyps.index(h) for h in g if h in self._hyps] for g in self._question_groups
@@ -1202,6 +1267,7 @@ class Tracker:
                 tuple(tr._hyps[i] for i in g) for g in data.get("question_groups", [])
             )
         tr._qcount = int(data.get("qcount", 0))
+        tr._committed_count = int(data.get("history_length", len(tr._history)))
         tr._unexplained = int(data.get("unexplained", 0))
         tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
         return tr

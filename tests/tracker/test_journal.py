@@ -1,0 +1,205 @@
+"""The journal: on disk before it is published, a restart reaches the identical belief, a game
+record exports and imports as JSON lines, and a process killed at any moment loses nothing that
+was acknowledged."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from companion.journal import (
+    Journal,
+    JournaledTracker,
+    JournalError,
+    export_jsonl,
+    import_jsonl,
+    replay_record,
+    restore,
+)
+from companion.rules.model import Config
+from companion.rules.observation import ObservationError
+from companion.rules.simulate import CameraNoise, simulate
+from companion.rules.tracker import Tracker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _game(seed=2, players=2, limit=40):
+    sim = simulate(Config(player_count=players), seed, CameraNoise(rate=0.01, gap="action"))
+    return sim, list(sim.inputs[:limit])
+
+
+def _feed(jt, inp):
+    if inp.kind == "observation":
+        return jt.observe(inp.observation)
+    if inp.kind == "dice":
+        return jt.dice(list(inp.rolls), inp.dice_allowed)
+    return jt.end_turn()
+
+
+def test_the_journal_is_sqlite_in_wal_mode_with_full_sync(tmp_path):
+    j = Journal(tmp_path / "game.sqlite")
+    assert j.wal
+    assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    j.close()
+
+
+def test_a_restart_replays_to_the_identical_belief(tmp_path):
+    sim, inputs = _game()
+    path = tmp_path / "game.sqlite"
+    j = Journal(path, snapshot_every=25)
+    jt = JournaledTracker(Tracker(sim.start), j)
+    for inp in inputs:
+        _feed(jt, inp)
+    expected = jt.tracker.to_json()
+    j.close()
+    j2 = Journal(path)
+    assert j2.count("snapshot") >= 1
+    assert restore(j2).to_json() == expected
+    j2.close()
+
+
+def test_commits_are_journaled_with_their_events(tmp_path):
+    sim, inputs = _game()
+    j = Journal(tmp_path / "g.sqlite")
+    jt = JournaledTracker(Tracker(sim.start), j)
+    committed = 0
+    for inp in inputs:
+        committed += len(_feed(jt, inp).committed)
+    rows = [r for r in j.records() if r.kind == "commit"]
+    assert committed > 0
+    assert sum(len(r.payload["committed"]) for r in rows) == committed
+    kinds = {c["action"]["kind"] for r in rows for c in r.payload["committed"] if "action" in c}
+    assert "move_tower" in kinds or "move_wizard" in kinds
+
+
+def test_a_malformed_observation_writes_nothing(tmp_path):
+    sim, _ = _game()
+    j = Journal(tmp_path / "g.sqlite")
+    jt = JournaledTracker(Tracker(sim.start), j)
+    before = (j.count(), jt.tracker.to_json())
+    with pytest.raises(ObservationError):
+        jt.observe({"spaces": {"1": {"towers": -1, "top": "plain"}}})
+    assert (j.count(), jt.tracker.to_json()) == before
+
+
+def test_a_failed_write_rolls_the_tracker_back(tmp_path):
+    sim, inputs = _game()
+    j = Journal(tmp_path / "g.sqlite")
+    jt = JournaledTracker(Tracker(sim.start), j)
+    before = jt.tracker.to_json()
+    j.close()  # the disk is gone
+    obs = next(i for i in inputs if i.kind == "observation").observation
+    with pytest.raises(sqlite3.ProgrammingError):
+        jt.observe(obs)
+    assert jt.tracker.to_json() == before
+
+
+def test_export_and_import_of_a_game_record(tmp_path):
+    sim, inputs = _game()
+    j = Journal(tmp_path / "g.sqlite")
+    jt = JournaledTracker(Tracker(sim.start), j)
+    for inp in inputs:
+        _feed(jt, inp)
+    buf = io.StringIO()
+    n = export_jsonl(j, buf)
+    lines = buf.getvalue().splitlines()
+    assert n == len(lines)
+    first = json.loads(lines[0])
+    assert first["kind"] == "game"
+    kinds = {json.loads(x)["kind"] for x in lines[1:]}
+    assert {"observation", "commit"} <= kinds
+    assert replay_record(lines).to_json() == jt.tracker.to_json()
+    other = Journal(tmp_path / "copy.sqlite")
+    import_jsonl(lines, other)
+    assert restore(other).to_json() == jt.tracker.to_json()
+
+
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (['{"kind": "dice", "rolls": [3], "dice_allowed": 1}'], "starts with a game line"),
+        (["not json"], "line 1: not JSON"),
+        (['{"kind": "game", "tracker": {}}', '{"kind": "teleport"}'], "unknown kind"),
+    ],
+)
+def test_a_malformed_game_record_is_refused_and_writes_nothing(tmp_path, lines, message):
+    j = Journal(tmp_path / "g.sqlite")
+    with pytest.raises(JournalError, match=message):
+        import_jsonl(lines, j)
+    assert j.count() == 0
+
+
+WRITER = """
+import sys
+from companion.journal import Journal, JournaledTracker
+from companion.rules.model import Config
+from companion.rules.simulate import CameraNoise, simulate
+from companion.rules.tracker import Tracker
+
+path, seed = sys.argv[1], int(sys.argv[2])
+sim = simulate(Config(player_count=2), seed, CameraNoise(rate=0.0, gap="action"))
+jt = JournaledTracker(Tracker(sim.start), Journal(path, snapshot_every=7))
+for n, inp in enumerate(sim.inputs[:40]):
+    if inp.kind == "observation":
+        jt.observe(inp.observation)
+    elif inp.kind == "dice":
+        jt.dice(list(inp.rolls), inp.dice_allowed)
+    else:
+        jt.end_turn()
+    print(n, flush=True)   # acknowledged: journaled before this line
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("kill_seed", [11, 12])
+def test_kill_9_at_a_random_moment_loses_nothing_acknowledged(tmp_path, kill_seed):
+    rng = random.Random(kill_seed)
+    path = tmp_path / "g.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), "2"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert proc.stdout is not None
+    # wait for the process to get going, then kill it after a seeded number of inputs
+    target = rng.randint(3, 36)
+    acknowledged = -1
+    for line in proc.stdout:
+        if line.strip() == "done":
+            break
+        acknowledged = int(line)
+        if acknowledged >= target:
+            time.sleep(rng.random() * 0.05)
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    j = Journal(path)
+    inputs = [r for r in j.records() if r.kind in {"observation", "dice", "end_turn"}]
+    assert len(inputs) >= acknowledged + 1
+    restored = restore(j).to_json()
+    # the same inputs fed to a fresh tracker in memory give the same belief
+    sim = simulate(Config(player_count=2), 2, CameraNoise(rate=0.0, gap="action"))
+    ref = Tracker(sim.start)
+    for inp in sim.inputs[: len(inputs)]:
+        if inp.kind == "observation":
+            ref.observe(inp.observation)
+        elif inp.kind == "dice":
+            ref.dice(list(inp.rolls), inp.dice_allowed)
+        else:
+            ref.end_turn()
+    assert restored == ref.to_json()
