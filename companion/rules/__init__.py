@@ -12,24 +12,36 @@ Usage::
     view(state, "blue", memory_aid="own")               # what one player may be shown (JSON)
     dump_state(state) / load_state(data)                # state-model.md JSON, exact round trip
     dump_action(a) / load_action(data, "actions[2]")    # FormatError names the bad field
+    check_invariants(state)                             # state-model.md §2.4, [] when fine
 
 Actions (``MoveWizard``, ``MoveTower``, ``DiscardCard``, ``Redraw``, ``Cast``, ``EndTurn``,
 ``GivePotion``, ``ExchangeCards``) name players by colour and wizards by id (``blue-2``).
 Dice results are part of the action (``rolls``, the last one is used; R-CARD-4); the engine
 never rolls. ``apply`` raises :class:`IllegalAction` (``.reason``, ``.rule``) and the given
-state stays as it was.
+state stays as it was. Events are ``Event(kind, data)`` (``event["space"]``, ``.to_json()``).
 
 Hands: a state from ``setup(config, seed)`` knows every card (hands, draw pile, seeded
 reshuffles) and ``apply`` checks the player holds the card. With ``seed=None`` (the tracker)
 ``state.cards`` is None and only the card's form is checked; ``legal_actions(state)`` then
-lists one action per target and step count 1-6 (``every_card=True``: every card face).
+lists one action per target and step count 1-6 with a representative card (value card 1-5,
+the 1-die card rolled 6); ``legal_actions(state, every_card=True)`` lists every card face.
+
+Turn flow: 2 card actions (``MoveWizard``/``MoveTower``/``DiscardCard``) or one ``Redraw``,
+spells (``Cast``) in between as the variant allows, then ``EndTurn`` (refill, round
+completion at the end of the game, next player). ``state.turn.ended`` = a wizard of the
+current player entered the castle (R-TURN-6); ``state.game.over`` / ``state.game.result``.
 
 Configuration: ``Config(player_count, variant="base"|"master", teams=…, colours=…,
 spells=…, spell_costs={…}, options={…}, track=Track(…))``; every OPEN-nn default of the rules
-reference is in :data:`DEFAULT_OPTIONS` / :data:`DEFAULT_SPELL_COSTS`.
+reference is in :data:`DEFAULT_OPTIONS` / :data:`DEFAULT_SPELL_COSTS`. Expansion fields
+(witch, raven, vials, feathers) are carried in ``state.modules`` and the JSON, None when off.
+
+Bots: ``companion.rules.bots`` (``RandomBot(seed)``, ``GreedyBot(seed)``, ``play(config,
+seed, "random")`` yields every applied step).
 
 Internals for fast code (tracker search): ``state.stacks[space-1]`` = tower indices bottom->top,
-``state.wizards[i]`` = ``space << 4 | tier`` (0 = in the castle), ``state.table`` = lookups.
+``state.wizards[i]`` = ``space << 4 | tier`` (0 = in the castle), ``state.table`` = lookups
+(``wizard_ids``, ``wizard_owner``, ``tower_ids``, ``crest_space``, …).
 """
 
 from companion.rules.actions import (
