@@ -579,14 +579,17 @@ class BoardGeometry:
 
     def piece_slots(self, n: int, tier: int) -> np.ndarray:
         """Offsets (mm) from a surface centre where ``n`` pieces stand, ``(n, 2)``: one in the
-        centre, otherwise evenly on a ring that keeps each piece (wizard base) on the surface."""
+        centre; 2..6 evenly on a ring that keeps each wizard base on the surface; 7 or more
+        (6 wizards and the witch/raven tokens) one in the centre and the rest on the ring."""
         if n <= 0:
             return np.zeros((0, 2))
         if n == 1:
             return np.zeros((1, 2))
         rad = self.surface_radius(tier) - self.wizard.base_diameter / 2 - 1.0
-        ang = np.arange(n) * 2 * math.pi / n - math.pi / 2
-        return np.stack([np.cos(ang), np.sin(ang)], axis=-1) * max(rad, 1.0)
+        ring = n if n <= 6 else n - 1  # 7+ pieces (6 wizards and tokens): one in the middle
+        ang = np.arange(ring) * 2 * math.pi / ring - math.pi / 2
+        pts = np.stack([np.cos(ang), np.sin(ang)], axis=-1) * max(rad, 1.0)
+        return pts if ring == n else np.concatenate([np.zeros((1, 2)), pts])
 
     # ---- markers -----------------------------------------------------------------------------
 

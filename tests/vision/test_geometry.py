@@ -148,6 +148,16 @@ class TestPieces:
         gaps = np.linalg.norm(slots[:, None] - slots[None], axis=-1) + np.eye(6) * 1e9
         assert gaps.min() >= g.wizard.base_diameter * 0.95
 
+    def test_six_wizards_and_a_token_share_a_roof(self) -> None:
+        g = BoardGeometry.default()
+        slots = g.piece_slots(7, tier=2)
+        assert slots.shape == (7, 2)
+        np.testing.assert_allclose(slots[0], [0.0, 0.0])
+        gaps = np.linalg.norm(slots[:, None] - slots[None], axis=-1) + np.eye(7) * 1e9
+        assert gaps.min() > 0.9 * g.wizard.base_diameter
+        # on the track there is more room than on a roof
+        assert np.abs(g.piece_slots(4, tier=0)).max() > np.abs(g.piece_slots(4, tier=1)).max()
+
     def test_off_track_spaces_raise(self) -> None:
         g = BoardGeometry.default()
         with pytest.raises(GeometryError, match="space 17"):
