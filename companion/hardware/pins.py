@@ -95,10 +95,11 @@ class PinMap:
     reserve_uart: bool = True
 
     def assignments(self) -> list[tuple[str, int]]:
-        """Every used pin as ``(role, bcm)``: roles ``roll``, ``pip.centre``, ``seat.1`` …"""
+        """Every used pin as ``(role, bcm)``, roles named as config keys: ``roll``,
+        ``pips.centre``, ``seats[0]`` …"""
         out: list[tuple[str, int]] = [(b, getattr(self, b)) for b in BUTTONS]
-        out += [(f"pip.{name}", pin) for name, pin in zip(PIPS, self.pips, strict=True)]
-        out += [(f"seat.{i + 1}", pin) for i, pin in enumerate(self.seats)]
+        out += [(f"pips.{name}", pin) for name, pin in zip(PIPS, self.pips, strict=True)]
+        out += [(f"seats[{i}]", pin) for i, pin in enumerate(self.seats)]
         out.append(("attention", self.attention))
         if self.buzzer is not None:
             out.append(("buzzer", self.buzzer))
