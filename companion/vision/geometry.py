@@ -626,32 +626,43 @@ def _apply_h(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
 
 
 def fit_loop_to_taps(
-    taps_px: np.ndarray | Sequence[Sequence[float]],
+    taps_px: np.ndarray | Sequence[Sequence[float]] | Mapping[int, Sequence[float]],
     board_to_image: np.ndarray,
     geometry: BoardGeometry,
 ) -> LoopFit:
     """Fit the loop's scale, rotation and offset to space centres tapped on a snapshot.
 
-    The host taps the centre of every space, in order ``1..N``, on a still frame; the markers
-    give the homography. The taps are mapped into board mm and the similarity transform (scale,
-    rotation, translation) from the geometry's nominal centres to them is found by linear least
-    squares (Umeyama 1991, closed form). The returned geometry has the loop re-laid with the
-    new pitch (scale), rotation and centre; the other sizes are unchanged.
+    The host taps the centre of every space, in order ``1..N``, on a still frame of the empty
+    track (or only some spaces, e.g. those without a tower: a tapped tower roof is not on the
+    board plane); the markers give the homography. The taps are mapped into board mm and the
+    similarity transform (scale, rotation, translation) from the geometry's nominal centres to
+    them is found by linear least squares (Umeyama 1991, closed form). The returned geometry
+    has the loop re-laid with the new pitch (scale), rotation and centre; the other sizes are
+    unchanged.
 
-    :param taps_px: ``(N, 2)`` image pixels, row ``s-1`` = space ``s``.
+    :param taps_px: ``(N, 2)`` image pixels, row ``s-1`` = space ``s``; or a mapping space ->
+        ``(x, y)`` px with at least 3 spaces.
     :param board_to_image: ``(3, 3)`` homography board mm -> image px.
-    :raises GeometryError: wrong number of taps, a singular homography, or taps that do not
-        form a loop (e.g. all on one point).
+    :raises GeometryError: wrong number of taps, an unknown space, a singular homography, or
+        taps that do not spread around the loop (e.g. all on one point).
     """
-    taps = np.asarray(taps_px, dtype=np.float64)
-    n = geometry.n_spaces
+    n_all = geometry.n_spaces
+    if isinstance(taps_px, Mapping):
+        spaces = sorted(int(k) for k in taps_px)
+        if len(spaces) < 3 or any(not 1 <= k <= n_all for k in spaces):
+            raise GeometryError(f"taps: expected at least 3 of the spaces 1..{n_all}")
+        taps = np.array([taps_px[k] for k in spaces], dtype=np.float64).reshape(len(spaces), -1)
+    else:
+        spaces = list(range(1, n_all + 1))
+        taps = np.asarray(taps_px, dtype=np.float64)
+    n = len(spaces)
     if taps.shape != (n, 2) or not np.all(np.isfinite(taps)):
         raise GeometryError(f"taps: expected {n} finite (x, y) pixel positions, one per space")
     hmat = np.asarray(board_to_image, dtype=np.float64)
     if hmat.shape != (3, 3) or abs(np.linalg.det(hmat)) < 1e-12:
         raise GeometryError("homography: expected an invertible 3x3 matrix")
     measured = _apply_h(np.linalg.inv(hmat), taps)
-    nominal = geometry.space_centres()
+    nominal = geometry.space_centres()[np.array(spaces) - 1]
     mu_n, mu_m = nominal.mean(axis=0), measured.mean(axis=0)
     a, b = nominal - mu_n, measured - mu_m
     var_n = float((a**2).sum() / n)

@@ -263,6 +263,21 @@ class TestTapFit:
         assert err.max() < 1.5
         assert fit.geometry.pitch == pytest.approx(truth.pitch, rel=0.01)
 
+    def test_taps_on_the_empty_spaces_only(self) -> None:
+        nominal = BoardGeometry.default()
+        truth = BoardGeometry.from_dict({"loop": {"rotation_deg": -3.0, "centre": [236.0, 244.0]}})
+        h = self._homography()
+        # at setup towers stand on 2..10: the host taps 1 and 11..16
+        empty = [1, 11, 12, 13, 14, 15, 16]
+        px = self._project(h, truth.space_centres())
+        fit = fit_loop_to_taps({s: px[s - 1] for s in empty}, h, nominal)
+        err = np.linalg.norm(fit.geometry.space_centres() - truth.space_centres(), axis=1)
+        assert err.max() < 0.5
+        with pytest.raises(GeometryError, match="at least 3"):
+            fit_loop_to_taps({1: px[0], 2: px[1]}, h, nominal)
+        with pytest.raises(GeometryError, match="at least 3"):
+            fit_loop_to_taps({1: px[0], 2: px[1], 40: px[2]}, h, nominal)
+
     def test_exact_taps_give_the_identity(self) -> None:
         g = BoardGeometry.default()
         h = self._homography()
