@@ -79,7 +79,7 @@ def setup(config: Config, seed: int | None = None) -> GameState:
                 "the rules core yet"
             )
     rng = random.Random(seed if seed is not None else 0)
-    spells = _resolve_spells(config, rng)
+    spells = resolve_spells(config, rng)
     config = dataclasses.replace(config, spells=spells)
     tb = Table(config, spells, BASE_TOWERS)
     length = tb.length
@@ -131,7 +131,10 @@ def setup(config: Config, seed: int | None = None) -> GameState:
     return GameState(tb, tuple(stacks_l), tuple(wiz), start, potions, Turn(0), Progress(), cards)
 
 
-def _resolve_spells(config: Config, rng: random.Random) -> tuple[str, ...]:
+def resolve_spells(config: Config, rng: random.Random | None) -> tuple[str, ...]:
+    """The spells on display: ``config.spells``, else the base game's two (R-SETUP-4), else
+    ``master_spell_count`` / ``solo_spell_count`` drawn with ``rng`` (None: the first ones in
+    rulebook order)."""
     if config.spells is not None:
         return config.spells
     if config.player_count == 1:
@@ -142,6 +145,8 @@ def _resolve_spells(config: Config, rng: random.Random) -> tuple[str, ...]:
         return _BASE_DISPLAY
     if count >= len(BASE_SPELLS):
         return BASE_SPELLS
+    if rng is None:
+        return BASE_SPELLS[:count]
     chosen = set(rng.sample(BASE_SPELLS, count))
     return tuple(s for s in BASE_SPELLS if s in chosen)
 

@@ -8,6 +8,7 @@ checks every field and the invariants of state-model.md §2.4; a malformed docum
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -403,7 +404,11 @@ def load_state(data: Any) -> GameState:
     if len(counts) != 1:
         raise FormatError("wizards", "every player has the same number of wizards (R-SETUP-2)")
     w_each = counts.pop()
-    spells = cfg.spells if cfg.spells is not None else ()
+    if cfg.spells is None:  # R-SETUP-4 / R-MASTER-1 defaults (master: the first n spells)
+        from companion.rules.engine import resolve_spells
+
+        cfg = dataclasses.replace(cfg, spells=resolve_spells(cfg, None))
+    spells = cfg.spells or ()
     tb = Table(
         cfg,
         spells,
