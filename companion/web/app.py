@@ -318,17 +318,14 @@ def api_setup_choices() -> Response:
 @bp.get("/api/qr")
 def api_qr() -> Response:
     """QR codes (segno, inline SVG) for the table page and each join link; host only."""
-    import segno
+    from companion.web.qr import qr_svg
 
     _audience("host")
     svc = _service()
     base = _base_url()
 
     def code(label: str, url: str) -> dict[str, str]:
-        svg = segno.make(url, error="m").svg_inline(
-            omitsize=True, border=2, dark="#111", light="#fff"
-        )
-        return {"label": label, "url": url, "svg": svg}
+        return {"label": label, "url": url, "svg": qr_svg(url)}
 
     players = [code(c, f"{base}/join/{t}") for c, t in svc.player_tokens().items()]
     resp = jsonify(

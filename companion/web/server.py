@@ -128,7 +128,7 @@ def print_join_codes(
 ) -> None:
     """Print the table page's and the host's QR codes (and each player's with ``players``) to
     the terminal with segno's terminal output, each under its URL."""
-    import segno
+    from companion.web.qr import print_terminal_qr
 
     stream = out if out is not None else sys.stdout
     for label, url in join_links(service, base).items():
@@ -138,5 +138,5 @@ def print_join_codes(
             label, f"{label} player's page"
         )
         stream.write(f"\n{title}: {url}\n")
-        segno.make(url, error="m").terminal(out=stream, compact=True, border=2)
+        print_terminal_qr(url, stream)
     stream.flush()

@@ -36,6 +36,20 @@ def trapped_position(players: int = 4) -> rules.GameState:
     return rules.load_state(data)
 
 
+def played_position(players: int = 6, seed: int = 3, actions: int = 150) -> rules.GameState:
+    """A position reached by seeded bots (trapped wizards of several colours, some wizards in
+    the castle, potions spent)."""
+    from companion.rules.bots import RandomBot
+
+    bot = RandomBot(seed)
+    state = rules.setup(rules.Config(player_count=players), seed=seed)
+    for _ in range(actions):
+        if state.game.over:
+            break
+        state, _events = rules.apply(state, bot.choose(state))
+    return state
+
+
 def hidden_ids(state: rules.GameState) -> dict[str, str]:
     """Trapped wizard id -> its colour."""
     out = {}

@@ -192,3 +192,25 @@ def test_without_event_streams_the_page_polls(
         assert pg.locator("#dice .die").inner_text() == str(value)
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "hint"), [("/me", "Scan your own QR code"), ("/host", "join link")]
+)
+def test_pages_without_a_join_link_say_how_to_sign_in(
+    table: tuple[FakeTableService, str], browser: Any, path: str, hint: str
+) -> None:
+    _svc, url = table
+    ctx = browser.new_context(viewport=PHONE)
+    pg = ctx.new_page()
+    crashes: list[str] = []
+    pg.on("pageerror", lambda exc: crashes.append(str(exc)))
+    try:
+        pg.goto(url + path)
+        pg.wait_for_selector("#signin:not(.hidden)", timeout=5000)
+        assert hint in pg.locator("#signin").inner_text()
+        assert pg.locator("#main").is_hidden()
+        assert pg.locator("#conn").inner_text() == "not signed in"
+        assert crashes == []
+    finally:
+        ctx.close()

@@ -13,6 +13,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from companion import rules
 from companion.web import create_app
 from companion.web.fake import FakeTableService
 from companion.web.service import Audience
@@ -21,11 +22,13 @@ from tests.web.conftest import (
     command,
     hidden_ids,
     join,
+    played_position,
     trapped_position,
 )
 
 COLOURS = ["blue", "yellow", "red", "green"]
 REQUESTERS = ["public", "host", *COLOURS]
+SIX = ["blue", "yellow", "red", "green", "orange", "purple"]
 
 GETS = [
     "/",
@@ -60,6 +63,32 @@ def table(request: pytest.FixtureRequest) -> Iterator[tuple[FakeTableService, Fl
     svc.load(trapped_position(), memory_aid=request.param)
     yield svc, create_app(TEST_CONFIG, svc), request.param
     svc.close()
+
+
+@pytest.fixture(scope="module")
+def six_player_position() -> rules.GameState:
+    state = played_position()
+    colours = set(hidden_ids(state).values())
+    assert len(colours) >= 3, colours  # trapped wizards of several colours
+    return state
+
+
+@pytest.mark.parametrize("aid", ["off", "own", "all"])
+@pytest.mark.parametrize("requester", ["public", "host", *SIX])
+def test_a_played_six_player_game_leaks_nothing(
+    six_player_position: rules.GameState, aid: str, requester: str
+) -> None:
+    svc = FakeTableService(seed=9)
+    svc.load(six_player_position, memory_aid=aid)
+    app = create_app(TEST_CONFIG, svc)
+    hidden = hidden_ids(six_player_position)
+    forbidden = [w for w, colour in hidden.items() if not may_see(requester, colour, aid)]
+    try:
+        for where, body in bodies(app, svc, requester):
+            for wizard in forbidden:
+                assert not mentions(body, wizard), f"{where} shows {wizard} to {requester}"
+    finally:
+        svc.close()
 
 
 def client_for(app: Flask, svc: FakeTableService, requester: str) -> FlaskClient:
