@@ -381,10 +381,10 @@ class DeviceLink:
         return out
 
     def _frame(self, f: Frame) -> bytes:
+        if f.type == MsgType.HELLO:  # answered whatever the version: that is how it is told
+            return self.hello()
         if f.version != self.version:
             return encode_frame(MsgType.NAK, f.seq, bytes((Nak.BAD_VERSION,)), self.version)
-        if f.type == MsgType.HELLO:
-            return self.hello()
         if f.type == MsgType.PING:
             self.pings += 1
             return encode_frame(MsgType.ACK, f.seq)
