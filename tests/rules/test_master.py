@@ -83,3 +83,16 @@ def test_R_MASTER_9_committed_cards_are_a_master_variant_rule_only():
     s = position(3, castle=11)
     with pytest.raises(IllegalAction):
         apply(s, MoveTower("blue", 10, 1, 1, T[1], card_committed=True))
+
+
+def test_R_SPELL_11_piggyback_by_another_player_in_the_master_variant():
+    # 3 players: space 2 holds blue-1, yellow-1, red-1 (A B C); red rides along with blue
+    s = master()
+    move = MoveWizard("blue", "blue-1", 4, W[4])
+    after, _ = apply(s, Cast("red", "piggyback", rider="red-1", then=move))
+    assert after.wizard_position("red-1") == after.wizard_position("blue-1") == (6, 1)
+    assert after.potions_of("red") == (3, 0, 2) and after.turn.cards_used == 1
+    base = position(3, potions=FULL, config={"spells": ("piggyback",)})
+    with pytest.raises(IllegalAction) as exc:
+        apply(base, Cast("red", "piggyback", rider="red-1", then=move))
+    assert exc.value.rule == "R-SPELL-2", "base timing: only the current player casts"

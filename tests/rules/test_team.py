@@ -113,3 +113,21 @@ def test_R_TEAM_8_the_team_triggers_the_end_when_both_partners_are_done():
     assert s.over and events[-1].kind == "game_over"
     assert set(s.game.result.winners) == {0, 2}
     assert events[-1]["winners"] == ["blue", "red"]
+
+
+def test_R_TEAM_4_potions_change_hands_only_during_either_partners_turn():
+    s = position(4, config=TEAM, potions={"yellow": (2, 3, 0)})  # blue's turn
+    with pytest.raises(IllegalAction) as exc:
+        apply(s, GivePotion("yellow", "green", 1))
+    assert exc.value.rule == "R-TEAM-4"
+
+
+def test_R_TEAM_2_card_help_with_unknown_hands_is_recorded_and_may_be_limited():
+    s = position(4, config=TEAM)
+    after, events = apply(s, ExchangeCards("blue", "red"))
+    assert events[0].kind == "cards_exchanged" and after.turn.exchanges == 1
+    once = position(4, config=TEAM | {"options": {"team_exchanges_per_turn": 1}})
+    once, _ = apply(once, ExchangeCards("blue", "red"))
+    with pytest.raises(IllegalAction) as exc:
+        apply(once, ExchangeCards("blue", "red"))
+    assert exc.value.rule == "R-TEAM-2"
