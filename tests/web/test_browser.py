@@ -16,7 +16,8 @@ import pytest
 from companion.web import BackgroundServer, create_app
 from companion.web.fake import FakeTableService
 from companion.web.service import Audience
-from tests.web.conftest import trapped_position
+
+from .conftest import trapped_position
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"

@@ -12,7 +12,8 @@ from flask.testing import FlaskClient
 from companion.web.app import CSRF_HEADER
 from companion.web.fake import FakeTableService
 from companion.web.service import Audience
-from tests.web.conftest import command, csrf, player_client
+
+from .conftest import command, csrf, player_client
 
 
 def everything(service: FakeTableService) -> str:

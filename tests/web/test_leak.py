@@ -17,7 +17,8 @@ from companion import rules
 from companion.web import create_app
 from companion.web.fake import FakeTableService
 from companion.web.service import Audience
-from tests.web.conftest import (
+
+from .conftest import (
     TEST_CONFIG,
     command,
     hidden_ids,

@@ -11,7 +11,8 @@ from flask.testing import FlaskClient
 from companion.web import create_app
 from companion.web.app import CSP, CSRF_COOKIE, HOST_COOKIE, PLAYER_COOKIE
 from companion.web.fake import FakeTableService
-from tests.web.conftest import TEST_CONFIG, join, player_client
+
+from .conftest import TEST_CONFIG, join, player_client
 
 PUBLIC_GETS = [
     ("/", "text/html"),
