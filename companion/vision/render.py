@@ -1075,11 +1075,17 @@ class HandPose:
 def random_hand(
     rng: np.random.Generator,
     geometry: BoardGeometry,
-    target_mm: Sequence[float] | None = None,
+    target_mm: Sequence[float] | np.ndarray | None = None,
     height_mm: float | None = None,
     from_angle: float | None = None,
+    min_height_mm: float = 0.0,
 ) -> HandPose:
-    """A hand reaching over the board from a random side, palm 60-260 mm above the table."""
+    """A hand reaching over the board from a random side, palm 60-260 mm above the table (and
+    at least ``min_height_mm``, e.g. above the tallest stack: a hand is never inside a tower).
+
+    :param target_mm: board ``(x, y)`` under the palm; default near a random space.
+    :param from_angle: direction (radians, board frame) the arm comes from; default random.
+    """
     w, h = geometry.board_size
     centre = np.array([w / 2, h / 2])
     if target_mm is None:
@@ -1090,6 +1096,7 @@ def random_hand(
     ang = float(rng.uniform(0, 2 * math.pi)) if from_angle is None else from_angle
     entry = centre + 900.0 * np.array([math.cos(ang), math.sin(ang)])
     z = float(rng.uniform(60, 260)) if height_mm is None else height_mm
+    z = max(z, min_height_mm)
     skin = hsv_colour(rng.uniform(8, 30), rng.uniform(0.18, 0.5), rng.uniform(0.3, 0.95))
     sleeve = hsv_colour(rng.uniform(0, 360), rng.uniform(0.0, 0.8), rng.uniform(0.1, 0.9))
     return HandPose(
@@ -1483,7 +1490,7 @@ def render(
     elif hand is True or (
         not isinstance(hand, bool) and float(hand) > 0 and rng.random() < float(hand)
     ):
-        hp = random_hand(rng, g)
+        hp = random_hand(rng, g, min_height_mm=_clear_height(board, g))
     else:
         hp = None
     # the table and board
@@ -1577,6 +1584,24 @@ def _track_norm(track: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _clear_height(board: _Board, g: BoardGeometry) -> float:
+    """Lowest palm height (mm) that clears every stack, castle and wizard on the board."""
+    top = max((len(t) for t in board.stacks.values()), default=0) * g.tower.height
+    return top + max(g.castle.height, g.wizard.height) + 45.0
+
+
+def _hand_at(base: HandPose, pos: np.ndarray, rng: np.random.Generator) -> HandPose:
+    return HandPose(
+        base.entry,
+        (float(pos[0]), float(pos[1]), float(pos[2])),
+        base.skin,
+        base.sleeve,
+        base.sleeve_reach,
+        float(np.clip(base.spread + rng.normal(0, 0.1), 0, 1)),
+        base.side,
+    )
+
+
 def render_hand_sequence(
     state: GameState | Mapping[str, Any],
     rng: np.random.Generator,
@@ -1596,11 +1621,11 @@ def render_hand_sequence(
     frame, as in a real camera. ``time`` advances by ``1 / fps`` s per frame.
     """
     gs = _as_state(state)
+    data = dump_state(gs)
     if setup is None:
-        g = BoardGeometry.default().with_track(dump_state(gs)["track"])
-        setup = random_setup(rng, g)
+        setup = random_setup(rng, _geometry_for(None, data["track"]))
     g = setup.geometry
-    base = random_hand(rng, g)
+    base = random_hand(rng, g, min_height_mm=_clear_height(_board_of(data), g))
     entry = np.array(base.entry)
     target = np.array(base.hand)
     away = target + (np.array([entry[0], entry[1], target[2]]) - target) * 0.5
@@ -1615,15 +1640,7 @@ def render_hand_sequence(
             phase = k / max(moving - 1, 1)
             a = min(max(abs(2.0 * phase - 1.0) * 1.5 - 0.5, 0.0), 1.0)
             pos = target + (away - target) * a + rng.normal(0, 4, 3) * (1 - a)
-            hp = HandPose(
-                base.entry,
-                (float(pos[0]), float(pos[1]), float(pos[2])),
-                base.skin,
-                base.sleeve,
-                base.sleeve_reach,
-                float(np.clip(base.spread + rng.normal(0, 0.1), 0, 1)),
-                base.side,
-            )
+            hp = _hand_at(base, pos, rng)
         results.append(
             render(
                 gs,
@@ -1633,6 +1650,87 @@ def render_hand_sequence(
                 jpeg_quality=jpeg_quality,
                 frame_index=i,
                 time_s=i / fps,
+            )
+        )
+    return results
+
+
+def render_move_sequence(
+    before: GameState | Mapping[str, Any],
+    after: GameState | Mapping[str, Any],
+    rng: np.random.Generator,
+    *,
+    setup: TableSetup | None = None,
+    still_before: int = 2,
+    reach: int = 3,
+    carry: int = 3,
+    leave: int = 3,
+    still_after: int = 3,
+    fps: float = 5.0,
+    frame0: int = 0,
+    time0: float = 0.0,
+    jpeg_quality: int | None | bool = True,
+) -> list[RenderResult]:
+    """Frames of a player making a move at the table: the board of ``before`` stands still, a
+    hand reaches over the space where the move starts, carries over to where it ends - the
+    board already shows ``after`` while the hand is there -, leaves, and the board of ``after``
+    stands still. The spaces are those whose observation changes (any space if none does).
+
+    Frame counts per phase: ``still_before`` (no hand, ``before``), ``reach`` (hand coming in,
+    ``before``), ``carry`` (hand between the two spaces, ``after``), ``leave`` (hand going,
+    ``after``), ``still_after`` (no hand, ``after``). Frame numbers start at ``frame0`` and
+    times at ``time0`` s, ``1 / fps`` s apart. Camera, light and look come from ``setup``
+    (default: a random one) and stay fixed.
+
+    :raises RenderError: when a state is malformed or the two tracks differ.
+    """
+    gb, ga = _as_state(before), _as_state(after)
+    db, da = dump_state(gb), dump_state(ga)
+    if _track_norm(db["track"]) != _track_norm(da["track"]):
+        raise RenderError("after: the track differs from the one before the move")
+    if setup is None:
+        setup = random_setup(rng, _geometry_for(None, db["track"]))
+    g = setup.geometry
+    ob, oa = observe(gb), observe(ga)
+    changed = [s for s in g.spaces if ob.spaces.get(s) != oa.spaces.get(s)]
+    if not changed:
+        changed = [int(rng.integers(1, g.n_spaces + 1))]
+    src, dst = changed[0], changed[-1]
+    if len(changed) > 1 and rng.random() < 0.5:
+        src, dst = dst, src
+    clear = max(_clear_height(_board_of(db), g), _clear_height(_board_of(da), g))
+    base = random_hand(rng, g, target_mm=g.space_centre(src), min_height_mm=clear)
+    z = base.hand[2]
+    a = np.array([*g.space_centre(src), z])
+    b = np.array([*g.space_centre(dst), z])
+    entry = np.array(base.entry)
+    out_a = a + (np.array([entry[0], entry[1], z]) - a) * 0.5
+    out_b = b + (np.array([entry[0], entry[1], z]) - b) * 0.5
+    plan: list[tuple[GameState, np.ndarray | None]] = [(gb, None)] * still_before
+    for k in range(reach):
+        t = (k + 1) / reach
+        plan.append((gb, out_a + (a - out_a) * t))
+    for k in range(carry):
+        t = k / max(carry - 1, 1)
+        plan.append((ga, a + (b - a) * t))
+    for k in range(leave):
+        t = (k + 1) / (leave + 1)
+        plan.append((ga, b + (out_b - b) * t))
+    plan += [(ga, None)] * still_after
+    results = []
+    for i, (st, pos) in enumerate(plan):
+        hp: HandPose | bool = (
+            False if pos is None else _hand_at(base, pos + rng.normal(0, 3, 3), rng)
+        )
+        results.append(
+            render(
+                st,
+                rng,
+                setup=setup,
+                hand=hp,
+                jpeg_quality=jpeg_quality,
+                frame_index=frame0 + i,
+                time_s=time0 + i / fps,
             )
         )
     return results

@@ -25,6 +25,7 @@ from companion.vision.render import (
     random_setup,
     render,
     render_hand_sequence,
+    render_move_sequence,
     simulated_camera,
     write_camera_file,
 )
@@ -225,6 +226,29 @@ class TestHands:
             assert r.observation.spaces == seq[0].observation.spaces  # the board is unchanged
         times = [r.observation.time for r in seq]
         assert times == sorted(times) and times[1] > times[0]
+
+    def test_a_move_happens_under_the_hand(self) -> None:
+        from itertools import islice
+
+        from companion.rules.bots import play
+
+        steps = [st.state for st in islice(play(Config(player_count=3), 5, "random"), 8)]
+        before, after = steps[5], steps[6]
+        assert observe(before).spaces != observe(after).spaces
+        seq = render_move_sequence(before, after, np.random.default_rng(6), frame0=40, time0=8.0)
+        assert len(seq) == 2 + 3 + 3 + 3 + 3
+        assert [r.observation.frame for r in seq] == list(range(40, 54))
+        assert seq[0].observation.time == 8.0
+        assert not seq[0].hand and not seq[1].hand and not seq[-1].hand
+        assert all(r.hand for r in seq[3:11])
+        assert all(r.observation.spaces == observe(before).spaces for r in seq[:5])
+        assert all(r.observation.spaces == observe(after).spaces for r in seq[5:])
+        # the board changed between the first and the last still frame
+        a, b = (
+            cv2.GaussianBlur(r.frame, (0, 0), 2.0).astype(np.float32) for r in (seq[0], seq[-1])
+        )
+        blocks = cv2.resize(np.abs(a - b).sum(axis=2), (192, 108), interpolation=cv2.INTER_AREA)
+        assert blocks.max() > 40.0
 
     def test_random_hand_covers_part_of_the_frame(self) -> None:
         r = render(_setup_state(), np.random.default_rng(5), hand=True)
