@@ -205,3 +205,71 @@ def test_a_boolean_is_not_a_step_count():
         assert exc.rule == "R-CARD-5"
     else:
         raise AssertionError("True was taken for 1 step")
+
+
+def _superset(state):
+    """Every move and spell action over the whole argument domain (hands unknown)."""
+    from companion.rules.engine import _representative
+
+    tb = state.table
+    cur = state.current_player
+    for steps in range(1, 7):
+        for side in ("wizard", "tower"):
+            card, rolls = _representative(side, steps)
+            if side == "wizard":
+                for w in tb.wizard_ids:
+                    yield MoveWizard(cur, w, steps, card, rolls)
+            else:
+                for s in range(1, tb.length + 1):
+                    for k in range(1, 11):
+                        yield MoveTower(cur, s, k, steps, card, rolls)
+    for colour in tb.colours:
+        for spell in tb.spells:
+            if spell in ("advance_wizard", "headwind_wizard"):
+                for w in tb.wizard_ids:
+                    yield Cast(colour, spell, wizard=w)
+            elif spell in ("advance_tower", "headwind_tower"):
+                for s in range(1, tb.length + 1):
+                    for k in range(1, 11):
+                        yield Cast(colour, spell, space=s, tier=k)
+            elif spell == "swap_tower":
+                for a in range(1, tb.length + 1):
+                    for b in range(a + 1, tb.length + 1):
+                        yield Cast(colour, spell, a=a, b=b)
+            elif spell == "move_castle":
+                yield Cast(colour, spell, direction="cw")
+                yield Cast(colour, spell, direction="ccw")
+            elif spell == "free_wizard":
+                for s in range(1, tb.length + 1):
+                    for k in range(1, 11):
+                        yield Cast(colour, spell, space=s, tier=k)
+                        for w in tb.wizard_ids:
+                            yield Cast(colour, spell, space=s, tier=k, wizard=w)
+
+
+@settings(max_examples=12, derandomize=True, deadline=None)
+@given(st.integers(2, 6), st.integers(0, 1000), st.integers(0, 60), st.booleans())
+def test_enumeration_is_complete_for_moves_and_spells(players, seed, plies, master):
+    from dataclasses import replace
+
+    from companion.rules import BASE_SPELLS
+    from companion.rules.bots import RandomBot
+
+    config = Config(
+        player_count=players, variant="master" if master else "base", spells=BASE_SPELLS
+    )
+    state = setup(config, seed)
+    bot = RandomBot(seed)
+    for _ in range(plies):
+        if state.over:
+            break
+        state, _ = apply(state, bot.choose(state))
+    state = replace(state, cards=None, potions=tuple((6, 0, 0) for _ in state.potions))
+    listed = {a for a in legal_actions(state) if isinstance(a, MoveWizard | MoveTower | Cast)}
+    for action in _superset(state):
+        try:
+            apply(state, action)
+        except IllegalAction:
+            assert action not in listed
+        else:
+            assert action in listed, action
