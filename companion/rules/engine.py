@@ -902,6 +902,11 @@ def _free(
             "R-SPELL-12",
         )
     h = len(stacks[space - 1])
+    if not tb.config.options["free_wizard_to_top_of_stack"] and tier < h:
+        code = space << 4 | tier  # on the roof of the trapping tower, still inside the stack
+        wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
+        ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "tier": tier}))
+        return wiz, castle, False
     if castle == space:
         wiz = wiz[:wi] + (0,) + wiz[wi + 1 :]
         ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "into_castle": True}))
@@ -982,7 +987,7 @@ def _team_turn(st: GameState, player: str, other: str) -> tuple[int, int]:
 def _apply_give_potion(st: GameState, a: GivePotion) -> tuple[GameState, list[Event]]:
     seat, to = _team_turn(st, a.player, a.to)
     tb = st.table
-    if st.turn.player not in (seat, to):
+    if st.turn.player not in (seat, to) and not tb.config.options["team_potions_any_turn"]:
         raise IllegalAction("potions are handed over during either partner's turn", "R-TEAM-4")
     n = a.count
     f, e, sp = st.potions[seat]

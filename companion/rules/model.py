@@ -103,8 +103,11 @@ DEFAULT_FEATHER_COSTS: Mapping[str, int] = {"extra_card": 1, "free_spell": 2, "m
 DEFAULT_OPTIONS: Mapping[str, Any] = {
     # OPEN-02: Swap a Tower between any two stacks (False: only with the stack 2 spaces clockwise)
     "swap_any_distance": True,
-    # OPEN-03: Free a Wizard onto a top already holding 6 wizards is illegal
+    # OPEN-03: Free a Wizard onto a top already holding 6 wizards is illegal; the freed wizard
+    # goes on top of the whole stack (False: on the roof of the tower that trapped him, the
+    # seed's literal words, which leaves him hidden when towers were stacked on it since)
     "free_wizard_full_top_illegal": True,
+    "free_wizard_to_top_of_stack": True,
     # OPEN-04: both piggyback wizards count for capacity; a double entry moves the castle once
     "piggyback_both_count": True,
     "piggyback_castle_moves_once": True,
@@ -112,6 +115,8 @@ DEFAULT_OPTIONS: Mapping[str, Any] = {
     "others_entry_moves_castle": True,
     # OPEN-06 team: card exchanges per turn (None = unlimited); round completion at the end
     "team_exchanges_per_turn": None,
+    # OPEN-06 team: full potions change hands during either partner's turn (True: any turn)
+    "team_potions_any_turn": False,
     "team_round_completion": True,
     # OPEN-07: deadlock (all wizards in the castle, nobody qualifies) ends the game at once
     "deadlock_end": True,

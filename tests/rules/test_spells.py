@@ -240,3 +240,14 @@ def test_R_SPELL_spells_listed_by_legal_actions_are_all_accepted():
     for c in casts:
         apply(s, c)
     assert EndTurn() not in legal_actions(s)
+
+
+def test_OPEN_03_literal_reading_frees_onto_the_roof_of_the_trapping_tower():
+    stacks = STACKS | {4: ["R2", "P2", "R3"], 5: [], 6: []}
+    s = rich(
+        stacks=stacks,
+        wizards={"yellow-1": (4, 0), "blue-1": (8, 1)},
+        config=ALL | {"options": {"free_wizard_to_top_of_stack": False}},
+    )
+    after, _ = apply(s, Cast("yellow", "free_wizard", space=4, tier=1, wizard="yellow-1"))
+    assert after.wizard_position("yellow-1") == (4, 1), "on R2's roof, under P2: still hidden"

@@ -131,3 +131,11 @@ def test_R_TEAM_2_card_help_with_unknown_hands_is_recorded_and_may_be_limited():
     with pytest.raises(IllegalAction) as exc:
         apply(once, ExchangeCards("blue", "red"))
     assert exc.value.rule == "R-TEAM-2"
+
+
+def test_OPEN_06_potion_hand_over_in_any_turn_is_an_option():
+    s = position(
+        4, config=TEAM | {"options": {"team_potions_any_turn": True}}, potions={"yellow": (2, 3, 0)}
+    )
+    after, _ = apply(s, GivePotion("yellow", "green", 1))
+    assert after.potions_of("green") == (1, 5, 0)
