@@ -236,8 +236,9 @@ class ColourProfile:
     def _compile(self) -> None:
         self._names = list(self.classes)
         self._means = np.array([c.mean for c in self.classes.values()], np.float32).reshape(-1, 3)
-        inv = [np.linalg.inv(c.cov + COV_FLOOR) for c in self.classes.values()]
-        self._inv = np.array(inv, np.float32).reshape(-1, 3, 3)
+        # whitening: d2 = |(f - m) @ L|^2 with L L^T = inverse covariance (Cholesky)
+        chol = [np.linalg.cholesky(np.linalg.inv(c.cov + COV_FLOOR)) for c in self.classes.values()]
+        self._chol = np.array(chol, np.float32).reshape(-1, 3, 3)
         self._groups = [c.group for c in self.classes.values()]
 
     @property
@@ -254,12 +255,19 @@ class ColourProfile:
         :param only: restrict to these class names (their order = column order).
         :raises KeyError: for a name not in the profile.
         """
-        idx = [self._names.index(n) for n in only] if only is not None else range(len(self._names))
+        idx = (
+            [self._names.index(n) for n in only]
+            if only is not None
+            else list(range(len(self._names)))
+        )
         f = np.asarray(feats, np.float32).reshape(-1, 3)
-        out = np.empty((f.shape[0], len(idx)), np.float32)
-        for j, i in enumerate(idx):
-            d = f - self._means[i]
-            out[:, j] = np.einsum("ni,ij,nj->n", d, self._inv[i], d)
+        if not idx:
+            return np.zeros((f.shape[0], 0), np.float32)
+        chol = self._chol[idx]  # (K, 3, 3)
+        w = chol.transpose(1, 0, 2).reshape(3, -1)  # (3, 3K)
+        off = np.einsum("ki,kij->kj", self._means[idx], chol).reshape(-1)
+        z = f @ w - off
+        out: Float = (z * z).reshape(f.shape[0], len(idx), 3).sum(axis=2)
         return out
 
     def classify(
@@ -423,14 +431,19 @@ def _gather(frame: NDArray[np.uint8], px: NDArray[Any]) -> NDArray[np.uint8]:
     return out
 
 
-def _robust_fit(name: str, group: str, feats: NDArray[Any], rounds: int = 3) -> ColourClass:
+def _robust_fit(name: str, group: str, feats: NDArray[Any], rounds: int = 4) -> ColourClass:
     """Fit the dominant mode of ``feats`` (other objects' pixels are trimmed away)."""
     f = np.asarray(feats, np.float64).reshape(-1, 3)
     if f.shape[0] < 5:
         raise ProfileError(f"{name}: only {f.shape[0]} pixels to learn the colour from")
-    keep = f
-    centre = np.median(f, axis=0)
-    cov = np.diag([0.05**2, 0.08**2, 0.15**2])
+    # start from the densest cell of a coarse histogram (the mode), not the median: on a roof
+    # the wizards standing on it can be a third of the pixels
+    bins = np.floor(f / np.array([0.04, 0.06, 0.1])).astype(np.int64)
+    cells, inverse, counts = np.unique(bins, axis=0, return_inverse=True, return_counts=True)
+    mode = int(np.argmax(counts))
+    keep = f[inverse.reshape(-1) == mode]
+    centre = np.median(keep, axis=0)
+    cov = np.diag([0.02**2, 0.03**2, 0.08**2])
     for _ in range(rounds):
         inv = np.linalg.inv(cov + COV_FLOOR)
         d = f - centre
@@ -521,8 +534,11 @@ def build_profile(
     crest_px, plain_px, wall_px, track_px, mark_px = [], [], [], [], []
     for space, o in expected.items():
         if o.towers == 1 and o.top in ("crest", "plain"):
-            px = disc_pixels(space, tier, roof_r * 0.8)
-            (crest_px if o.top == "crest" else plain_px).append(px)
+            # the crest disc covers 0.62..0.7 of a crest roof's radius: sample inside it
+            if o.top == "crest":
+                crest_px.append(disc_pixels(space, tier, roof_r * 0.55))
+            else:
+                plain_px.append(disc_pixels(space, tier, roof_r * 0.8))
             wall_px.append(wall_pixels(space, geometry.tower, 0.0))
         elif o.towers == 0 and not o.castle and not o.wizards:
             mark = geometry.crest_mark(space)
@@ -576,14 +592,16 @@ def build_profile(
         pts = np.column_stack([c + cyl[:, :2], z0 + cyl[:, 2] * geometry.wizard.height])
         feats_ = f(_gather(frame, proj(pts)))
         d_surf = surfaces.distances(feats_).min(axis=1)
-        per_space.append((sorted(o.wizards), feats_[d_surf > surfaces.reject_d2 / 2]))
+        per_space.append((sorted(o.wizards), feats_[d_surf > surfaces.reject_d2]))
     for _ in range(2):
         prof = ColourProfile(dict(wiz))
         pooled: dict[str, list[NDArray[np.float32]]] = {c: [] for c in colours}
         for names, feats_ in per_space:
             if feats_.shape[0] == 0:
                 continue
-            idx, d2 = prof.classify(feats_, only=names)
+            dist = prof.distances(feats_, only=names)
+            idx = np.argmin(dist, axis=1)
+            d2 = dist[np.arange(len(idx)), idx]
             for j, n in enumerate(names):
                 pooled[n].append(feats_[(idx == j) & (d2 < 4 * prof.reject_d2)])
         new: dict[str, ColourClass] = {}

@@ -1,0 +1,680 @@
+"""The detector: one camera frame -> an :class:`~companion.rules.observation.Observation`.
+
+What it uses is exactly what a real table setup has: the frame, the calibrated
+:class:`~companion.vision.camera.CameraModel`, the :class:`~companion.vision.geometry.BoardGeometry`
+(measured sizes, marker layout) and the :class:`~companion.vision.profile.ColourProfile` sampled
+from the setup frame. Nothing else.
+
+Pipeline per frame (all vectorised; no per-pixel Python):
+
+1. **Check the frame** (None, wrong type/shape/dtype, truncated JPEG grey rows) -> a status.
+2. **Board pose** from the four ArUco markers (:class:`~companion.vision.markers.BoardPoseTracker`:
+   cached, re-checked in small ROIs each frame) and ``cv2.solvePnP`` with the camera model.
+3. **White reference** from the white cells of the markers (colour temperature and brightness
+   cancel, see :mod:`companion.vision.profile`).
+4. **Height of each stack from the oblique view**: for every space and every candidate tier
+   ``k = 1..10`` the roof disc of tier ``k`` is projected into the image (tier heights from the
+   geometry); a small fixed set of points inside the disc and just beyond its *far* rim (the
+   side away from the camera) is sampled. The true top roof is the candidate whose disc shows
+   roof colours and whose far rim has no roof beyond it. Candidates for the raven castle's top
+   (black, ``castle.height`` above tier ``k``) are scored the same way. The projections depend
+   only on the pose, so they are computed once per pose and reused while the camera is still.
+5. **Top kind** from the majority of roof-kind labels inside the chosen disc; for an empty space
+   the track kind is a property of the track (crest / plain / fountain / web).
+6. **Wizards** on the top surface: the pixels of the projected cylinder the wizards stand in are
+   labelled by the profile; per colour the wizard-coloured area divided by the projected area of
+   one wizard gives the count (<= 6 in total, R-WIZ-4).
+7. A small top-down **board view** (for the stability gate's frame differencing).
+
+Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` takes z *down*
+(OpenCV's right-handed frame), so heights are negated when projecting.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.rules.observation import (
+    COLOURS,
+    MAX_TOWERS,
+    MAX_WIZARDS_ON_TOP,
+    Observation,
+    SpaceObservation,
+)
+from companion.vision.camera import CameraModel
+from companion.vision.geometry import BoardGeometry
+from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
+from companion.vision.profile import ColourProfile, features, white_from_markers, white_from_pixels
+
+OK = "ok"
+NO_FRAME = "no-frame"
+BAD_FRAME = "bad-frame"
+BOARD_LOST = "board-lost"
+
+ROOF_CLASSES = {"roof-crest": "crest", "roof-plain": "plain", "roof-magic": "magic"}
+"""Profile class name -> Observation top kind."""
+
+CASTLE_CLASS = "castle"
+HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
+"""Wizard colours that shading and white balance push into each other."""
+TOKEN_CLASSES = ("witch", "raven")
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Tunable thresholds (dimensionless fractions unless stated).
+
+    :param max_towers: highest stack considered (R-COMP-1/3: 9 towers, 10 with the magic tower).
+    :param roof_threshold: minimum edge strength across a roof rim (grey levels per pixel,
+        white paper = 255) for a roof to be there.
+    :param roof_contrast: how far that edge must stand above the median of the other tiers'.
+    :param roof_interior: minimum share of roof- or wizard-coloured probes inside the roof.
+    :param body_threshold: minimum share of tower-coloured probes on the camera-facing walls
+        of a candidate stack (a roof floating over nothing is no roof).
+    :param castle_threshold: minimum share of castle-coloured probes for the castle.
+    :param wizard_min: fraction of one wizard's projected area that counts as one wizard.
+    :param wizard_area_scale: visible share of a wizard's bounding-cylinder area (calibrated on
+        renders: the median single wizard then measures 1.0).
+    :param hard_pair_min: a colour next to its hard-pair partner (yellow/orange, red/orange,
+        blue/purple) needs this many wizard areas: the partner's shaded edges look like it.
+    :param token_min: fraction of a token's projected area that counts as a token.
+    :param view_px: side of the top-down board view handed to the stability gate, px.
+    :param pixel_step: sub-sampling step of the wizard regions, px.
+    """
+
+    max_towers: int = MAX_TOWERS
+    roof_threshold: float = 3.5
+    roof_contrast: float = 4.5
+    roof_interior: float = 0.0
+    body_threshold: float = 0.5
+    castle_threshold: float = 0.5
+    wizard_min: float = 0.45
+    wizard_area_scale: float = 0.92
+    hard_pair_min: float = 0.8
+    token_min: float = 0.4
+    view_px: int = 160
+    pixel_step: int = 2
+
+
+@dataclass(frozen=True)
+class SpaceDetail:
+    """Diagnostics of one space (for the bench and the host page)."""
+
+    roof_scores: tuple[float, ...]
+    castle_scores: tuple[float, ...]
+    wizard_area: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The detector's answer for one frame.
+
+    :param status: ``ok``, ``no-frame``, ``bad-frame`` or ``board-lost``.
+    :param message: why, in words (which markers are missing, what is wrong with the frame).
+    :param observation: the reading of the frame when ``status == "ok"``, else None. It is marked
+        ``unstable=True``: only the stability gate declares a reading stable.
+    :param board_view: ``(view_px, view_px, 3) uint8 BGR`` top-down board view, or None.
+    :param white_bgr: ``(3,)`` white reference of the frame, or None.
+    :param pose: the board pose used, or None.
+    """
+
+    status: str
+    message: str = ""
+    observation: Observation | None = None
+    board_view: NDArray[np.uint8] | None = None
+    white_bgr: NDArray[np.float64] | None = None
+    pose: BoardPose | None = None
+    details: dict[int, SpaceDetail] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def check_frame(frame: Any, size: tuple[int, int] | None = None) -> tuple[str, str]:
+    """Is this a usable camera frame?
+
+    :param frame: expected ``(H, W, 3) uint8 BGR``.
+    :param size: expected ``(w, h)`` px (any size when None; the same aspect ratio is required
+        when given, the camera model is then scaled).
+    :returns: ``(status, message)``; status ``ok``, ``no-frame`` or ``bad-frame``.
+    """
+    if frame is None:
+        return NO_FRAME, "no frame from the camera"
+    if not isinstance(frame, np.ndarray):
+        return BAD_FRAME, f"frame is a {type(frame).__name__}, not an image array"
+    if frame.dtype != np.uint8:
+        return BAD_FRAME, f"frame has dtype {frame.dtype}, expected uint8"
+    if frame.ndim != 3 or frame.shape[2] != 3:
+        return BAD_FRAME, f"frame has shape {frame.shape}, expected (H, W, 3) BGR"
+    h, w = frame.shape[:2]
+    if h < 64 or w < 64:
+        return BAD_FRAME, f"frame of {w}x{h} px is too small"
+    if size is not None and abs(w * size[1] - h * size[0]) > max(w, h):
+        return (
+            BAD_FRAME,
+            f"frame is {w}x{h} px but the camera was calibrated at {size[0]}x{size[1]}",
+        )
+    # a truncated JPEG decodes with its missing tail as flat grey rows
+    tail = frame[-8:, ::16]
+    if h >= 32 and int(tail.max()) - int(tail.min()) == 0 and 120 <= int(tail[0, 0, 0]) <= 136:
+        return BAD_FRAME, "frame looks truncated (flat grey bottom rows)"
+    return OK, ""
+
+
+# -------------------------------------------------------------------------------------------------
+# probe tables (depend only on the pose; computed once per pose)
+
+
+def _masked_median(values: NDArray[Any], ok: NDArray[np.bool_]) -> NDArray[np.float32]:
+    """Median over the last axis of the entries where ``ok`` (0 where none is)."""
+    v = np.where(ok, values, np.inf).astype(np.float32)
+    v.sort(axis=-1)
+    n = ok.sum(-1)
+    lo = np.clip((n - 1) // 2, 0, v.shape[-1] - 1)
+    hi = np.clip(n // 2, 0, v.shape[-1] - 1)
+    a = np.take_along_axis(v, lo[..., None], -1)[..., 0]
+    b = np.take_along_axis(v, hi[..., None], -1)[..., 0]
+    out: NDArray[np.float32] = np.where(n > 0, (a + b) / 2, 0.0).astype(np.float32)
+    return out
+
+
+def _ring(n: int, phase: float = 0.0) -> NDArray[np.float64]:
+    a = phase + np.arange(n) * 2 * math.pi / n
+    return np.stack([np.cos(a), np.sin(a)], axis=1)
+
+
+RIM = _ring(48)
+KIND_RING = np.concatenate([_ring(8) * 0.28, _ring(16, 0.2) * 0.48])
+
+
+@dataclass
+class _PoseTables:
+    """Image positions of all probe points for one pose."""
+
+    rim_px: NDArray[np.int32]  # (S, K, R, 2) rim of the roof of tier k = 1..K
+    rim_n: NDArray[np.float32]  # (S, K, R, 2) image normal of that rim
+    rim_ok: NDArray[np.bool_]  # (S, K, R); index K (extra) holds castle rims on tiers 0..K
+    kind_px: NDArray[np.int32]  # (S, K, Q, 2) roof interior of tier k
+    kind_ok: NDArray[np.bool_]
+    castle_px: NDArray[np.int32]  # (S, K + 1, C, 2) castle body standing at tier k = 0..K
+    castle_ok: NDArray[np.bool_]
+    wall_px: NDArray[np.int32]  # (S, K, W, 2) camera-facing wall of the tower at tier k
+    wall_ok: NDArray[np.bool_]
+    crop: tuple[int, int, int, int]  # x0, y0, x1, y1 of the board's image region
+    view_matrix: NDArray[np.float64]
+    hull: dict[tuple[int, int], tuple[NDArray[np.int32], NDArray[np.int32], float, float]] = field(
+        default_factory=dict
+    )
+    masks: dict[tuple[str, int, int], NDArray[np.uint8]] = field(default_factory=dict)
+
+
+class Detector:
+    """Frames in, readings out. See the module docstring for the method.
+
+    :param camera: the calibrated camera (scaled to the frame size automatically).
+    :param geometry: the board geometry (track, tower and piece sizes, markers).
+    :param profile: the colour profile sampled from the setup frame.
+    :param tracker: an existing pose tracker (default: one over the geometry's markers).
+    :param config: thresholds.
+    """
+
+    def __init__(
+        self,
+        camera: CameraModel,
+        geometry: BoardGeometry,
+        profile: ColourProfile,
+        *,
+        tracker: BoardPoseTracker | None = None,
+        config: DetectorConfig | None = None,
+    ) -> None:
+        self.camera = camera
+        self.geometry = geometry
+        self.profile = profile
+        self.config = config or DetectorConfig()
+        self._tracker = tracker
+        self._tracker_size: tuple[int, int] | None = None
+        self._tables: _PoseTables | None = None
+        self._tables_pose: BoardPose | None = None
+        names = profile.names
+        self._names = names
+        self._roof_idx = np.array([names.index(n) for n in ROOF_CLASSES if n in names], np.int32)
+        self._roof_kind = [ROOF_CLASSES[names[i]] for i in self._roof_idx]
+        self._castle_idx = names.index(CASTLE_CLASS) if CASTLE_CLASS in names else -1
+        tower_names = ("wall", "roof-plain", "roof-magic", "wall-magic")
+        self._tower_idx = np.array([names.index(n) for n in tower_names if n in names], np.int32)
+        self._wizard_idx = {c: names.index(c) for c in COLOURS if c in names}
+        self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
+
+    # -- pose ------------------------------------------------------------------------------------
+
+    def _get_tracker(self, w: int, h: int) -> BoardPoseTracker:
+        if self._tracker is None or (
+            self._tracker_size is not None and self._tracker_size != (w, h)
+        ):
+            cam = self.camera if self.camera.size == (w, h) else self.camera.scaled_to(w, h)
+            det = MarkerDetector(self.geometry.marker_dictionary, ids=self.geometry.marker_ids)
+            self._tracker = BoardPoseTracker(det, self.geometry.marker_corners(), cam)
+            self._tables = None
+        self._tracker_size = (w, h)
+        return self._tracker
+
+    def _project(self, pose: BoardPose, pts_up: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Project board points given with z *up* (geometry convention)."""
+        p = np.asarray(pts_up, np.float64).reshape(-1, 3).copy()
+        p[:, 2] = -p[:, 2]
+        return pose.project(p)
+
+    def _build_tables(self, pose: BoardPose, shape: tuple[int, int]) -> _PoseTables:
+        g, cfg = self.geometry, self.config
+        h, w = shape
+        cam = pose.camera_position_mm()
+        if cam is None:
+            raise ValueError("the detector needs a 3-D pose (a camera model)")
+        centres = g.space_centres()
+        S, K = len(centres), cfg.max_towers
+        t, mh = g.tower.height, g.tower.merlon_height
+        r0 = g.tower.roof_diameter / 2
+        zs = np.arange(1, K + 1) * t
+        # roof rims: top of the merlon ring of the roof of tier k
+        # ... and the castle's roof rim when the castle stands on tier k = 0..K (rows K..2K)
+        cr = g.castle.roof_diameter / 2
+        radii = np.concatenate([np.full(K, r0), np.full(K + 1, cr)])
+        heights = np.concatenate(
+            [zs + mh, np.arange(K + 1) * t + g.castle.height + g.castle.merlon_height]
+        )
+        L = len(radii)
+        rim = np.zeros((S, L, len(RIM), 3))
+        rim[..., :2] = centres[:, None, None, :] + RIM[None, None] * radii[None, :, None, None]
+        rim[..., 2] = heights[None, :, None]
+        rim_out = rim.copy()
+        rim_out[..., :2] = centres[:, None, None, :] + RIM[None, None] * (
+            radii[None, :, None, None] + 1.0
+        )
+        rp = self._project(pose, rim.reshape(-1, 3)).reshape(S, L, len(RIM), 2)
+        rq = self._project(pose, rim_out.reshape(-1, 3)).reshape(S, L, len(RIM), 2)
+        n = rq - rp
+        n /= np.linalg.norm(n, axis=-1, keepdims=True) + 1e-9
+        # roof interiors
+        kin = np.zeros((S, K, len(KIND_RING), 3))
+        kin[..., :2] = centres[:, None, None, :] + KIND_RING[None, None] * r0
+        kin[..., 2] = (zs + 0.2)[None, :, None]
+        kp = self._project(pose, kin.reshape(-1, 3)).reshape(S, K, len(KIND_RING), 2)
+        # castle body: camera-facing side and roof, standing on tier k = 0..K
+        cs = g.castle
+        to_cam = cam[:2] - centres
+        base_a = np.arctan2(to_cam[:, 1], to_cam[:, 0])
+        body = []
+        for da in np.radians([-50.0, -25.0, 0.0, 25.0, 50.0]):
+            for fz in (0.2, 0.45, 0.7):
+                rr = (cs.base_diameter + (cs.roof_diameter - cs.base_diameter) * fz) / 2 * 0.92
+                body.append((da, rr, fz * cs.height))
+        for off in _ring(6) * cs.roof_diameter / 2 * 0.55:
+            body.append((math.atan2(off[1], off[0]), float(np.hypot(*off)), cs.height + 0.5))
+        C = len(body)
+        cas = np.zeros((S, K + 1, C, 3))
+        for j, (da, rr, dz) in enumerate(body):
+            a = base_a + da if dz < cs.height else np.full(S, da)
+            cas[:, :, j, 0] = (centres[:, 0] + rr * np.cos(a))[:, None]
+            cas[:, :, j, 1] = (centres[:, 1] + rr * np.sin(a))[:, None]
+            cas[:, :, j, 2] = (np.arange(K + 1) * t + dz)[None, :]
+        cp = self._project(pose, cas.reshape(-1, 3)).reshape(S, K + 1, C, 2)
+        # tower walls facing the camera, per tier (a stack of k towers has walls at tiers 1..k)
+        tw = g.tower
+        wall = []
+        for da in np.radians([-30.0, 0.0, 30.0]):
+            for fz in (0.3, 0.6):
+                rr = (tw.base_diameter + (tw.roof_diameter - tw.base_diameter) * fz) / 2 - 1.0
+                wall.append((da, rr, fz * t))
+        W = len(wall)
+        wl = np.zeros((S, K, W, 3))
+        for j, (da, rr, dz) in enumerate(wall):
+            a = base_a + da
+            wl[:, :, j, 0] = (centres[:, 0] + rr * np.cos(a))[:, None]
+            wl[:, :, j, 1] = (centres[:, 1] + rr * np.sin(a))[:, None]
+            wl[:, :, j, 2] = (np.arange(K) * t + dz)[None, :]
+        wp = self._project(pose, wl.reshape(-1, 3)).reshape(S, K, W, 2)
+
+        def clip(p: NDArray[np.float64]) -> tuple[NDArray[np.int32], NDArray[np.bool_]]:
+            q = np.round(p).astype(np.int32)
+            ok = (q[..., 0] >= 1) & (q[..., 0] < w - 1) & (q[..., 1] >= 1) & (q[..., 1] < h - 1)
+            q[..., 0] = np.clip(q[..., 0], 1, w - 2)
+            q[..., 1] = np.clip(q[..., 1], 1, h - 2)
+            return q, ok
+
+        rpi, rok = clip(rp)
+        # the markers' black and white squares are the strongest edges in the frame: a high
+        # roof's projected rim that crosses one must not count them
+        mask = np.zeros((h // 4 + 1, w // 4 + 1), np.uint8)
+        for quad in pose.marker_corners_px.values():
+            q = np.asarray(quad, np.float64).reshape(4, 2)
+            c = q.mean(axis=0)
+            big = (q - c) * 1.5 + c
+            cv2.fillConvexPoly(mask, np.round(big / 4).astype(np.int32), 1)
+        rok &= mask[rpi[..., 1] // 4, rpi[..., 0] // 4] == 0
+        kpi, kok = clip(kp)
+        cpi, cok = clip(cp)
+        wpi, wok = clip(wp)
+        allp = np.concatenate([rpi.reshape(-1, 2), kpi.reshape(-1, 2), cpi.reshape(-1, 2)])
+        x0, y0 = np.maximum(allp.min(0) - 3, 0)
+        x1, y1 = np.minimum(allp.max(0) + 4, (w, h))
+        bw, bh = g.board_size
+        scale = np.diag([cfg.view_px / bw, cfg.view_px / bh, 1.0])
+        view = scale @ np.linalg.inv(pose.homography)
+        return _PoseTables(
+            rpi,
+            n.astype(np.float32),
+            rok,
+            kpi,
+            kok,
+            cpi,
+            cok,
+            wpi,
+            wok,
+            (int(x0), int(y0), int(x1), int(y1)),
+            view,
+        )
+
+    def _hull(
+        self,
+        pose: BoardPose,
+        tables: _PoseTables,
+        space: int,
+        tier: int,
+        shape: tuple[int, int],
+    ) -> tuple[NDArray[np.int32], NDArray[np.int32], float, float]:
+        """Pixels (ys, xs) of the projected cylinder the pieces of a top surface stand in, and
+        the projected area (in sampled pixels) of one wizard and of one token there."""
+        key = (space, tier)
+        hit = tables.hull.get(key)
+        if hit is not None:
+            return hit
+        g, cfg = self.geometry, self.config
+        c = g.space_centre(space)
+        z = g.tier_z(tier)
+        radius = g.surface_radius(tier) - (1.0 if tier else 3.0)
+        ring = _ring(24)
+
+        def cyl(cx: NDArray[np.float64], r: float, z0: float, z1: float) -> NDArray[np.float64]:
+            pts = np.concatenate(
+                [
+                    np.column_stack([cx + ring * r, np.full(len(ring), z0)]),
+                    np.column_stack([cx + ring * r, np.full(len(ring), z1)]),
+                ]
+            )
+            return self._project(pose, pts)
+
+        hull_px = cyl(c, radius, z + 1.5, z + g.wizard.height)
+        step = cfg.pixel_step
+        h, w = shape
+        x0, y0 = np.floor(hull_px.min(0)).astype(int)
+        x1, y1 = np.ceil(hull_px.max(0)).astype(int)
+        x0, y0 = max(x0, 0), max(y0, 0)
+        x1, y1 = min(x1, w - 1), min(y1, h - 1)
+        empty = np.zeros(0, np.int32)
+        res: tuple[NDArray[np.int32], NDArray[np.int32], float, float] = (empty, empty, 1.0, 1.0)
+        if x1 > x0 and y1 > y0:
+            mask = np.zeros((y1 - y0 + 1, x1 - x0 + 1), np.uint8)
+            hull = cv2.convexHull(np.round(hull_px - (x0, y0)).astype(np.int32))
+            cv2.fillConvexPoly(mask, hull, 1)
+            ys, xs = np.nonzero(mask[::step, ::step])
+            wiz = cyl(c, g.wizard.base_diameter / 2 * 0.8, z, z + g.wizard.height)
+            wiz_area = float(cv2.contourArea(cv2.convexHull(wiz.astype(np.float32)))) / step**2
+            tok = cyl(c, g.witch.diameter / 2, z, z + g.witch.thickness)
+            tok_area = float(cv2.contourArea(cv2.convexHull(tok.astype(np.float32)))) / step**2
+            res = (
+                (ys * step + y0).astype(np.int32),
+                (xs * step + x0).astype(np.int32),
+                max(wiz_area * cfg.wizard_area_scale, 1.0),
+                max(tok_area, 1.0),
+            )
+        tables.hull[key] = res
+        return res
+
+    # -- the detector ----------------------------------------------------------------------------
+
+    def detect(self, frame: Any, time_s: float = 0.0, index: int = 0) -> Detection:
+        """Read one frame. Never raises on a bad frame: the status says what went wrong.
+
+        :param frame: ``(H, W, 3) uint8 BGR``.
+        :param time_s: capture time in seconds (copied into the Observation).
+        :param index: frame counter of the source (copied into the Observation).
+        """
+        status, msg = check_frame(frame, self.camera.size)
+        if status != OK:
+            return Detection(status, msg)
+        h, w = frame.shape[:2]
+        tracker = self._get_tracker(w, h)
+        res = tracker.update(frame)
+        if not res.ok or res.pose is None:
+            st = BAD_FRAME if res.status.value == "bad frame" else BOARD_LOST
+            return Detection(st, res.message)
+        pose = res.pose
+        if not pose.has_3d:
+            return Detection(BOARD_LOST, "board pose without a camera model")
+        if self._tables is None or self._tables_pose is not pose:
+            try:
+                self._tables = self._build_tables(pose, (h, w))
+            except (ValueError, cv2.error, np.linalg.LinAlgError) as exc:
+                return Detection(BOARD_LOST, f"pose unusable: {exc}")
+            self._tables_pose = pose
+        tables = self._tables
+        white = white_from_markers(frame, res.markers)
+        if white is None:
+            white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
+        vp = self.config.view_px
+        view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
+        spaces, details = self._read_spaces(frame, pose, tables, white)
+        obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
+        return Detection(OK, res.message, obs, view.astype(np.uint8), white, pose, details)
+
+    def _labels(
+        self,
+        frame: NDArray[np.uint8],
+        ys: NDArray[Any],
+        xs: NDArray[Any],
+        white: NDArray[Any],
+    ) -> NDArray[np.int32]:
+        px = frame[ys, xs]
+        idx, _ = self.profile.classify(features(px.reshape(-1, 3), white))
+        return idx.reshape(np.shape(ys))
+
+    def _edges(
+        self, frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
+    ) -> NDArray[np.float32]:
+        """Median edge strength across each roof rim, ``(S, K)``: the Sobel gradient of the
+        smoothed grey frame along the rim's image normal, scaled so that the white paper of the
+        markers is 255 (the same under dim and bright light)."""
+        x0, y0, x1, y1 = tables.crop
+        grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
+        grey = cv2.GaussianBlur(grey, (5, 5), 1.0)
+        gx = cv2.Sobel(grey, cv2.CV_16S, 1, 0, ksize=3)
+        gy = cv2.Sobel(grey, cv2.CV_16S, 0, 1, ksize=3)
+        ys, xs = tables.rim_px[..., 1] - y0, tables.rim_px[..., 0] - x0
+        n = tables.rim_n
+        e = np.abs(gx[ys, xs] * n[..., 0] + gy[ys, xs] * n[..., 1])
+        scale = 255.0 * 3.0 / 8.0 / max(float(np.sum(white)), 1.0)
+        out: NDArray[np.float32] = (e * scale).astype(np.float32)
+        return out
+
+    def _castle_mask(
+        self, pose: BoardPose, tables: _PoseTables, space: int, tier: int, shape: tuple[int, int]
+    ) -> NDArray[np.uint8]:
+        """Quarter-resolution mask of the castle's image when it stands on ``space``/``tier``."""
+        key = ("castle", space, tier)
+        hit = tables.masks.get(key)
+        if hit is not None:
+            return hit
+        g = self.geometry
+        c = g.space_centre(space)
+        ring = _ring(24)
+        z = g.tier_z(tier)
+        pts = np.concatenate(
+            [
+                np.column_stack([c + ring * g.castle.base_diameter / 2, np.full(24, z)]),
+                np.column_stack(
+                    [c + ring * g.castle.roof_diameter / 2, np.full(24, z + g.castle.height * 1.3)]
+                ),
+            ]
+        )
+        px = self._project(pose, pts)
+        mask = np.zeros((shape[0] // 4 + 1, shape[1] // 4 + 1), np.uint8)
+        hull = cv2.convexHull(np.round(px / 4).astype(np.int32))
+        cv2.fillConvexPoly(mask, hull, 1)
+        tables.masks[key] = mask
+        return mask
+
+    def _read_spaces(
+        self,
+        frame: NDArray[np.uint8],
+        pose: BoardPose,
+        tables: _PoseTables,
+        white: NDArray[Any],
+    ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
+        g, cfg = self.geometry, self.config
+        S = g.n_spaces
+        edges = self._edges(frame, tables, white)  # (S, K)
+        # one classification for the castle and roof-kind probes
+        cp, kp, wp = tables.castle_px, tables.kind_px, tables.wall_px
+        probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2), wp.reshape(-1, 2)])
+        lab = self._labels(frame, probe[:, 1], probe[:, 0], white)
+        n1, n2 = cp[..., 0].size, kp[..., 0].size
+        cl = lab[:n1].reshape(cp.shape[:-1])
+        kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
+        wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
+        is_w = np.isin(wl, self._tower_idx) & tables.wall_ok
+        tier_body = is_w.sum(-1) / np.maximum(tables.wall_ok.sum(-1), 1)  # (S, K)
+        body = np.cumsum(tier_body, axis=1) / np.arange(1, tier_body.shape[1] + 1)
+        roofish_ids = np.concatenate([self._roof_idx, np.array(list(self._wizard_idx.values()))])
+        is_r = np.isin(kl, roofish_ids) & tables.kind_ok
+        roofish = is_r.sum(-1) / np.maximum(tables.kind_ok.sum(-1), 1)  # (S, K)
+        plausible = roofish >= cfg.roof_interior
+        del body
+        if self._castle_idx >= 0:
+            is_c = (cl == self._castle_idx) & tables.castle_ok
+            castle_frac = is_c.sum(-1) / np.maximum(tables.castle_ok.sum(-1), 1)
+        else:
+            castle_frac = np.zeros(tables.castle_ok.shape[:2])
+        K = cfg.max_towers
+        rim_ok = tables.rim_ok
+        castle_edges = _masked_median(edges[:, K:], rim_ok[:, K:])
+        # the castle is black; its tier is where its roof rim is (above it the same black
+        # fills every probe when seen from above)
+        castle_at = {
+            si: int(np.argmax(castle_edges[si]))
+            for si in range(S)
+            if castle_frac[si].max() >= cfg.castle_threshold
+        }
+        if castle_at:
+            rim_ok = rim_ok.copy()
+            rp = tables.rim_px
+            for si, tier in castle_at.items():
+                m = self._castle_mask(pose, tables, si + 1, tier, frame.shape[:2])
+                inside = m[rp[..., 1] // 4, rp[..., 0] // 4] > 0
+                inside[si] = False
+                rim_ok &= ~inside
+        rim_ok = rim_ok[:, :K]
+        enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
+        edges = np.where(enough, _masked_median(edges[:, :K], rim_ok), 0.0)
+        towers_of: list[int] = []
+        castle_of: list[bool] = []
+        margin_of: list[float] = []
+        for si in range(S):
+            es, cf = np.where(plausible[si], edges[si], 0.0), castle_frac[si]
+            best = int(np.argmax(es))
+            srt = np.sort(es)
+            contrast = float(srt[-1] - np.median(srt[:-1]))
+            if si in castle_at:
+                towers_of.append(castle_at[si])
+                castle_of.append(True)
+                margin_of.append(float(cf.max() - cfg.castle_threshold) * 2)
+            elif es[best] >= cfg.roof_threshold and contrast >= cfg.roof_contrast:
+                towers_of.append(best + 1)
+                castle_of.append(False)
+                margin_of.append(float(min(es[best] - cfg.roof_threshold, srt[-1] - srt[-2])) / 20)
+            else:
+                towers_of.append(0)
+                castle_of.append(False)
+                margin_of.append(float(cfg.roof_threshold - es[best]) / 20)
+        # one classification for the pieces on every top surface
+        hulls = []
+        for si, space in enumerate(g.spaces):
+            if castle_of[si]:
+                hulls.append(None)
+                continue
+            hulls.append(self._hull(pose, tables, space, towers_of[si], frame.shape[:2]))
+        ys_all = [h[0] for h in hulls if h is not None]
+        xs_all = [h[1] for h in hulls if h is not None]
+        lab_all = (
+            self._labels(frame, np.concatenate(ys_all), np.concatenate(xs_all), white)
+            if ys_all
+            else np.zeros(0, np.int32)
+        )
+        out: dict[int, SpaceObservation] = {}
+        details: dict[int, SpaceDetail] = {}
+        pos = 0
+        for si, space in enumerate(g.spaces):
+            towers, castle = towers_of[si], castle_of[si]
+            if towers == 0:
+                top = g.track.kind(space)
+            else:
+                labs = kl[si, towers - 1][tables.kind_ok[si, towers - 1]]
+                votes = {
+                    kind: int((labs == ri).sum())
+                    for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True)
+                }
+                top = max(votes, key=lambda k: votes[k]) if votes else "plain"
+            wizards: dict[str, int] = {}
+            tokens = {"witch": False, "raven": False}
+            areas: dict[str, float] = {}
+            hull = hulls[si]
+            if hull is not None:
+                n_px = len(hull[0])
+                lab = lab_all[pos : pos + n_px]
+                pos += n_px
+                one_wiz, one_tok = hull[2], hull[3]
+                counts = np.bincount(lab[lab >= 0], minlength=len(self._names))
+                for colour, ci in self._wizard_idx.items():
+                    a = counts[ci] / one_wiz
+                    areas[colour] = float(a)
+                    n = int(math.floor(a + 1.0 - cfg.wizard_min)) if a >= cfg.wizard_min else 0
+                    if n:
+                        wizards[colour] = n
+                for tok, ti in self._token_idx.items():
+                    tokens[tok] = bool(counts[ti] / one_tok >= cfg.token_min)
+                for a_, b_ in HARD_PAIRS:
+                    for weak, strong in ((a_, b_), (b_, a_)):
+                        if (
+                            weak in wizards
+                            and strong in wizards
+                            and areas[weak] < cfg.hard_pair_min
+                            and areas[strong] > areas[weak]
+                        ):
+                            del wizards[weak]
+                total = sum(wizards.values())
+                while total > MAX_WIZARDS_ON_TOP:
+                    worst = min(wizards, key=lambda c: areas[c] - wizards[c])
+                    wizards[worst] -= 1
+                    total -= 1
+            conf = float(np.clip(0.5 + margin_of[si], 0.0, 1.0))
+            out[space] = SpaceObservation(
+                towers=towers,
+                top=top,
+                wizards={c: n for c, n in wizards.items() if n > 0},
+                castle=castle,
+                witch=tokens["witch"],
+                raven=tokens["raven"],
+                confidence=round(conf, 3),
+            )
+            details[space] = SpaceDetail(
+                tuple(float(v) for v in edges[si]),
+                tuple(float(v) for v in castle_frac[si]),
+                areas,
+            )
+        return out, details
