@@ -655,16 +655,13 @@ def _tower_faces(
     t = shape.height
     rb, rt = shape.base_diameter / 2, shape.roof_diameter / 2
     rw = rt - 1.8
-    prof = [
-        (rb, 0.0),
-        (rb + (rw - rb) * 0.33, 0.28 * t),
-        (rb + (rw - rb) * 0.66, 0.56 * t),
-        (rw, 0.82 * t),
-        (rt, 0.87 * t),
-        (rt, t),
-    ]
-    q, n = _lathe(cx, cy, z0, prof, 16, float(rng.uniform(0, 2 * math.pi)))
-    shade = 1.0 + rng.normal(0.0, jitter, (len(q), 1))
+    # wall in three courses of stone with thin mortar joints, a corbelled ledge, the parapet
+    heights = [0.0, 0.27, 0.285, 0.545, 0.56, 0.82, 0.87, 1.0]
+    tones = [1.0, 0.78, 1.0, 0.78, 1.0, 0.93, 1.06]
+    prof = [(rb + (rw - rb) * hh / 0.82, hh * t) for hh in heights[:6]] + [(rt, 0.87 * t), (rt, t)]
+    segs = 16
+    q, n = _lathe(cx, cy, z0, prof, segs, float(rng.uniform(0, 2 * math.pi)))
+    shade = np.repeat(np.array(tones), segs)[:, None] * (1.0 + rng.normal(0.0, jitter, (len(q), 1)))
     faces.add(q, colour[None] * shade, n, group, layer)
     if window:
         a = float(rng.uniform(0, 2 * math.pi))
@@ -1527,7 +1524,9 @@ def render(
     if blur > 0.3:
         frame = cv2.GaussianBlur(frame, (0, 0), blur)
     frame = cv2.multiply(frame, _vignette(setup, h, w), scale=1.0 / 255.0)
-    frame = cv2.transform(frame, np.diag(setup.lighting.gains()).astype(np.float32))
+    # auto-exposure hunting / mains flicker: the whole frame a little brighter or darker
+    flicker = float(np.clip(rng.normal(1.0, 0.012), 0.96, 1.04))
+    frame = cv2.transform(frame, np.diag(setup.lighting.gains() * flicker).astype(np.float32))
     noise_level = float(rng.uniform(1.0, 3.5)) / max(setup.lighting.intensity, 0.3) ** 0.5
     out = _add_noise(frame, rng, noise_level)
     q: int | None
