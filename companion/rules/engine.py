@@ -271,7 +271,9 @@ def _play_card(
         i = hand.index(kidx)
         hands = cards.hands
         hands = hands[:seat] + (hand[:i] + hand[i + 1 :],) + hands[seat + 1 :]
-        cards = CardState(hands, cards.draw, cards.discard + (kidx,), cards.seed, cards.reshuffles)
+        cards = _tuple_new(
+            CardState, (hands, cards.draw, cards.discard + (kidx,), cards.seed, cards.reshuffles)
+        )
     g = st.game
     if st.table.solo:
         game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)
@@ -305,7 +307,8 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
             rule,
         )
     ev: list[Event] = []
-    _dice_event(a.card, a.rolls, ev)
+    if a.card.dice:
+        _dice_event(a.card, a.rolls, ev)
     try:
         wiz, castle, entered = board.wizard_move(tb, st.stacks, wiz, st.castle, wi, a.steps, ev)
     except IllegalAction as exc:
@@ -325,7 +328,8 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     kidx = _card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
     tb = st.table
     ev: list[Event] = []
-    _dice_event(a.card, a.rolls, ev)
+    if a.card.dice:
+        _dice_event(a.card, a.rolls, ev)
     try:
         stacks, wiz, castle, trapped, _ = board.tower_move(
             tb, st.stacks, st.wizards, st.castle, a.space, a.tier, a.steps, ev
@@ -516,11 +520,12 @@ def _fresh_turn(seat: int) -> Turn:
 
 
 def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
-    why = _end_turn_allowed(st)
-    if why is not None:
-        raise IllegalAction(why, "R-TURN-2")
     tb = st.table
     t = st.turn
+    if not (t.ended or t.redrawn or t.cards_used >= tb.actions_per_turn + t.extra_card):
+        why = _end_turn_allowed(st)
+        if why is not None:
+            raise IllegalAction(why, "R-TURN-2")
     seat = t.player
     colour = tb.colours[seat]
     ev: list[Event] = []
