@@ -316,6 +316,8 @@ class Companion:
     def _supervise(self) -> None:
         interval = self.notifier.watchdog_interval_s
         tick = min(2.0, interval) if interval else 2.0
+        if self.table is not None:
+            tick = min(tick, 0.5)  # the simulated players look at their phones often
         last_status = self._clock()
         every = self.config.service.status_every_s
         while not self.stop_event.wait(tick):

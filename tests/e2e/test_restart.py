@@ -1,0 +1,182 @@
+"""``kill -9`` the running companion mid-game, start it again: same state, same hidden wizards.
+
+The companion runs as a real process (``companion demo``) on the simulated table with the ideal
+camera view (``simulation.picture = false``: this test is about the journal and the restart, not
+about vision). The table page's JSON is read over HTTP; with memory aid ``all`` it shows every
+trapped wizard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from companion.journal import INPUT_KINDS, Journal, apply_input, restore
+from companion.rules import Config, dump_state
+from companion.rules.tracker import Tracker, board_key
+from companion.service.parts import Parts
+from companion.service.record import hidden_positions, same_table
+from companion.service.simtable import SimTiming, SimulatedGame
+from companion.service.webclient import PhoneClient
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SEED = 6
+
+
+def write_config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "companion.toml"
+    cfg.write_text(
+        f"""
+[camera]
+source = "simulated"
+[web]
+host = "127.0.0.1"
+port = 0
+[game]
+players = 3
+memory_aid = "all"
+[simulation]
+seed = {SEED}
+speed = 40.0
+games = 1
+picture = false
+[data]
+dir = "{tmp_path / "data"}"
+[service]
+status_every_s = 0
+"""
+    )
+    return cfg
+
+
+def start(cfg: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    offset = log.stat().st_size if log.exists() else 0
+    out = open(log, "ab")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion", "demo", "--config", str(cfg), "--no-qr"],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    out.close()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = re.findall(r"open (http://127\.0\.0\.1:\d+)/", log.read_text()[offset:])
+        if m:
+            return proc, m[-1]
+        if proc.poll() is not None:
+            raise AssertionError("companion exited at start:\n" + log.read_text())
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("no URL printed:\n" + log.read_text())
+
+
+def progress(data: Path) -> int:
+    try:
+        return int(json.loads((data / "simulation.json").read_text())["actions"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def published_states(journal: Journal) -> list:
+    """The tracker's best state after every journaled input (what the page could have shown)."""
+    start = journal.last("start")
+    tracker = Tracker.from_json(start.payload)
+    out = [tracker.state]
+    for rec in journal.records(after=start.seq):
+        if rec.kind in INPUT_KINDS:
+            apply_input(tracker, rec)
+            out.append(tracker.state)
+    return out
+
+
+def shown(snapshot: dict) -> tuple[dict, list]:
+    """Stacks and trapped wizards (colour, space, tier) as the table page shows them."""
+    st = snapshot["state"]
+    hidden = []
+    for wid, pos in st["wizards"].items():
+        if pos != "castle" and pos["tier"] < len(st["stacks"].get(str(pos["space"]), [])):
+            hidden.append([wid.rsplit("-", 1)[0], pos["space"], pos["tier"]])
+    return st["stacks"], sorted(hidden)
+
+
+def test_kill_9_mid_game_then_restart_keeps_state_and_hidden_wizards(tmp_path):
+    cfg = write_config(tmp_path)
+    data = tmp_path / "data"
+    log = tmp_path / "companion.log"
+    proc, url = start(cfg, log)
+    phone = PhoneClient(url)
+    try:
+        deadline = time.monotonic() + 90
+        while progress(data) < 70 and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.05)
+        seen = phone.state("public")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert progress(data) >= 70, "the game did not get far enough before the kill"
+    # everything the page showed before the kill is in the journal
+    journal = Journal(data / "journal.sqlite3")
+    before = restore(journal)
+    states = published_states(journal)
+    journal.close()
+    assert same_table(states[-1], before.state)
+    seen_stacks, seen_hidden = shown(seen)
+    assert any(
+        dump_state(s)["stacks"] == seen_stacks and hidden_positions(s) == seen_hidden
+        for s in states
+    ), "a state shown on the page before the kill is missing from the journal"
+
+    # start again: it continues from the journal, and the page shows the restored state
+    proc, url = start(cfg, log)
+    phone = PhoneClient(url)
+    try:
+        first = phone.state("public")
+        restored_states = [*states, before.state]
+        assert (
+            any(
+                shown(first) == (dump_state(s)["stacks"], hidden_positions(s))
+                for s in restored_states
+            )
+            or first["version"] > 1
+        )
+        deadline = time.monotonic() + 150
+        while (snap := phone.state("public"))["phase"] != "over" or snap["question"]:
+            assert time.monotonic() < deadline, "the restarted game did not finish"
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.2)
+        final_page = phone.state("public")
+        proc.send_signal(signal.SIGTERM)  # a clean stop
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    truth_game = SimulatedGame(Parts(), Config(player_count=3), SEED, "greedy", SimTiming())
+    truth_game.advance(5000)
+    truth = truth_game.state
+    assert truth.game.over
+    journal = Journal(data / "journal.sqlite3")
+    final = restore(journal)
+    journal.close()
+    # the board with every trapped wizard and its tier, and the castle (potions are not on the
+    # board: the camera cannot see them, the tracker only estimates them)
+    assert board_key(final.state) == board_key(truth)
+    assert hidden_positions(final.state) == hidden_positions(truth)
+    assert shown(final_page)[1] == hidden_positions(truth)
+    assert "resumed game seed" in log.read_text()
