@@ -87,6 +87,12 @@ def setup(config: Config, seed: int | None = None) -> GameState:
     start = 1
     tower_spaces: list[int] = []
     sp = start
+    free = sum(1 for x in range(2, length + 1) if tb.special[x] is None)
+    if free < len(tb.towers):
+        raise ValueError(
+            f"config.track: {free} free spaces after the castle; setup needs "
+            f"{len(tb.towers)} for the towers (R-SETUP-3)"
+        )
     while len(tower_spaces) < len(tb.towers):
         sp = sp % length + 1
         if tb.special[sp] is None:

@@ -115,6 +115,8 @@ def test_R_TRACK_2_crest_spaces_are_1_5_9_13_and_any_track_is_accepted():
     assert big.stack(9) == () and big.stack(10) == ("P4",), "setup skips inserted tiles"
     with pytest.raises(ValueError, match="track.length"):
         Track(5)
+    with pytest.raises(ValueError, match="R-SETUP-3"):
+        setup(Config(track=Track(9, frozenset({1}))))
 
 
 def test_R_SOLO_1_twelve_wizards_placed_3_3_3_2_1_with_full_potions():
