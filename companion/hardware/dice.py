@@ -320,6 +320,10 @@ class DiceMachine:
             "last": self.last_result,
         }
 
+    def can_choose(self) -> bool:
+        """True while a face waits for reroll-or-keep."""
+        return self.state is DiceState.CHOOSING
+
     def next_deadline(self) -> float | None:
         """Absolute time (s) at which :meth:`tick` must run next, or None."""
         times = [d for b in self.buttons.values() if (d := b.next_deadline()) is not None]

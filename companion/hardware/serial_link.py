@@ -107,7 +107,7 @@ class SerialPeripheral:
         self.last_error = ""
         self._port: Port | None = None
         self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -117,9 +117,22 @@ class SerialPeripheral:
         self.set_led_state(led_state(state))
 
     def set_led_state(self, state: LedState) -> None:
+        """Set the whole LED state; written at once when the link is idle (pyserial allows a
+        write from this thread while the link thread reads), else when the link is free."""
         with self._lock:
             self.link.set_state(state)
-        self._wake.set()
+            out = self.link.poll(self.clock()) if self._port is not None else b""
+        if out:
+            self._write(out)
+
+    def _write(self, data: bytes) -> None:
+        with self._write_lock:
+            port = self._port
+            if port is None:
+                return
+            # on an error the link thread sees it at its next read and reconnects
+            with contextlib.suppress(OSError, serial.SerialException):
+                port.write(data)
 
     @property
     def connected(self) -> bool:
@@ -147,7 +160,6 @@ class SerialPeripheral:
     def close(self) -> None:
         """Stop the thread and close the port (idempotent)."""
         self._stop.set()
-        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
             self._thread = None
@@ -193,6 +205,5 @@ class SerialPeripheral:
                 self.link.receive(data, now)
             out = self.link.poll(now)
         if out:
-            port.write(out)
-        if self._wake.is_set():
-            self._wake.clear()
+            with self._write_lock:
+                port.write(out)
