@@ -1,0 +1,31 @@
+"""Readable sentences for actions and events (pages, logs)."""
+
+from __future__ import annotations
+
+from companion.rules import Config, MoveTower, apply
+from companion.rules.bots import play
+from companion.rules.text import describe_action, describe_event
+
+from .conftest import T, position
+
+
+def test_a_trapping_tower_move_reads_like_the_rulebook():
+    state = position(2)
+    action = MoveTower("blue", 3, 1, 1, T[1])
+    assert describe_action(action) == (
+        "blue moves the tower on space 3 (tier 1 and up) 1 space clockwise (card T1)"
+    )
+    _, events = apply(state, action)
+    lines = [describe_event(e) for e in events]
+    assert lines[0].startswith("tower P1 moves from space 3 to space 4, carrying")
+    assert lines[1] == "blue-1, yellow-2 and blue-3 trapped on space 4" or "trapped" in lines[1]
+    assert lines[2] == "blue fills a potion"
+
+
+def test_every_action_and_event_of_whole_games_has_a_sentence():
+    for config in (Config(player_count=4, variant="master", teams=True), Config(player_count=1)):
+        for step in play(config, seed=2, bots="greedy"):
+            assert describe_action(step.action)
+            for e in step.events:
+                text = describe_event(e)
+                assert text and not text.startswith(e.kind + ":"), text
