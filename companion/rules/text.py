@@ -116,12 +116,11 @@ def describe_event(event: Event) -> str:
             return f"{d['wizard']} moves from space {d['from']} into the raven castle"
         return f"{d['wizard']} moves from space {d['from']} to space {d['to']} (tier {d['tier']})"
     if k == "tower_moved":
-        towers = (
-            "tower " + _list(d["towers"])
-            if len(d["towers"]) == 1
-            else ("towers " + _list(d["towers"]))
-        )
-        text = f"{towers} move from space {d['from']} to space {d['to']}"
+        if len(d["towers"]) == 1:
+            text = f"tower {d['towers'][0]} moves"
+        else:
+            text = f"towers {_list(d['towers'])} move"
+        text += f" from space {d['from']} to space {d['to']}"
         if d.get("carried_wizards"):
             text += f", carrying {_list(d['carried_wizards'])}"
         if d.get("carried_castle"):
