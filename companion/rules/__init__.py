@@ -13,6 +13,7 @@ Usage::
     dump_state(state) / load_state(data)                # state-model.md JSON, exact round trip
     dump_action(a) / load_action(data, "actions[2]")    # FormatError names the bad field
     check_invariants(state)                             # state-model.md §2.4, [] when fine
+    describe_action(a) / describe_event(e)              # one English sentence each
 
 Actions (``MoveWizard``, ``MoveTower``, ``DiscardCard``, ``Redraw``, ``Cast``, ``EndTurn``,
 ``GivePotion``, ``ExchangeCards``) name players by colour and wizards by id (``blue-2``).
@@ -106,6 +107,7 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
+from companion.rules.text import describe_action, describe_event
 from companion.rules.view import MEMORY_AIDS, observe, view
 
 __all__ = [
@@ -158,6 +160,8 @@ __all__ = [
     "card_from_json",
     "card_playable",
     "check_invariants",
+    "describe_action",
+    "describe_event",
     "dump_action",
     "dump_event",
     "dump_state",
