@@ -81,11 +81,16 @@ class DetectorConfig:
     :param wizard_min: fraction of one wizard's projected area that counts as one wizard.
     :param wizard_area_scale: visible share of a wizard's bounding-cylinder area (calibrated on
         renders: the median single wizard then measures 1.0).
+    :param ink_light: lightness (relative to the white paper) below which a roof pixel is ink.
+    :param ink_share: share of ink pixels in a roof's middle that makes it a crest roof (the
+        printed raven); plain roofs have none.
     :param hard_pair_min: a colour next to its hard-pair partner (yellow/orange, red/orange,
         blue/purple) needs this many wizard areas: the partner's shaded edges look like it.
     :param token_min: fraction of a token's projected area that counts as a token.
     :param view_px: side of the top-down board view handed to the stability gate, px.
     :param pixel_step: sub-sampling step of the wizard regions, px.
+    :param pose_tolerance_px: a new pose that moves no projected point more than this reuses
+        the probe tables of the old one (marker corners jitter by noise from frame to frame).
     """
 
     max_towers: int = MAX_TOWERS
@@ -97,9 +102,12 @@ class DetectorConfig:
     wizard_min: float = 0.45
     wizard_area_scale: float = 0.92
     hard_pair_min: float = 0.8
+    ink_light: float = 0.25
+    ink_share: float = 0.06
     token_min: float = 0.4
     view_px: int = 160
-    pixel_step: int = 2
+    pixel_step: int = 3
+    pose_tolerance_px: float = 0.75
 
 
 @dataclass(frozen=True)
@@ -264,6 +272,21 @@ class Detector:
             self._tables = None
         self._tracker_size = (w, h)
         return self._tracker
+
+    def _same_pose(self, pose: BoardPose) -> bool:
+        """Is ``pose`` within ``pose_tolerance_px`` of the pose the probe tables were built for
+        (checked at the board corners and a point 300 mm above the board centre)?"""
+        old = self._tables_pose
+        if old is None:
+            return False
+        if old is pose:
+            return True
+        w, h = self.geometry.board_size
+        pts = np.array(
+            [[0, 0, 0], [w, 0, 0], [w, h, 0], [0, h, 0], [w / 2, h / 2, 300.0]], np.float64
+        )
+        a, b = self._project(old, pts), self._project(pose, pts)
+        return bool(np.max(np.abs(a - b)) <= self.config.pose_tolerance_px)
 
     def _project(self, pose: BoardPose, pts_up: NDArray[np.float64]) -> NDArray[np.float64]:
         """Project board points given with z *up* (geometry convention)."""
@@ -458,7 +481,7 @@ class Detector:
         pose = res.pose
         if not pose.has_3d:
             return Detection(BOARD_LOST, "board pose without a camera model")
-        if self._tables is None or self._tables_pose is not pose:
+        if self._tables is None or not self._same_pose(pose):
             try:
                 self._tables = self._build_tables(pose, (h, w))
             except (ValueError, cv2.error, np.linalg.LinAlgError) as exc:
@@ -481,8 +504,7 @@ class Detector:
         xs: NDArray[Any],
         white: NDArray[Any],
     ) -> NDArray[np.int32]:
-        px = frame[ys, xs]
-        idx, _ = self.profile.classify(features(px.reshape(-1, 3), white))
+        idx = self.profile.classify_bgr(frame[ys, xs].reshape(-1, 3), white)
         return idx.reshape(np.shape(ys))
 
     def _edges(
@@ -543,8 +565,12 @@ class Detector:
         # one classification for the castle and roof-kind probes
         cp, kp, wp = tables.castle_px, tables.kind_px, tables.wall_px
         probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2), wp.reshape(-1, 2)])
-        lab = self._labels(frame, probe[:, 1], probe[:, 0], white)
+        ppx = frame[probe[:, 1], probe[:, 0]]
+        pf = features(ppx, white)
+        lab = self.profile.classify_bgr(ppx, white)
         n1, n2 = cp[..., 0].size, kp[..., 0].size
+        # the raven printed on a crest roof is dark ink: no plain roof has dark pixels inside
+        kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
         cl = lab[:n1].reshape(cp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
         wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
@@ -624,12 +650,18 @@ class Detector:
             if towers == 0:
                 top = g.track.kind(space)
             else:
-                labs = kl[si, towers - 1][tables.kind_ok[si, towers - 1]]
+                okk = tables.kind_ok[si, towers - 1]
+                labs = kl[si, towers - 1][okk]
                 votes = {
                     kind: int((labs == ri).sum())
                     for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True)
                 }
                 top = max(votes, key=lambda k: votes[k]) if votes else "plain"
+                wiz_here = np.isin(labs, list(self._wizard_idx.values()))
+                free = max(int((~wiz_here).sum()), 1)
+                dark = int((kdark[si, towers - 1][okk] & ~wiz_here).sum()) / free
+                if top != "magic":
+                    top = "crest" if dark >= cfg.ink_share else "plain"
             wizards: dict[str, int] = {}
             tokens = {"witch": False, "raven": False}
             areas: dict[str, float] = {}

@@ -50,6 +50,9 @@ MIN_LIGHT = 0.035
 COV_FLOOR = np.diag([0.012**2, 0.02**2, 0.03**2])
 """Added to every learnt covariance: sensor noise, JPEG and rendering of wood grain."""
 
+LUT_STEPS = 25.0
+"""White references within 1/25 in log (4 %) share one lookup table."""
+
 REJECT = "?"
 """Label of a pixel or blob no prototype explains."""
 
@@ -121,9 +124,10 @@ def white_from_markers(
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         if x1 - x0 < 4 or y1 - y0 < 4:
             continue
-        patch = frame[y0:y1, x0:x1]
+        step = 2 if (x1 - x0) * (y1 - y0) > 4000 else 1
+        patch = frame[y0:y1:step, x0:x1:step]
         mask = np.zeros(patch.shape[:2], np.uint8)
-        cv2.fillConvexPoly(mask, np.round(q - (x0, y0)).astype(np.int32), 1)
+        cv2.fillConvexPoly(mask, np.round((q - (x0, y0)) / step).astype(np.int32), 1)
         # shrink by one pixel so blurred quad edges do not count
         mask = cv2.erode(mask, np.ones((3, 3), np.uint8))
         px = patch[mask > 0]
@@ -240,6 +244,7 @@ class ColourProfile:
         chol = [np.linalg.cholesky(np.linalg.inv(c.cov + COV_FLOOR)) for c in self.classes.values()]
         self._chol = np.array(chol, np.float32).reshape(-1, 3, 3)
         self._groups = [c.group for c in self.classes.values()]
+        self._luts: dict[tuple[int, ...], NDArray[np.int8]] = {}
 
     @property
     def names(self) -> list[str]:
@@ -287,6 +292,33 @@ class ColourProfile:
         bd = d2[np.arange(d2.shape[0]), best]
         best[(bd > self.reject_d2) | (f[:, 2] < MIN_LIGHT)] = -1
         return best, bd
+
+    def classify_bgr(
+        self, pixels_bgr: NDArray[np.uint8], white_bgr: NDArray[Any]
+    ) -> NDArray[np.int32]:
+        """:meth:`classify` of ``(N, 3) uint8`` BGR pixels through a lookup table.
+
+        The table holds the label of every BGR value quantised to 6 bits per channel under one
+        white reference (white rounded to 4 %), so a camera under steady light classifies each
+        frame with one indexing operation. Returns class indices into :attr:`names` (-1 reject).
+        """
+        w = np.asarray(white_bgr, np.float64)
+        key = tuple(int(round(v)) for v in np.log(np.maximum(w, 1.0)) * LUT_STEPS)
+        lut = self._luts.get(key)
+        if lut is None:
+            q = np.arange(64, dtype=np.float32) * 4.0 + 1.5
+            b, g, r = np.meshgrid(q, q, q, indexing="ij")
+            grid = np.stack([b.ravel(), g.ravel(), r.ravel()], axis=1)
+            wq = np.exp(np.array(key, np.float64) / LUT_STEPS)
+            idx, _ = self.classify(features(grid, wq))
+            lut = idx.astype(np.int8)
+            if len(self._luts) >= 8:
+                self._luts.pop(next(iter(self._luts)))
+            self._luts[key] = lut
+        px = np.asarray(pixels_bgr, np.uint8).reshape(-1, 3) >> 2
+        code = (px[:, 0].astype(np.int32) << 12) | (px[:, 1].astype(np.int32) << 6) | px[:, 2]
+        out: NDArray[np.int32] = lut[code].astype(np.int32)
+        return out
 
     def label(self, pixels_bgr: NDArray[Any], white_bgr: NDArray[Any]) -> list[str]:
         """Convenience: names (or :data:`REJECT`) of ``(N, 3)`` BGR pixels."""
