@@ -360,7 +360,7 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         host=_str(w, "web", "host", "0.0.0.0"),
         port=_int(w, "web", "port", 8080, 0, 65535),
         public_url=_str(w, "web", "public_url", ""),
-        threads=_int(w, "web", "threads", 16, 4, 256),
+        threads=_int(w, "web", "threads", 16, 16, 256),
     )
     if not web.host:
         raise ConfigError("web.host: must not be empty (0.0.0.0 = every interface)")

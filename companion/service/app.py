@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 import sys
 import threading
 import time
@@ -130,6 +129,9 @@ class Companion:
             self._start_web()
         else:
             self.heartbeats.beat("web", "not served (pipeline only)")
+        if self.web_server is None and self.want_web:
+            # no phone page: show the table in the terminal after every change of the board
+            self.service.add_listener(self._print_board)
         self._start_supervisor()
         self._started = True
         self.notifier.ready(f"serving {self.url or 'no web'}; {self.mode}")
@@ -242,38 +244,25 @@ class Companion:
             self.heartbeats.trouble("web", "missing: " + self.parts.missing_line("web"))
             self.say("web: the phone pages are not installed: " + self.parts.missing_line("web"))
             return
-        from waitress.server import create_server
+        from companion.web.server import BackgroundServer, base_url
 
         wc = self.config.web
-        public = wc.public_url or ""
-        app = web.create_app({"PUBLIC_URL": public} if public else {}, self.service)
+        app = web.create_app({"PUBLIC_URL": wc.public_url} if wc.public_url else {}, self.service)
         try:
-            server = create_server(
-                app,
-                host=wc.host,
-                port=wc.port,
-                threads=wc.threads,
-                ident="companion",
-                channel_timeout=60,
-                cleanup_interval=10,
-            )
+            server = BackgroundServer(app, host=wc.host, port=wc.port, threads=wc.threads)
         except OSError as exc:
             raise StartError(f"web.port: cannot listen on {wc.host}:{wc.port}: {exc}") from None
+        except ValueError as exc:
+            raise StartError(f"web.threads: {exc}") from None
         self.web_server = server
-        self.port = int(server.effective_port)
-        self.url = public or f"http://{_lan_address(wc.host)}:{self.port}"
-        t = threading.Thread(target=self._serve, args=(server,), name="web", daemon=True)
-        t.start()
-        self._threads.append(t)
+        self.port = server.port
+        self.url = base_url(wc.public_url, wc.host, self.port)
+        server.start()
         self._probe_web()
         self.say(f"Wandering Towers companion: open {self.url}/ on every phone at the table")
         self.say(f"host page: {self.url}/join/{self.service.host_token}")
         if self.print_qr:
             self._print_qr_codes()
-
-    def _serve(self, server: Any) -> None:
-        with contextlib.suppress(Exception):
-            server.run()
 
     def _probe_web(self) -> bool:
         """Fetch the public state over loopback; beat ``web`` when it answers."""
@@ -290,21 +279,12 @@ class Companion:
             return False
 
     def _print_qr_codes(self) -> None:
-        links = [("table", f"{self.url}/")]
-        links += [(c, f"{self.url}/join/{t}") for c, t in self.service.player_tokens().items()]
-        qr_mod = self.parts.get("qr")
-        printer = getattr(qr_mod, "print_terminal_qr", None) if qr_mod is not None else None
-        for label, url in links:
-            self.say(f"{label}: {url}")
-            try:
-                if printer is not None:
-                    printer(url, out=self.out)
-                else:
-                    import segno
+        try:
+            from companion.web.server import print_join_codes
 
-                    segno.make(url, error="m").terminal(out=self.out, compact=True)
-            except Exception as exc:
-                self.say(f"(QR code not printable here: {exc})")
+            print_join_codes(self.service, self.url, out=self.out)
+        except Exception as exc:  # a terminal that cannot show them must not stop the start
+            self.say(f"(QR codes not printable here: {exc})")
 
     # -- supervisor: watchdog, web probe, terminal status --------------------------------------
 
@@ -332,6 +312,14 @@ class Companion:
                 last_status = self._clock()
                 self.say(self.status_line())
             self.notifier.status(self.service.health_line)
+
+    def _print_board(self, service: CompanionService) -> None:
+        state = service._state
+        key = None if state is None else (state.stacks, state.wizards, state.castle)
+        if key is None or key == getattr(self, "_printed_key", None):
+            return
+        self._printed_key = key
+        self.say(board_text(state))
 
     def status_line(self) -> str:
         rep = self.heartbeats.report()
@@ -361,7 +349,8 @@ class Companion:
         self.service.stop()
         if self.web_server is not None:
             with contextlib.suppress(Exception):
-                self.web_server.close()
+                self.service.wake_all()
+                self.web_server.close(timeout_s=3.0)
         for t in self._threads:
             t.join(timeout=5)
         if self.recorder is not None:
@@ -383,17 +372,21 @@ class Companion:
         self.stop()
 
 
-def _lan_address(host: str) -> str:
-    """The address phones use: the bound host, or for 0.0.0.0 this machine's LAN address (the
-    source address of a route to a public IP; no packet is sent)."""
-    if host not in ("0.0.0.0", "::", ""):
-        return host
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("192.0.2.1", 9))  # TEST-NET-1: routing lookup only
-            addr = s.getsockname()[0]
-            if addr and not addr.startswith("0."):
-                return str(addr)
-    except OSError:
-        pass
-    return "127.0.0.1"
+def board_text(state: Any) -> str:
+    """The visible table in one line per space, for a terminal: ``7: crest,plain ^ b y`` = two
+    towers (crest at the bottom), the roof on top, a blue and a yellow wizard on it; ``C`` = the
+    raven castle; ``[2 trapped]`` counts hidden wizards (never who)."""
+    lines = [f"{state.current_player}'s turn" if not state.over else "game over"]
+    for space in state.spaces():
+        kinds = [state.table.towers[t].kind for t in state.stacks[space - 1]]
+        vis = [w.rsplit("-", 1)[0][0] for w in state.visible_wizards(space)]
+        hidden = len(state.hidden_wizards(space))
+        parts = [f"{space:>2}:", ",".join(kinds) or "-"]
+        if state.castle == space:
+            parts.append("C")
+        if vis:
+            parts.append("^ " + " ".join(vis))
+        if hidden:
+            parts.append(f"[{hidden} trapped]")
+        lines.append(" ".join(parts))
+    return "\n".join(lines)

@@ -268,6 +268,13 @@ class CompanionService:
     def stop(self) -> None:
         self._queue.put(Item("stop"))
 
+    def wake_all(self) -> None:
+        """Wake every page waiting for a change (their event streams then notice a stop)."""
+        with self._cond:
+            self._version += 1
+            self._snap_cache.clear()
+            self._cond.notify_all()
+
     def _idle(self) -> None:
         self.heartbeats.beat("tracker", self._health_line)
         if self.hardware is not None:

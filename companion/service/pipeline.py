@@ -123,8 +123,10 @@ class CameraThread:
                 self._set_status(f"error: {type(exc).__name__}: {exc}")
             if frame is None:
                 self.failures += 1
-                status = str(getattr(self.source, "status", "") or "no frame")
-                if getattr(self.source, "ended", False) or status in ("ended", "end of session"):
+                raw = getattr(self.source, "status", "")
+                status = str(raw or "no frame")
+                kind = getattr(raw, "kind", status.split(":")[0])
+                if getattr(self.source, "ended", False) is True or kind == "ended":
                     self.ended = True
                     self._set_status("ended")
                     self.heartbeats.trouble("camera", "source ended")

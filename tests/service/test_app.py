@@ -1,0 +1,136 @@
+"""The running companion: systemd watchdog fed only while healthy, record/replay, the commands."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from companion.service.app import Companion
+from companion.service.parts import Parts
+from companion.service.record import Recorder, hidden_positions, replay
+from companion.service.sdnotify import SystemdNotifier
+from companion.service.testing import finish_game, sim_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
+    path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(0.2)
+    notifier = SystemdNotifier({"NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "400000"})
+    cfg = sim_config(
+        tmp_path / "data",
+        simulation={"speed": 5.0, "picture": False},
+        service={"heartbeat_stale_s": 1.0},
+    )
+    c = Companion(cfg, Parts(), notifier=notifier, print_qr=False, out=io.StringIO())
+
+    def messages(seconds: float) -> list[bytes]:
+        got, end = [], time.monotonic() + seconds
+        while time.monotonic() < end:
+            with contextlib.suppress(TimeoutError):
+                got.append(sock.recv(512))
+        return got
+
+    try:
+        # no picture: camera and detector report themselves missing, so never healthy
+        c.start()
+        first = messages(1.5)
+        assert any(m.startswith(b"READY=1") for m in first)
+        assert b"WATCHDOG=1" not in first
+        # pretend every part is alive: the watchdog is fed
+        stop = time.monotonic() + 1.5
+        fed: list[bytes] = []
+        while time.monotonic() < stop:
+            for part in ("camera", "detector"):
+                c.heartbeats.beat(part, "test")
+            fed += messages(0.1)
+        assert b"WATCHDOG=1" in fed
+        # a part falls silent: the watchdog starves (systemd would restart the service)
+        time.sleep(1.2)
+        assert b"WATCHDOG=1" not in messages(1.0)
+        c.stop()
+        assert any(m.startswith(b"STOPPING=1") for m in messages(0.3))
+    finally:
+        c.stop()
+        sock.close()
+
+
+def test_a_recorded_session_replays_to_the_same_commits(tmp_path):
+    rec = Recorder(tmp_path / "rec")
+    cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 80})
+    c = Companion(cfg, Parts(), web=False, recorder=rec, print_qr=False, out=io.StringIO())
+    c.start()
+    try:
+        finish_game(c)
+    finally:
+        c.stop()
+    assert rec.inputs > 80 and rec.commits > 0
+    result = replay(tmp_path / "rec")
+    assert result.identical, result.text()
+    assert result.commits_replayed == rec.commits
+    assert result.final_hidden == hidden_positions(c.service.state)
+
+
+def test_replay_reports_a_doctored_recording(tmp_path):
+    rec = Recorder(tmp_path / "rec")
+    cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 30})
+    c = Companion(cfg, Parts(), web=False, recorder=rec, print_qr=False, out=io.StringIO())
+    c.start()
+    try:
+        finish_game(c)
+    finally:
+        c.stop()
+    results = (tmp_path / "rec" / "results.jsonl").read_text().splitlines()
+    doctored = [
+        line.replace('"committed": [{', '"committed": [{"forged": 1, ', 1) for line in results
+    ]
+    assert doctored != results
+    (tmp_path / "rec" / "results.jsonl").write_text("\n".join(doctored) + "\n")
+    result = replay(tmp_path / "rec")
+    assert not result.identical
+    assert result.commit_mismatches
+
+
+def test_companion_run_prints_the_url_and_qr_codes_and_stops_on_sigint(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[web]\nhost = "127.0.0.1"\nport = 0\n[data]\ndir = "{tmp_path / "data"}"\n'
+        "[simulation]\nspeed = 2.0\npicture = false\n[service]\nstatus_every_s = 0\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion", "run", "--config", str(cfg)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    out = b""
+    try:
+        os.set_blocking(proc.stdout.fileno(), False)
+        deadline = time.monotonic() + 60
+        while b"player's page" not in out and time.monotonic() < deadline:
+            chunk = proc.stdout.read() or b""
+            out += chunk
+            time.sleep(0.05)
+        text = out.decode()
+        assert re.search(r"open http://127\.0\.0\.1:\d+/ on every phone", text), text
+        assert "host page" in text, text
+        assert any(block in text for block in ("\u2580", "\u2584", "\u2588")), "no QR code"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
