@@ -87,7 +87,7 @@ class TrackerOptions:
     margin: float = 12.0
     commit_margin: float = 4.0
     max_lag: int = 12
-    ask_margin: float = 1.0
+    ask_margin: float = 2.5
     beam: int = 40
     depth: int = 4
     deep_depth: int = 6
@@ -105,6 +105,7 @@ class TrackerOptions:
     cost_implicit_end: float = 9.0
     cost_pending_done: float = 0.05
     cost_repair: float = 6.0
+    cost_after_close: float = 2.0
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -310,6 +311,7 @@ class _Node:
     implicit: bool
     score: float = 0.0
     obs_cost: float = 0.0
+    closes: int = 0
 
 
 _VALUE_WIZARD: dict[int, Card] = {
@@ -634,20 +636,25 @@ def _search(
                         node.states + sts,
                         pending,
                         implicit,
+                        closes=node.closes + 1,
                     )
                 else:
                     got = srch.apply(base, action)
                     if got is None:
                         continue
                     nst, ev = got
+                    # players press DONE and the camera sees the board before the next player
+                    # moves: moves after a turn end in the same gap are less likely
+                    late = opts.cost_after_close * node.closes
                     child = _Node(
                         nst,
-                        node.prior + prior,
+                        node.prior + prior + late,
                         node.actions + (action,),
                         node.events + (ev,),
                         node.states + (nst,),
                         pending,
                         False,
+                        closes=node.closes,
                     )
                 views = srch.view(child.state)
                 child.obs_cost = target.cost(views)
@@ -894,38 +901,22 @@ class Tracker:
     def end_turn(self) -> TrackerUpdate:
         """The DONE button: the current player's turn is over (R-TURN-4/8).
 
-        Moves the camera has not seen yet may still belong to this turn, so every hypothesis is
-        kept both with the turn closed now and with the DONE pending for the next frame.
+        Moves the camera has not seen yet may still belong to this turn, so the DONE is kept
+        pending and the next frame's explanation closes the turn after them. A DONE right after
+        a turn the tracker already ended unannounced may belong to that turn (kept as an
+        alternative).
         """
-        srch = self._srch
         out: list[_Hyp] = []
+        marker: Marker = ("done",)
         for h in self._hyps:
-            marker: Marker = ("done",)
-            out.append(
-                _Hyp(
-                    h.state,
-                    h.cost + self.options.cost_pending_done,
-                    h.trail,
-                    h.pending + (marker,),
-                    h.implicit,
-                )
-            )
-            if h.pending:
-                continue
+            out.append(_Hyp(h.state, h.cost, h.trail, h.pending + (marker,), h.implicit))
             t = h.state.turn
-            if h.implicit and not t.cards_used and not t.casts and not t.redrawn:
-                out[-1] = _Hyp(h.state, h.cost, h.trail, (), False)
-                continue
-            got = _close_turn(srch, h.state, self.options)
-            if got is None:
-                continue
-            nst, acts, evs, sts, extra = got
-            step = _Step(nst, acts, evs, sts)
-            trail = _merge_last(h.trail, step)
-            out.append(_Hyp(nst, h.cost + extra, trail, (), False))
+            if not h.pending and h.implicit and not t.cards_used and not t.casts and not t.redrawn:
+                out.append(
+                    _Hyp(h.state, h.cost + self.options.cost_pending_done, h.trail, (), False)
+                )
         self._hyps = self._prune(out)
-        committed = self._commit()
-        return self._update(committed, (), "ok")
+        return self._update((), (), "ok")
 
     def answer(self, question_id: str, option: int) -> TrackerUpdate:
         """The players' answer to the open question.
