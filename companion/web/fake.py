@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion import rules
+from companion.hardware.dice import BLANK, FACES
+from companion.hardware.panel import PanelState, VirtualPanel
 from companion.rules import GameState, IllegalAction, SpaceObservation
 from companion.rules.bots import RandomBot
 from companion.web.gamesetup import SetupChoice, parse_setup
@@ -36,15 +38,6 @@ LOG_LINES = 60
 UNDO_DEPTH = 200
 HEALTH_PARTS = ("camera", "detector", "tracker", "hardware", "web")
 
-# 3x3 pip grids of a die face, row by row (the virtual LED panel)
-_PIPS: Mapping[int, tuple[int, ...]] = {
-    1: (4,),
-    2: (0, 8),
-    3: (0, 4, 8),
-    4: (0, 2, 6, 8),
-    5: (0, 2, 4, 6, 8),
-    6: (0, 2, 3, 5, 6, 8),
-}
 
 
 def _colour(wizard_id: object) -> str:
@@ -397,15 +390,21 @@ class FakeTableService:
         return out
 
     def _panel(self) -> dict[str, Any]:
-        leds: dict[str, str] = {}
+        # the same virtual LED panel the hardware layer publishes without a Pi
+        seats: tuple[str, ...] = ()
+        current = None
         if self._game is not None:
-            current = self._game.current_player
-            for c in self._game.table.colours:
-                leds[f"seat {c}"] = "on" if c == current and not self._game.game.over else "off"
-        leds["attention"] = "blink" if self._question is not None else "off"
+            seats = self._game.table.colours
+            current = None if self._game.game.over else self._game.turn.player
         value = self._dice["value"] if self._dice["rolls"] else None
-        lit = set(_PIPS.get(value, ())) if value else set()
-        return {"source": "virtual", "leds": leds, "pips": [i in lit for i in range(9)]}
+        state = PanelState(
+            pips=FACES[value] if value else BLANK,
+            seats=seats,
+            current=current,
+            attention=self._question is not None,
+            dice={"dice_allowed": self._dice["mode"], "rolls": list(self._dice["rolls"])},
+        )
+        return VirtualPanel(state).snapshot()
 
     def _build(self, audience: Audience) -> dict[str, Any]:
         aid = self._setup.memory_aid if self._setup else "own"

@@ -245,7 +245,8 @@ def test_dice_follow_the_card(host: FlaskClient) -> None:
     d = host.get("/api/state").get_json()["dice"]
     assert d["final"] is True and len(d["rolls"]) == 1
     panel = host.get("/api/state").get_json()["panel"]
-    assert sum(panel["pips"]) == d["value"]
+    assert sum(panel["pips"].values()) == d["value"]  # the LED die shows the kept face
+    assert [s["on"] for s in panel["seats"]] == [True, False, False]  # start player's seat LED
 
 
 def test_undo_restores_the_previous_board(host: FlaskClient, service: FakeTableService) -> None:

@@ -454,21 +454,33 @@ const WT = (() => {
     }
   }
 
+  // the seven pips of the LED die (hardware PIPS order) on a 3x3 grid
+  const PIP_CELLS = { top_left: 0, top_right: 2, middle_left: 3, centre: 4, middle_right: 5,
+    bottom_left: 6, bottom_right: 8 };
+
+  /* The LED panel as the hardware layer publishes it (VirtualPanel.snapshot): pips by name,
+     one LED per seat, the attention LED. */
   function renderPanel(node, snap) {
     clear(node);
-    const panel = snap.panel || {};
-    const leds = panel.leds || {};
-    if (Array.isArray(panel.pips)) {
-      const pips = el("span", { class: "pips", title: "the die's pips" });
-      for (const on of panel.pips.slice(0, 9)) pips.append(el("i", { class: on ? "on" : "" }));
-      node.append(pips);
-    }
-    for (const [name, state] of Object.entries(leds)) {
-      node.append(el("span", { class: `led ${state}`, "data-led": name }, el("i", {}), name.replace(/_/g, " ")));
-    }
-    if (!Object.keys(leds).length && !Array.isArray(panel.pips)) {
+    const panel = snap.panel;
+    if (!panel || typeof panel !== "object") {
       node.append(el("span", { class: "muted" }, "no LED panel"));
+      return;
     }
+    const lit = new Array(9).fill(false);
+    for (const [name, on] of Object.entries(panel.pips || {})) {
+      if (name in PIP_CELLS) lit[PIP_CELLS[name]] = !!on;
+    }
+    const pips = el("span", { class: "pips", title: "the LED die", "data-pips": lit.filter(Boolean).length });
+    for (const on of lit) pips.append(el("i", { class: on ? "on" : "" }));
+    node.append(pips);
+    for (const seat of panel.seats || []) {
+      node.append(el("span", { class: `led ${seat.on ? "on" : ""}`, "data-led": `seat-${seat.colour}` },
+        el("i", {}), chip(seat.colour)));
+    }
+    const att = panel.attention || {};
+    node.append(el("span", { class: `led ${att.on ? "blink" : ""}`, "data-led": "attention" },
+      el("i", {}), "look at your phone"));
   }
 
   return {
