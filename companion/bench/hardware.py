@@ -98,7 +98,7 @@ def bench_latency(samples: int, seed: int) -> dict[str, Any]:
 
 
 def bench_fairness(rolls: int, seed: int) -> dict[str, Any]:
-    from scipy.stats import chisquare
+    from scipy.stats import chisquare  # type: ignore[import-untyped]
 
     from companion.hardware.dice import SIEGE_2D6, WANDERING_TOWERS, WIZWAR_D4, DiceMachine
 

@@ -33,7 +33,7 @@ final release burst, so bounce at either end does not change the verdict.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -355,25 +355,30 @@ class DiceMachine:
         """Advance to ``t`` s: debounce timers, selection window, animation end."""
         out: list[dict[str, Any]] = []
         while True:
-            # the earliest pending internal event up to t, in time order
-            cands: list[tuple[float, int, Callable[[], list[dict[str, Any]]]]] = []
+            # the earliest pending internal event up to t, in time order: (time, order, what)
+            cands: list[tuple[float, int, str]] = []
             for i, (name, deb) in enumerate(self.buttons.items()):
                 d = deb.next_deadline()
                 if d is not None and d <= t:
-                    cands.append((d, i, lambda n=name, b=deb, d=d: self._deb_tick(n, b, d)))
+                    cands.append((d, i, name))
             if self.state is DiceState.SELECTING and not self.buttons["roll"].down:
                 d = self.last_up + self.timing.select_window_s
                 if d <= t:
-                    cands.append((d, 10, lambda d=d: self._start_sequence(d, self.count)))
+                    cands.append((d, 10, "window"))
             if self.state is DiceState.ROLLING:
                 d = self.anim_start + self.timing.roll_anim_s
                 if d <= t:
-                    cands.append((d, 11, lambda d=d: self._anim_done(d)))
+                    cands.append((d, 11, "animation"))
             if not cands:
                 break
-            when, _, action = min(cands, key=lambda c: (c[0], c[1]))
+            when, _, what = min(cands)
             self.now = max(self.now, when)
-            out += action()
+            if what == "window":
+                out += self._start_sequence(when, self.count)
+            elif what == "animation":
+                out += self._anim_done(when)
+            else:
+                out += self._deb_tick(what, self.buttons[what], when)
         self.now = max(self.now, t)
         return out
 

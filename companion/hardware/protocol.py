@@ -16,7 +16,7 @@ import binascii
 import enum
 from dataclasses import dataclass
 
-from cobs import cobs
+from cobs import cobs  # type: ignore[import-untyped]
 
 VERSION = 1
 MAX_FRAME = 250  # bytes of an encoded frame, delimiter excluded
