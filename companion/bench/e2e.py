@@ -1,0 +1,250 @@
+"""``companion bench e2e``: the whole companion on the simulated table, measured from outside.
+
+    companion bench e2e [--players 3] [--seed 2] [--actions 40] [--no-picture] [--json]
+
+Runs the simulated table (renderer -> detector -> stability gate -> tracker -> journal -> web)
+with a phone connected to the table page's event stream (Server-Sent Events over loopback HTTP),
+and prints:
+
+* ``still_to_page_ms`` p50 / p99 / max: from the moment the camera took the first frame of a
+  still board after a move, to the moment the phone received a snapshot whose board (towers by
+  kind per space, visible wizards, castle) shows that move. Boards the page never showed count
+  as ``missed_boards``.
+* ``detector_fps``: frames analysed per second of detector time (the detector alone), and the
+  median / p95 ms per frame; ``frames``, ``observations``.
+* ``rss_mb``: resident memory of the whole service process (VmRSS now and the peak).
+* ``tracked_equals_truth``: the tracked board (with trapped wizards) equals the true one at the end.
+
+Targets: still-to-page p99 <= 0.6 s, RSS <= 200 MB (base game). ``--no-picture`` skips the
+renderer and detector (the tracker gets the camera's ideal view) to measure the rest of the path.
+The run uses the camera's frame rate (``--fps``, default 8) in real time at ``--speed`` (default
+4: scenes pass four times faster than at a real table, frames are taken at 32 per second of wall
+time at most — the renderer and detector decide the real rate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import resource
+import statistics
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+
+def _rss_mb() -> tuple[float, float]:
+    now = 0.0
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                now = int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return round(now, 1), round(peak, 1)
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return round(s[min(len(s) - 1, int(round(q * (len(s) - 1))))], 1)
+
+
+class EventPhone(threading.Thread):
+    """A phone on the table page: reads ``/events`` and timestamps every snapshot."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(name="bench-phone", daemon=True)
+        self.url = url
+        self.received: list[tuple[float, dict[str, Any]]] = []
+        self.stop = threading.Event()
+        self.error = ""
+
+    def run(self) -> None:
+        try:
+            with urllib.request.urlopen(self.url + "/events?as=public", timeout=30) as resp:
+                data: list[str] = []
+                for raw in resp:
+                    if self.stop.is_set():
+                        break
+                    line = raw.decode("utf-8").rstrip("\n")
+                    if line.startswith("data: "):
+                        data.append(line[6:])
+                    elif not line and data:
+                        t = time.monotonic()
+                        self.received.append((t, json.loads("".join(data))))
+                        data = []
+        except Exception as exc:  # the server closing the stream ends the phone
+            if not self.stop.is_set():
+                self.error = f"{type(exc).__name__}: {exc}"
+
+
+def _board_of_view(state_json: dict[str, Any]) -> tuple[Any, ...]:
+    """Towers by kind per space, visible wizards by colour per space, castle: from a view JSON."""
+    kinds = {tid: t["kind"] for tid, t in state_json["towers"].items()}
+    stacks = {int(s): tuple(kinds[t] for t in ids) for s, ids in state_json["stacks"].items()}
+    visible: dict[int, list[str]] = {}
+    for wid, pos in state_json["wizards"].items():
+        if pos == "castle":
+            continue
+        if pos["tier"] == len(stacks.get(pos["space"], ())):
+            visible.setdefault(pos["space"], []).append(wid.rsplit("-", 1)[0])
+    castle = state_json["castle"]["space"] if isinstance(state_json["castle"], dict) else None
+    return (
+        tuple(sorted((s, k) for s, k in stacks.items() if k)),
+        tuple(sorted((s, tuple(sorted(v))) for s, v in visible.items())),
+        castle,
+    )
+
+
+def _board_of_state(state: Any) -> tuple[Any, ...]:
+    stacks = {}
+    visible = {}
+    for space in state.spaces():
+        kinds = tuple(state.table.towers[t].kind for t in state.stacks[space - 1])
+        if kinds:
+            stacks[space] = kinds
+        vis = [w.rsplit("-", 1)[0] for w in state.visible_wizards(space)]
+        if vis:
+            visible[space] = tuple(sorted(vis))
+    return (tuple(sorted(stacks.items())), tuple(sorted(visible.items())), state.castle)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from companion.service.app import Companion
+    from companion.service.parts import Parts
+    from companion.service.record import hidden_positions, same_table
+    from companion.service.testing import finish_game, sim_config
+
+    tmp = Path(tempfile.mkdtemp(prefix="companion-bench-e2e-"))
+    cfg = sim_config(
+        tmp / "data",
+        seed=args.seed,
+        players=args.players,
+        camera={"fps": args.fps},
+        simulation={
+            "speed": args.speed,
+            "max_actions": args.actions,
+            "picture": not args.no_picture,
+            "seconds_per_action": args.seconds_per_action,
+        },
+    )
+    companion = Companion(cfg, Parts(), print_qr=False, out=io.StringIO())
+    stills: list[tuple[float, tuple[Any, ...]]] = []  # (time the board became still, board)
+    companion.start()
+    table = companion.table
+    picture = bool(table.vision_ok)
+
+    def on_still(scene: Any, taken_at: float) -> None:
+        if scene.hand is None:
+            stills.append((taken_at, _board_of_state(scene.state)))
+
+    if picture:
+        orig = companion.camera.on_frame
+        src = table.source
+        last_scene = [-1]
+
+        def on_frame(frame: Any) -> None:
+            if orig is not None:
+                orig(frame)
+            n = src.scene_number
+            if n != last_scene[0]:
+                last_scene[0] = n
+                scene = table.cursor.current()
+                if scene is not None:
+                    on_still(scene, frame.taken_at)
+
+        companion.camera.on_frame = on_frame
+    else:
+        orig_scene = table._on_scene
+
+        def on_scene(scene: Any, index: int) -> None:
+            orig_scene(scene, index)
+            on_still(scene, time.monotonic())
+
+        table._on_scene = on_scene
+    phone = EventPhone(companion.url)
+    phone.start()
+    t0 = time.monotonic()
+    try:
+        finish_game(companion, timeout_s=args.timeout)
+    finally:
+        elapsed = time.monotonic() - t0
+        phone.stop.set()
+        rss_now, rss_peak = _rss_mb()
+        truth = table.game.state
+        tracked = companion.service.state
+        vision = companion.vision
+        detect_ms = list(vision.detect_ms) if vision is not None else []
+        frames = vision.frames if vision is not None else 0
+        observations = vision.observations if vision is not None else 0
+        detected = vision.detected if vision is not None else 0
+        companion.stop()
+    received = [(t, _board_of_view(s["state"])) for t, s in phone.received if s.get("state")]
+    latencies: list[float] = []
+    missed = 0
+    previous = None
+    for t_still, board in stills:
+        if board == previous:
+            continue
+        previous = board
+        hit = next((t for t, b in received if t >= t_still - 1e-6 and b == board), None)
+        if hit is None:
+            missed += 1
+        else:
+            latencies.append((hit - t_still) * 1000.0)
+    total_detect_s = sum(detect_ms) / 1000.0
+    return {
+        "mode": "rendered frames through the detector" if picture else "ideal view (no picture)",
+        "players": args.players,
+        "seed": args.seed,
+        "actions": len(table.game.record.actions),
+        "wall_s": round(elapsed, 1),
+        "boards": len(latencies) + missed,
+        "missed_boards": missed,
+        "still_to_page_ms": {
+            "p50": _pct(latencies, 0.50),
+            "p99": _pct(latencies, 0.99),
+            "max": round(max(latencies), 1) if latencies else None,
+        },
+        "frames": frames,
+        "detections": detected,
+        "observations": observations,
+        "detector_ms": {"p50": _pct(detect_ms, 0.5), "p95": _pct(detect_ms, 0.95)},
+        "detector_fps": round(detected / total_detect_s, 2) if total_detect_s else None,
+        "rss_mb": {"now": rss_now, "peak": rss_peak},
+        "tracked_equals_truth": bool(
+            same_table(tracked, truth) and hidden_positions(tracked) == hidden_positions(truth)
+        ),
+        "health": companion.service.health_line,
+        "phone_error": phone.error,
+        "median_check": statistics.median(latencies) if latencies else None,
+    }
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="companion bench e2e", description=__doc__.split("\n")[0])
+    p.add_argument("--players", type=int, default=3)
+    p.add_argument("--seed", type=int, default=2)
+    p.add_argument("--actions", type=int, default=40, help="actions to play (0 = whole game)")
+    p.add_argument("--fps", type=float, default=8.0)
+    p.add_argument("--speed", type=float, default=4.0)
+    p.add_argument("--seconds-per-action", type=float, default=3.0)
+    p.add_argument("--no-picture", action="store_true", help="ideal view instead of frames")
+    p.add_argument("--timeout", type=float, default=900.0)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    out = run(args)
+    out.pop("median_check", None)
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+    else:
+        for k, v in out.items():
+            print(f"{k:>22}: {v}")
+    return 0
