@@ -15,11 +15,13 @@ Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
                                            # returned by companion.rules.view for this audience:
                                            # wizards the audience may not see are absent
      "dice": {"mode": 1, "rolls": [4], "final": true, "value": 4} | None,
-     "panel": {"source": "virtual" | "gpio", "leds": {"roll": "on", ...}},
+     "panel": {...},                       # the LED panel as companion.hardware.panel.
+                                           # VirtualPanel.snapshot() gives it: "pips" (name ->
+                                           # lit), "seats" [{"colour", "on"}], "attention" {"on"}
      "question": {"id": "q7", "to": "blue" | None, "text": "...",
                   "options": [{"id": "a", "label": "..."}]} | None,
      "health": {"ok": true, "line": "camera 8.0 fps · tracker in step"},
-     "log": ["blue moved blue-2 from 4 to 7", ...],   # newest last
+     "log": ["a blue wizard moved from 4 to 7", ...],  # newest last; no wizard ids
      "reports": [...],                     # spells / page cards reported by players
      "camera": "8.0 fps, board found",     # camera/calibration status line
      "host": {                             # only for Audience.host()
