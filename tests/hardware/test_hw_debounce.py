@@ -79,7 +79,7 @@ class TestBounce:
         assert kinds(ev) == ["down", "hold", "up"]
         assert ev[1].t >= 1.8 and ev[2].duration == pytest.approx(2.0)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=60, deadline=None, derandomize=True)
     @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
     def test_every_press_seen_once_tap_and_hold_right(self, seed: int, n: int) -> None:
         rng = random.Random(seed)
@@ -92,7 +92,7 @@ class TestBounce:
         assert [u.duration for u in ups] == pytest.approx([p.duration for p in presses])
         assert len(holds) == sum(p.duration >= TIMING.hold_s for p in presses)
 
-    @settings(max_examples=40, deadline=None)
+    @settings(max_examples=40, deadline=None, derandomize=True)
     @given(seed=st.integers(0, 2**32 - 1))
     def test_short_presses_with_short_gaps_are_all_counted(self, seed: int) -> None:
         rng = random.Random(seed)

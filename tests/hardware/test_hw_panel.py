@@ -19,7 +19,7 @@ from companion.hardware import Hardware, create_hardware, on_raspberry_pi
 from companion.hardware.dice import COUNT_PATTERNS, FACES, DiceError, DiceTiming
 from companion.hardware.pins import PinMapError
 
-FAST = DiceTiming(hold_s=0.3, select_window_s=0.15, roll_anim_s=0.08, frame_s=0.02)
+FAST = DiceTiming(hold_s=0.5, select_window_s=0.3, roll_anim_s=0.08, frame_s=0.02)
 
 
 def wait_for(cond: Callable[[], bool], timeout: float = 3.0) -> bool:
@@ -84,7 +84,7 @@ def test_two_presses_then_hold_keeps(hw: tuple[Hardware, list]) -> None:
     tap(roll)
     assert wait_for(lambda: h.machine.status()["can_keep"])
     first = h.machine.rolls[0]
-    tap(roll, 0.45)  # hold >= 0.3 s in FAST timing = keep
+    tap(roll, 0.8)  # hold >= 0.5 s in FAST timing = keep
     assert wait_for(lambda: bool(events))
     assert events == [{"type": "dice", "rolls": [first], "used": first, "dice_allowed": 2}]
 
