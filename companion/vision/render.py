@@ -25,6 +25,7 @@ negative z, into the camera frame).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zlib
@@ -469,14 +470,23 @@ def random_appearance(rng: np.random.Generator) -> Appearance:
 
 @dataclass
 class TableSetup:
-    """Everything fixed while a session runs: camera, its pose, the room light, the look of the
-    game. Frames of one setup differ only by the state, hands, noise and compression."""
+    """Everything fixed while a session runs: camera, its pose and focus, the room light, the
+    sensor gain and JPEG setting, the look of the game. Frames of one setup differ only by the
+    state, hands, sensor noise and a little exposure flicker.
+
+    :param blur_px: defocus blur of the lens, Gaussian sigma in px (0 = sharp; < 0.3 skipped).
+    :param noise: sensor noise, standard deviation in DN at this light.
+    :param jpeg_quality: the camera's JPEG quality (70..95).
+    """
 
     geometry: BoardGeometry
     camera: CameraModel
     pose: CameraPose
     lighting: Lighting
     appearance: Appearance
+    blur_px: float = 0.5
+    noise: float = 2.0
+    jpeg_quality: int = 85
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -484,6 +494,9 @@ class TableSetup:
             "camera": self.camera.to_dict(),
             "pose": self.pose.to_json(),
             "lighting": self.lighting.to_json(),
+            "blur_px": self.blur_px,
+            "noise": self.noise,
+            "jpeg_quality": self.jpeg_quality,
         }
 
 
@@ -502,7 +515,11 @@ def random_setup(
     cam = camera if camera is not None else simulated_camera(size)
     pose = random_pose(rng, g, cam, tilt_range)
     light = random_lighting(rng, kelvin_range, intensity_range)
-    return TableSetup(g, cam, pose, light, random_appearance(rng))
+    look = random_appearance(rng)
+    blur = float(rng.uniform(0.0, 1.1))
+    noise = float(rng.uniform(1.0, 3.5)) / max(light.intensity, 0.3) ** 0.5
+    quality = int(rng.integers(JPEG_RANGE[0], JPEG_RANGE[1] + 1))
+    return TableSetup(g, cam, pose, light, look, blur, noise, quality)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1463,8 +1480,8 @@ def render(
         (:func:`random_setup` with ``geometry`` and ``size``).
     :param hand: ``True`` draws a hand over the board, a float is the probability of one, a
         :class:`HandPose` draws that hand.
-    :param jpeg_quality: ``True`` = random 70-95, an int = that quality, ``None``/``False`` = no
-        compression.
+    :param jpeg_quality: ``True`` = the setup's camera setting (70-95), an int = that quality,
+        ``None``/``False`` = no compression.
     :returns: the frame ``(H, W, 3) uint8`` BGR (default 1536x864) and its ground truth.
     :raises RenderError: when the state is malformed.
     """
@@ -1477,7 +1494,7 @@ def render(
         g = setup.geometry
         if g.track.to_json() != _track_norm(data["track"]):
             g = g.with_track(data["track"])
-            setup = TableSetup(g, setup.camera, setup.pose, setup.lighting, setup.appearance)
+            setup = dataclasses.replace(setup, geometry=g, _cache={})
     board = _board_of(data)
     w, h = setup.camera.size
     # hand
@@ -1513,7 +1530,7 @@ def render(
     # pieces
     _paint(frame, scene.faces, setup.pose, setup.camera, setup.lighting)
     # hand
-    blur = float(rng.uniform(0.0, 1.1))
+    blur = setup.blur_px
     if hp is not None:
         hand_mask = _draw_hand(
             frame, hp, setup.pose, setup.camera, setup.lighting, float(rng.uniform(1.0, 4.0))
@@ -1527,11 +1544,11 @@ def render(
     # auto-exposure hunting / mains flicker: the whole frame a little brighter or darker
     flicker = float(np.clip(rng.normal(1.0, 0.012), 0.96, 1.04))
     frame = cv2.transform(frame, np.diag(setup.lighting.gains() * flicker).astype(np.float32))
-    noise_level = float(rng.uniform(1.0, 3.5)) / max(setup.lighting.intensity, 0.3) ** 0.5
+    noise_level = setup.noise
     out = _add_noise(frame, rng, noise_level)
     q: int | None
     if jpeg_quality is True:
-        q = int(rng.integers(JPEG_RANGE[0], JPEG_RANGE[1] + 1))
+        q = setup.jpeg_quality
     elif jpeg_quality is False or jpeg_quality is None:
         q = None
     else:
