@@ -9,11 +9,14 @@ exactly once per still period:
 1. **Frame differencing** on the downscaled board view: the view is blurred, split into cells and
    the mean absolute grey difference to the previous view is taken per cell; any cell above
    ``motion_threshold`` grey levels means something moves.
-2. **Hand / arm veto**: a large skin-coloured blob (YCrCb skin range after white balance) or a
-   region that differs from the last stable view *and* touches the board's rim (an arm reaches in
-   from outside the board; pieces never stand on the rim).
-3. **Agreement**: the last ``agree`` readings must be identical (towers, top, wizards, castle,
-   witch, raven of every space).
+2. **Hand / arm veto**, against the last stable view (a sandy board or an oak table is
+   skin-coloured too, so only what *changed* counts): a large blob that is skin-coloured (YCrCb
+   skin range after white balance) and differs from the stable view, or any changed region that
+   touches the board's rim (an arm reaches in from outside the board; pieces never stand on
+   the rim). Before the first stable view only motion and agreement guard.
+3. **Agreement**: per space, the most common reading of the still period (towers, top,
+   wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share; a
+   detector that misreads a space on one noisy frame is outvoted.
 4. Emit when all of this has held for ``still_s`` seconds of frame time.
 
 The clock is the frames' own timestamps (seconds), never read here.
@@ -29,7 +32,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.rules.observation import Observation
+from companion.rules.observation import Observation, SpaceObservation
 
 MOVING = "moving"
 HAND = "hand"
@@ -45,7 +48,9 @@ class GateConfig:
     :param still_s: how long the board must be still (and readings agree) before emitting.
     :param cell_px: side of a differencing cell in board-view pixels.
     :param motion_threshold: mean absolute grey difference of one cell that counts as motion.
-    :param agree: consecutive identical readings needed.
+    :param agree: identical readings of every space needed within the still period (the
+        detector may flicker on a noisy frame; per space the most common reading is reported).
+    :param majority: share of the still period's readings each space's reported reading needs.
     :param skin_blob: minimum area of one skin-coloured blob that vetoes (fraction of the view).
     :param rim: width of the rim band (fraction of the view side) an arm must cross.
     :param change_threshold: grey difference to the last stable view that counts as changed.
@@ -54,8 +59,9 @@ class GateConfig:
 
     still_s: float = 0.4
     cell_px: int = 8
-    motion_threshold: float = 7.0
-    agree: int = 2
+    motion_threshold: float = 10.0
+    agree: int = 3
+    majority: float = 0.7
     skin_blob: float = 0.012
     rim: float = 0.05
     change_threshold: float = 28.0
@@ -127,7 +133,7 @@ class StabilityGate:
         self._prev: NDArray[np.float32] | None = None
         self._stable_view: NDArray[np.float32] | None = None
         self._still_since: float | None = None
-        self._readings: deque[tuple[Any, ...]] = deque(maxlen=max(1, self.config.agree))
+        self._history: deque[Observation] = deque(maxlen=64)
         self._emitted_key: tuple[Any, ...] | None = None
         self._last_time: float | None = None
 
@@ -154,13 +160,15 @@ class StabilityGate:
     ) -> str:
         cfg = self.config
         area = view.shape[0] * view.shape[1]
-        skin = skin_mask(view, white)
-        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
-        if n > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= cfg.skin_blob * area:
-            return "skin-coloured blob over the board"
         if self._stable_view is not None and self._stable_view.shape == grey.shape:
             changed = (np.abs(grey - self._stable_view) > cfg.change_threshold).astype(np.uint8)
+            skin = (skin_mask(view, white) > 0).astype(np.uint8) & cv2.dilate(
+                changed, np.ones((3, 3), np.uint8)
+            )
+            skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+            n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
+            if n > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= cfg.skin_blob * area:
+                return "skin-coloured blob over the board"
             changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
             n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
             if n > 1:
@@ -173,6 +181,30 @@ class StabilityGate:
                     if lab and stats[lab, cv2.CC_STAT_AREA] >= cfg.change_blob * area:
                         return "something reaches over the board's edge"
         return ""
+
+    def _vote(self) -> tuple[Observation, bool]:
+        """Per space, the most common reading of the still period; ``True`` when every space's
+        winner has at least ``agree`` votes and the ``majority`` share."""
+        cfg = self.config
+        last = self._history[-1]
+        spaces = {}
+        ok = True
+        n = len(self._history)
+        for s in last.spaces:
+            tally: dict[tuple[Any, ...], list[SpaceObservation]] = {}
+            for obs in self._history:
+                o = obs.spaces.get(s)
+                if o is None:
+                    continue
+                k = (o.towers, o.top, tuple(sorted(o.wizards.items())), o.castle, o.witch, o.raven)
+                tally.setdefault(k, []).append(o)
+            best = max(tally.values(), key=len)
+            if len(best) < cfg.agree or len(best) < cfg.majority * n:
+                ok = False
+            spaces[s] = replace(
+                best[-1], confidence=round(min(best[-1].confidence, len(best) / n), 3)
+            )
+        return replace(last, spaces=spaces), ok
 
     def update(
         self,
@@ -198,7 +230,7 @@ class StabilityGate:
         if view is None or reading is None or view.ndim != 3 or view.shape[2] != 3:
             self._prev = None
             self._still_since = None
-            self._readings.clear()
+            self._history.clear()
             return GateDecision(NO_BOARD, reason="board not found in this frame")
         grey = self._grey(view)
         motion = (
@@ -210,23 +242,22 @@ class StabilityGate:
         self._prev = grey
         if first or motion > cfg.motion_threshold:
             self._still_since = None
-            self._readings.clear()
+            self._history.clear()
             self._emitted_key = None
             why = "first frame" if first else f"board moving ({motion:.1f} grey levels)"
             return GateDecision(MOVING, reason=why, motion=motion)
         hand = self._hand(view, grey, white_bgr)
         if hand:
             self._still_since = None
-            self._readings.clear()
+            self._history.clear()
             self._emitted_key = None
             return GateDecision(HAND, reason=hand, motion=motion)
         if self._still_since is None:
             self._still_since = time_s
-        key = reading_key(reading)
-        self._readings.append(key)
-        agreeing = len(self._readings) == self._readings.maxlen and all(
-            k == key for k in self._readings
-        )
+        self._history.append(reading)
+        voted, agreeing = self._vote()
+        key = reading_key(voted)
+        reading = voted
         if not agreeing:
             return GateDecision(SETTLING, reason="readings still changing", motion=motion)
         if time_s - self._still_since < cfg.still_s:
