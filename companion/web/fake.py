@@ -39,7 +39,6 @@ UNDO_DEPTH = 200
 HEALTH_PARTS = ("camera", "detector", "tracker", "hardware", "web")
 
 
-
 def _colour(wizard_id: object) -> str:
     return str(wizard_id).rsplit("-", 1)[0]
 
