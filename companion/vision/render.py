@@ -13,8 +13,19 @@ by depth, Lambert shading) with crest / plain / magic roofs, stacks up to 10 hig
 six colours (hue, saturation and value varied per render), the black raven castle, the witch and
 raven tokens, and the four ArUco markers (``cv2.aruco.generateImageMarker``).
 
+Use::
+
+    table = random_setup(rng)                      # camera, pose, light, look: one session
+    res = render(state, rng, setup=table)          # res.frame (H, W, 3) uint8 BGR, res.observation
+    render_hand_sequence(state, rng, setup=table)  # a hand passes over a still board
+    render_move_sequence(before, after, rng, setup=table)  # a move made under a hand
+    write_camera_file("sim.yml", table.camera)     # what a calibration would give the detector
+
+``state`` is a :class:`~companion.rules.model.GameState` or the state JSON of state-model.md.
 Everything random comes from the ``numpy.random.Generator`` passed in: the same seed gives the
-same frame. The detector may use the frame and the camera file (:func:`write_camera_file`), as a
+same frame; within a session a still board draws the same pieces frame after frame (only noise
+and a little exposure flicker change). ``python -m companion.vision.render sample|time`` writes
+example frames or measures the time per frame. The detector may use the frame and the camera file (:func:`write_camera_file`), as a
 calibrated real camera would give; everything else in :class:`RenderResult` is ground truth for
 tests and benchmarks only.
 
