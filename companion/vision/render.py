@@ -25,7 +25,9 @@ Use::
 Everything random comes from the ``numpy.random.Generator`` passed in: the same seed gives the
 same frame; within a session a still board draws the same pieces frame after frame (only noise
 and a little exposure flicker change). ``python -m companion.vision.render sample|time`` writes
-example frames or measures the time per frame. The detector may use the frame and the camera file (:func:`write_camera_file`), as a
+example frames or measures the time per frame.
+
+The detector may use the frame and the camera file (:func:`write_camera_file`), as a
 calibrated real camera would give; everything else in :class:`RenderResult` is ground truth for
 tests and benchmarks only.
 
