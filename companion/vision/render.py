@@ -853,10 +853,13 @@ def _build_scene(board: _Board, g: BoardGeometry, ap: Appearance, nadir: np.ndar
         rng = np.random.default_rng([ap.layout_seed, zlib.crc32(repr(here).encode())])
         cx, cy = centres[s - 1] + rng.normal(0.0, 0.6, 2)
         hgt = len(stack)
+        x0, y0 = cx, cy
         for k, tid in enumerate(stack):
             kind = board.kinds.get(tid, "plain")
             wall = ap.magic_wall if kind == "magic" else ap.stone
             wall = wall * (1.0 + rng.normal(0.0, 0.015))
+            # a tower put on another never sits exactly centred
+            cx, cy = x0 + rng.normal(0.0, 0.7), y0 + rng.normal(0.0, 0.7)
             _tower_faces(
                 faces,
                 tower,
@@ -939,7 +942,8 @@ def _build_scene(board: _Board, g: BoardGeometry, ap: Appearance, nadir: np.ndar
             order = rng.permutation(len(on_top))
             for j, idx in enumerate(order):
                 what, colour = on_top[idx]
-                px, py = np.array([cx, cy]) + rot @ slots[j] + rng.normal(0.0, 0.8, 2)
+                sloppy = 1.2 if hgt else 3.0  # players set wizards down roughly
+                px, py = np.array([cx, cy]) + rot @ slots[j] + rng.normal(0.0, sloppy, 2)
                 if what == "wizard":
                     _wizard_faces(
                         faces,
