@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -132,6 +132,7 @@ class Companion:
         if self.web_server is None and self.want_web:
             # no phone page: show the table in the terminal after every change of the board
             self.service.add_listener(self._print_board)
+        self._install_calibration_commands()
         self._start_supervisor()
         self._started = True
         self.notifier.ready(f"serving {self.url or 'no web'}; {self.mode}")
@@ -226,6 +227,82 @@ class Companion:
         detection = self.vision.last_detection if self.vision is not None else None
         geometry = getattr(self.vision.detector, "geometry", None) if self.vision else None
         return overlay_jpeg(frame.image, detection, geometry)
+
+    # -- calibration from the host page ---------------------------------------------------
+
+    def _install_calibration_commands(self) -> None:
+        svc = self.service
+        svc.set_command_hook("calibrate_board", self._calibrate_board)
+        svc.set_command_hook("calibrate_profile", self._calibrate_profile)
+        svc.set_command_hook("calibrate_reset", self._calibrate_reset)
+        svc.extra_status = self.calibration_status
+
+    def calibration_status(self) -> dict[str, Any]:
+        det = self.vision.last_detection if self.vision is not None else None
+        cal = self.config.calibration
+        return {
+            "calibration": {
+                "mode": self.mode,
+                "camera_file": cal.camera or ("simulated camera" if self.table else ""),
+                "profile_file": cal.profile
+                or ("sampled from the rendered setup" if self.table else ""),
+                "board": "not analysed yet" if det is None else f"{det.status}: {det.message}",
+                "camera": self.camera.status if self.camera is not None else "no camera",
+            }
+        }
+
+    def _need_vision(self) -> Any:
+        from companion.web.service import CommandError
+
+        if self.vision is None or self.camera is None or self.camera.latest() is None:
+            raise CommandError("no camera frame is being analysed (see /healthz)", 409)
+        return self.vision
+
+    def _calibrate_board(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
+        """Find the board markers in the current frame and report the pose."""
+        from companion.web.service import CommandError
+
+        vision = self._need_vision()
+        frame = self.camera.latest()
+        det = vision.detector.detect(frame.image, frame.time_s, frame.index)
+        pose = getattr(det, "pose", None)
+        if pose is None:
+            raise CommandError(f"board not found: {det.status} {det.message}".strip(), 409)
+        err = float(getattr(pose, "reprojection_error_px", 0.0))
+        return {"markers": list(pose.marker_ids), "reprojection_error_px": round(err, 2)}
+
+    def _calibrate_profile(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
+        """Sample the colour profile from the current frame, which must show the untouched
+        setup position; save it in the data directory and use it from now on."""
+        from companion.vision.profile import ProfileError, build_profile
+        from companion.web.service import CommandError
+
+        vision = self._need_vision()
+        frame = self.camera.latest()
+        det = vision.detector
+        colours = list(self.service.settings.colours)
+        try:
+            profile = build_profile(frame.image, det.camera, det.geometry, colours)
+        except ProfileError as exc:
+            raise CommandError(f"profile: {exc} (is the setup position in view?)", 409) from None
+        path = Path(os.path.expanduser(self.config.data.dir)) / "profile.json"
+        profile.save(path)
+        from companion.vision.detector import Detector
+
+        vision.detector = Detector(det.camera, det.geometry, profile)
+        return {"profile": str(path)}
+
+    def _calibrate_reset(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
+        """Forget the cached board pose and the stability history (after moving the camera)."""
+        from companion.vision.detector import Detector
+
+        vision = self._need_vision()
+        det = vision.detector
+        vision.detector = Detector(det.camera, det.geometry, det.profile)
+        reset = getattr(vision.gate, "reset", None)
+        if reset is not None:
+            reset()
+        return {"reset": True}
 
     # -- the service thread --------------------------------------------------------------------
 

@@ -115,3 +115,13 @@ def test_run_refuses_a_bad_config_naming_the_key(tmp_path, capsys):
     assert "web.port" in capsys.readouterr().err
     with pytest.raises(ConfigError):
         load_config(bad)
+
+
+def test_calibration_commands_say_when_there_is_no_camera_frame(direct_companion):
+    c = direct_companion()
+    for name in ("calibrate_board", "calibrate_profile", "calibrate_reset"):
+        with pytest.raises(CommandError) as info:
+            c.service.submit({"command": name}, Audience.host())
+        assert info.value.status == 409 and "camera" in info.value.message
+    host = c.service.snapshot(Audience.host())["host"]
+    assert host["calibration"]["mode"] == "simulated"
