@@ -1,0 +1,162 @@
+"""The detector reads rendered tables (seeded, three camera tilts, random light) like a camera.
+
+The detector gets only what a real table has: the frame, the camera file, the board geometry and
+a colour profile sampled from a frame of the setup position. The renderer's ground truth is used
+for the assertions only. Seeds here are below 1000; the bench uses others.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from companion.bench.vision import random_game_state
+from companion.rules import Config, setup
+from companion.rules.observation import Observation
+from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector
+from companion.vision.geometry import BoardGeometry
+from companion.vision.profile import build_profile
+from companion.vision.render import RenderResult, random_setup, render
+
+PLAYERS = 4
+SESSIONS = ((101, (0.0, 10.0)), (102, (10.0, 20.0)), (103, (20.0, 35.0)))
+FRAMES_PER_SESSION = 4
+
+
+@dataclass
+class Session:
+    tilt: float
+    detector: Detector
+    setup_frame: RenderResult
+    frames: list[RenderResult]
+
+
+def _key(o: object) -> tuple[object, ...]:
+    return (o.towers, o.top, dict(o.wizards), o.castle)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def sessions() -> list[Session]:
+    geometry = BoardGeometry.default()
+    colours = list(Config(player_count=PLAYERS).colours or ())
+    out = []
+    for seed, tilt in SESSIONS:
+        nrng = np.random.default_rng(seed)
+        prng = random.Random(seed)
+        table = random_setup(nrng, geometry, tilt_range=tilt)
+        first = render(
+            setup(Config(player_count=PLAYERS), seed=None), nrng, setup=table, hand=False
+        )
+        profile = build_profile(first.frame, table.camera, geometry, colours)
+        detector = Detector(table.camera, geometry, profile)
+        frames = [
+            render(random_game_state(prng, PLAYERS), nrng, setup=table, hand=False)
+            for _ in range(FRAMES_PER_SESSION)
+        ]
+        out.append(Session(table.pose.tilt_deg, detector, first, frames))
+    return out
+
+
+def share_right(sessions: list[Session], field: str) -> float:
+    right = total = 0
+    for s in sessions:
+        for r in s.frames:
+            det = s.detector.detect(r.frame)
+            assert det.ok, det.message
+            assert det.observation is not None
+            for space, truth in r.observation.spaces.items():
+                got = det.observation.spaces[space]
+                total += 1
+                if field == "all":
+                    right += _key(got) == _key(truth)
+                elif field == "wizards":
+                    right += dict(got.wizards) == dict(truth.wizards)
+                else:
+                    right += getattr(got, field) == getattr(truth, field)
+    return right / total
+
+
+class TestReadingTheTable:
+    def test_the_castle_is_where_it_stands(self, sessions: list[Session]) -> None:
+        assert share_right(sessions, "castle") >= 0.98
+
+    def test_stack_heights_from_the_oblique_view(self, sessions: list[Session]) -> None:
+        # measured 0.865 on these seeds; the target is 0.9975 (the bench reports the gap)
+        assert share_right(sessions, "towers") >= 0.84
+
+    def test_wizards_by_colour_and_count(self, sessions: list[Session]) -> None:
+        assert share_right(sessions, "wizards") >= 0.88  # measured 0.917
+
+    def test_whole_spaces(self, sessions: list[Session]) -> None:
+        assert share_right(sessions, "all") >= 0.72  # measured 0.76
+
+    def test_every_space_is_reported_with_a_confidence(self, sessions: list[Session]) -> None:
+        s = sessions[0]
+        det = s.detector.detect(s.frames[0].frame, time_s=12.5, index=7)
+        assert det.observation is not None
+        obs = det.observation
+        assert sorted(obs.spaces) == list(range(1, 17))
+        assert obs.time == 12.5 and obs.frame == 7
+        assert obs.unstable  # only the stability gate declares a reading stable
+        assert all(0.0 <= o.confidence <= 1.0 for o in obs.spaces.values())
+        # the JSON form is the contract with the tracker
+        assert Observation.from_json(obs.to_json(), track_length=16) == obs
+
+    def test_the_setup_position_castle_and_towers(self, sessions: list[Session]) -> None:
+        # R-SETUP-1/3: castle on 1, one tower on each of 2..10, 11..16 empty
+        for s in sessions:
+            obs = s.detector.detect(s.setup_frame.frame).observation
+            assert obs is not None
+            assert obs.spaces[1].castle
+            heights = [obs.spaces[k].towers for k in range(2, 17)]
+            want = [1] * 9 + [0] * 6
+            assert sum(a == b for a, b in zip(heights, want, strict=True)) >= 10
+
+
+class TestBadFrames:
+    @pytest.fixture
+    def detector(self, sessions: list[Session]) -> Detector:
+        return sessions[1].detector
+
+    @pytest.mark.parametrize(
+        ("frame", "status", "words"),
+        [
+            (None, NO_FRAME, "no frame"),
+            (np.zeros((864, 1536), np.uint8), BAD_FRAME, "shape"),
+            (np.zeros((864, 1536, 4), np.uint8), BAD_FRAME, "shape"),
+            (np.zeros((864, 1536, 3), np.float32), BAD_FRAME, "dtype"),
+            (np.zeros((20, 30, 3), np.uint8), BAD_FRAME, "too small"),
+            (np.zeros((1000, 1000, 3), np.uint8), BAD_FRAME, "calibrated at"),
+            (b"\xff\xd8\xff\xe0 not a decoded image", BAD_FRAME, "bytes"),
+        ],
+    )
+    def test_unusable_input_gives_a_status_and_no_observation(
+        self, detector: Detector, frame: object, status: str, words: str
+    ) -> None:
+        det = detector.detect(frame)
+        assert det.status == status
+        assert words in det.message
+        assert det.observation is None
+
+    def test_noise_and_black_frames_lose_the_board(self, detector: Detector) -> None:
+        rng = np.random.default_rng(9)
+        for frame in (
+            rng.integers(0, 256, (864, 1536, 3), dtype=np.uint8),
+            np.zeros((864, 1536, 3), np.uint8),
+        ):
+            det = detector.detect(frame)
+            assert det.status == BOARD_LOST
+            assert det.observation is None
+
+    def test_a_truncated_jpeg_is_refused(self, sessions: list[Session]) -> None:
+        s = sessions[1]
+        frame = s.frames[0].frame.copy()
+        frame[500:] = 128  # what OpenCV decodes for the missing tail of a cut-off JPEG
+        det = s.detector.detect(frame)
+        assert det.status == BAD_FRAME and "truncated" in det.message
+        assert det.observation is None
+        # and the next good frame is read again
+        assert s.detector.detect(s.frames[0].frame).ok
