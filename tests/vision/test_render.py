@@ -298,3 +298,49 @@ class TestCameraAndLight:
         assert warm[0] / warm[2] < 0.8 * cold[0] / cold[2]  # blue/red lower under a warm bulb
         dim, bright = mean_bgr(5500.0, 0.3), mean_bgr(5500.0, 1.5)
         assert dim.mean() < 0.4 * bright.mean()
+
+    def test_straight_down_view_shows_the_board_upright(self) -> None:
+        from companion.vision.render import look_at
+
+        g = BoardGeometry.default()
+        cam = simulated_camera()
+        pose = look_at((240.0, 240.0), 0.0, 90.0, 0.0, 900.0)
+        centres = {
+            i: cv2.projectPoints(
+                np.concatenate([c, np.zeros((4, 1))], axis=1).mean(axis=0)[None],
+                pose.rvec,
+                pose.tvec,
+                cam.K,
+                cam.dist,
+            )[0].reshape(2)
+            for i, c in g.marker_corners().items()
+        }
+        assert centres[0][0] < centres[1][0] and centres[0][1] < centres[3][1]
+        assert centres[2][0] > centres[3][0] and centres[2][1] > centres[1][1]
+        # the camera looks straight down from 900 mm
+        np.testing.assert_allclose(pose.centre, [240.0, 240.0, -900.0], atol=1e-6)
+        with pytest.raises(ValueError, match="tilt"):
+            look_at((0.0, 0.0), 95.0, 0.0, 0.0, 900.0)
+
+
+class TestTokens:
+    def test_raven_and_witch_tokens_lie_on_their_spaces(self) -> None:
+        d = _lone_wizard("red", 4, 1)
+        d["witch"] = {"space": 12, "tier": 0}
+        d["raven"] = {"space": 14, "tier": 0}
+        g = BoardGeometry.default()
+        rng = np.random.default_rng(77)
+        s = _neutral(random_setup(rng, g, tilt_range=(0.0, 10.0)))
+        with_tokens = render(d, rng, setup=s, jpeg_quality=None)
+        assert with_tokens.observation.spaces[12].witch
+        assert with_tokens.observation.spaces[14].raven
+        d2 = copy.deepcopy(d)
+        d2["witch"] = d2["raven"] = None
+        without = render(d2, np.random.default_rng(77), setup=s, jpeg_quality=None)
+        for space in (12, 14):
+            p = g.to_opencv([*g.space_centre(space), 2.0])
+            px, _ = cv2.projectPoints(p[None], s.pose.rvec, s.pose.tvec, s.camera.K, s.camera.dist)
+            x, y = np.round(px.reshape(2)).astype(int)
+            a = with_tokens.frame[y - 6 : y + 7, x - 6 : x + 7].astype(np.int16)
+            b = without.frame[y - 6 : y + 7, x - 6 : x + 7].astype(np.int16)
+            assert np.abs(a - b).sum(axis=2).mean() > 40.0, space
