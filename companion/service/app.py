@@ -144,7 +144,7 @@ class Companion:
         if spec == "auto":
             from companion.hardware import on_raspberry_pi
 
-            if on_raspberry_pi() and self.parts.get("sources") is not None:
+            if on_raspberry_pi() and self.parts.get("sources") is not None and _pi_camera():
                 return "camera"
             return "simulated"
         return "camera"
@@ -467,3 +467,13 @@ def board_text(state: Any) -> str:
             parts.append(f"[{hidden} trapped]")
         lines.append(" ".join(parts))
     return "\n".join(lines)
+
+
+def _pi_camera() -> bool:
+    """True when libcamera lists a camera (picamera2 from apt on Raspberry Pi OS)."""
+    try:
+        from picamera2 import Picamera2
+
+        return bool(Picamera2.global_camera_info())
+    except Exception:
+        return False

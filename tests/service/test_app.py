@@ -134,3 +134,29 @@ def test_companion_run_prints_the_url_and_qr_codes_and_stops_on_sigint(tmp_path)
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def test_a_camera_source_without_calibration_runs_and_says_what_to_calibrate(tmp_path):
+    import cv2
+    import numpy as np
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(folder / f"{i:03d}.png"), np.full((90, 160, 3), 40 * i, np.uint8))
+    cfg = sim_config(tmp_path / "data", camera={"source": f"folder:{folder}", "fps": 50.0})
+    out = io.StringIO()
+    c = Companion(cfg, Parts(), web=False, print_qr=False, out=out)
+    c.start()
+    try:
+        assert c.mode == "camera" and c.table is None
+        from companion.service.testing import wait_until
+
+        wait_until(lambda: c.camera.ended, 10, "the folder to end")
+        report = c.service.health()
+        assert "calibration.camera" in report["parts"]["detector"]["detail"]
+        assert "companion calibrate intrinsics" in out.getvalue()
+        assert c.camera.frames == 3
+        assert c.service.state is not None  # the game is set up and waits for a camera
+    finally:
+        c.stop()
