@@ -8,7 +8,9 @@ Questions are answered by an oracle that knows the truth (and counted). Printed 
 truth: board with hidden wizards and tiers, whose turn), ``turns_potions_correct`` (the same and
 every player's potions), ``games_exact_hidden`` (every
 hidden wizard and tier right at the end), ``potions_exact``, ``wrong_commits`` (committed states
-that are not in the truth's history in order), ``questions_per_game`` (mean, median),
+that are not in the truth's history in order, potions and turn included),
+``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too),
+``questions_per_game`` (mean, median),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb``.
 """
 
@@ -46,6 +48,8 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
     truths = [truth_key(s) for s in sim.truths]
     pointer = 0
     wrong = 0
+    wrong_board = 0
+    bpointer = 0
     questions: set[str] = set()
     turn_ok: dict[int, bool] = {}
     turn_pot: dict[int, bool] = {}
@@ -80,6 +84,15 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
                 pointer = j
             else:
                 wrong += 1
+                bk = board_key(c.state)
+                if not any(board_key(s) == bk for s in sim.truths[bpointer:]):
+                    wrong_board += 1
+                else:
+                    bpointer = next(
+                        i
+                        for i in range(bpointer, len(sim.truths))
+                        if board_key(sim.truths[i]) == bk
+                    )
         last_of_stop = inp.kind == "observation" and (
             idx + 1 == len(inputs) or inputs[idx + 1].kind != "observation"
         )
@@ -102,6 +115,7 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
         "exact_hidden": board_key(best) == board_key(final),
         "potions_exact": best.potions == final.potions,
         "wrong_commits": wrong,
+        "wrong_board_commits": wrong_board,
         "questions": len(questions),
     }
 
@@ -182,6 +196,7 @@ def main(argv: list[str]) -> int:
         ),
         "potions_exact": sum(1 for g in per_game if g["potions_exact"]),
         "wrong_commits": sum(g["wrong_commits"] for g in per_game),
+        "wrong_board_commits": sum(g["wrong_board_commits"] for g in per_game),
         "questions_per_game": {
             "mean": round(statistics.fmean(qs), 3) if qs else 0.0,
             "median": statistics.median(qs) if qs else 0,

@@ -996,8 +996,11 @@ class Tracker:
         best_mismatch: tuple[int, ...] = ()
         passes = [(False, d, opts.exact) for d in opts.quick_depths] + [
             (False, opts.depth, opts.noise.bad_frame),
-            (True, opts.deep_depth, opts.noise.bad_frame),
         ]
+        if self._unexplained >= 1:
+            # the previous frame was not explained either: not a hand in the picture but more
+            # happened than a turn (or a piece moved far): search deeper, destinations anywhere
+            passes.append((True, opts.deep_depth, opts.noise.bad_frame))
         for deep, depth, good in passes:
             out = []
             best_obs = float("inf")
