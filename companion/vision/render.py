@@ -1476,6 +1476,44 @@ def _vignette(setup: TableSetup, h: int, w: int) -> np.ndarray:
     return out
 
 
+def _optical_image(
+    setup: TableSetup, board: _Board, hp: HandPose | None, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """The image the lens forms (table, board, pieces, hand, lens blur; before the sensor):
+    ``(H, W, 3) uint8`` and the hand mask ``(H, W) uint8``."""
+    g = setup.geometry
+    w, h = setup.camera.size
+    table, board_tex, origin = _textures(setup)
+    maps = _frame_maps(setup, board_tex.shape[:2], origin)
+    scene = _build_scene(board, g, setup.appearance, setup.pose.centre[:2])
+    shadows = _shadow_map(setup, scene.shadow_casters, hp, board_tex.shape[:2])
+    lit_board = cv2.multiply(board_tex, shadows, scale=1.0 / 255.0)
+    tm1, tm2 = maps["table"]
+    half = cv2.remap(table, tm1, tm2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    frame = cv2.resize(half, (w, h), interpolation=cv2.INTER_LINEAR)
+    if maps["roi"] is not None:
+        y0, y1, x0, x1 = maps["roi"]
+        bm1, bm2 = maps["board"]
+        cv2.remap(
+            lit_board,
+            bm1,
+            bm2,
+            cv2.INTER_LINEAR,
+            dst=frame[y0:y1, x0:x1],
+            borderMode=cv2.BORDER_TRANSPARENT,
+        )
+    _paint(frame, scene.faces, setup.pose, setup.camera, setup.lighting)
+    if hp is not None:
+        hand_mask = _draw_hand(
+            frame, hp, setup.pose, setup.camera, setup.lighting, float(rng.uniform(1.0, 4.0))
+        )
+    else:
+        hand_mask = np.zeros((h, w), np.uint8)
+    if setup.blur_px > 0.3:
+        frame = cv2.GaussianBlur(frame, (0, 0), setup.blur_px)
+    return np.asarray(frame, dtype=np.uint8), hand_mask
+
+
 def render(
     state: GameState | Mapping[str, Any],
     rng: np.random.Generator,
@@ -1524,39 +1562,21 @@ def render(
         hp = random_hand(rng, g, min_height_mm=_clear_height(board, g))
     else:
         hp = None
-    # the table and board
-    table, board_tex, origin = _textures(setup)
-    maps = _frame_maps(setup, board_tex.shape[:2], origin)
-    scene = _build_scene(board, g, setup.appearance, setup.pose.centre[:2])
-    shadows = _shadow_map(setup, scene.shadow_casters, hp, board_tex.shape[:2])
-    lit_board = cv2.multiply(board_tex, shadows, scale=1.0 / 255.0)
-    tm1, tm2 = maps["table"]
-    half = cv2.remap(table, tm1, tm2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    frame = cv2.resize(half, (w, h), interpolation=cv2.INTER_LINEAR)
-    if maps["roi"] is not None:
-        y0, y1, x0, x1 = maps["roi"]
-        bm1, bm2 = maps["board"]
-        cv2.remap(
-            lit_board,
-            bm1,
-            bm2,
-            cv2.INTER_LINEAR,
-            dst=frame[y0:y1, x0:x1],
-            borderMode=cv2.BORDER_TRANSPARENT,
+    # a still board without a hand draws the same optical image as last time: reuse it
+    still_key = None
+    if hp is None:
+        still_key = json.dumps(
+            [data["stacks"], data["wizards"], data["castle"], data["witch"], data["raven"]],
+            sort_keys=True,
         )
-    # pieces
-    _paint(frame, scene.faces, setup.pose, setup.camera, setup.lighting)
-    # hand
-    blur = setup.blur_px
-    if hp is not None:
-        hand_mask = _draw_hand(
-            frame, hp, setup.pose, setup.camera, setup.lighting, float(rng.uniform(1.0, 4.0))
-        )
-    else:
+    cached = setup._cache.get("still")
+    if still_key is not None and cached is not None and cached[0] == still_key:
+        frame = cached[1].copy()
         hand_mask = np.zeros((h, w), np.uint8)
-    # optics and sensor
-    if blur > 0.3:
-        frame = cv2.GaussianBlur(frame, (0, 0), blur)
+    else:
+        frame, hand_mask = _optical_image(setup, board, hp, rng)
+        if still_key is not None:
+            setup._cache["still"] = (still_key, frame.copy())
     frame = cv2.multiply(frame, _vignette(setup, h, w), scale=1.0 / 255.0)
     # auto-exposure hunting / mains flicker: the whole frame a little brighter or darker
     flicker = float(np.clip(rng.normal(1.0, 0.012), 0.96, 1.04))
@@ -1586,7 +1606,7 @@ def render(
         hand=bool(hand_mask.any()),
         hand_pose=hp,
         jpeg_quality=q,
-        blur_px=blur,
+        blur_px=setup.blur_px,
         noise=noise_level,
         state=data,
     )

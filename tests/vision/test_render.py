@@ -74,6 +74,19 @@ class TestDeterminism:
         c = render(state, np.random.default_rng(12))
         assert not np.array_equal(a.frame, c.frame)
 
+    def test_a_session_redraws_a_still_board_exactly(self) -> None:
+        state = _setup_state()
+        s = random_setup(np.random.default_rng(30))
+        first = render(state, np.random.default_rng(31), setup=s)
+        again = render(state, np.random.default_rng(31), setup=s)  # drawn from the session cache
+        fresh = render(state, np.random.default_rng(31), setup=dataclasses.replace(s, _cache={}))
+        assert np.array_equal(first.frame, again.frame)
+        assert np.array_equal(first.frame, fresh.frame)
+        moved = _setup_state()
+        moved["wizards"]["blue-1"] = {"space": 12, "tier": 0}
+        other = render(moved, np.random.default_rng(31), setup=s)
+        assert not np.array_equal(first.frame, other.frame)
+
     def test_frame_shape_and_type(self) -> None:
         r = render(_setup_state(), np.random.default_rng(1))
         assert r.frame.shape == (864, 1536, 3) and r.frame.dtype == np.uint8
