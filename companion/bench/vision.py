@@ -257,7 +257,9 @@ def main(argv: list[str]) -> int:
             done += 1
         if not args.no_hands:
             state = random_game_state(prng, players)
-            seq = render_hand_sequence(state, nrng, setup=table, fps=5.0)
+            seq = render_hand_sequence(
+                state, nrng, setup=table, still_before=4, moving=8, still_after=10, fps=5.0
+            )
             gate = StabilityGate()
             hand_sequences += 1
             emitted_after = 0
