@@ -952,7 +952,7 @@ def _build_scene(board: _Board, g: BoardGeometry, ap: Appearance, nadir: np.ndar
                         px,
                         py,
                         z_top,
-                        ap.wizard[colour],
+                        ap.wizard[colour] * (1.0 + rng.normal(0.0, 0.025, 3)),
                         grp,
                         130,
                         float(rng.uniform(0, 1)),
