@@ -83,11 +83,18 @@ class PanelRunner:
     def call(self, fn: Callable[[float], list[Event]]) -> None:
         """Run ``fn(now)`` on the machine under the lock (errors propagate to the caller with
         the machine unchanged), then publish."""
-        with self._lock:
-            events = fn(self.clock())
-            self._publish_locked()
-        self._emit(events)
-        self._q.put((self.clock(), "", False))
+        now = self.clock()
+        events: list[Event] = []
+        try:
+            with self._lock:
+                events += self._drain_locked(now, [])
+                try:
+                    events += fn(max(now, self.machine.now))
+                finally:
+                    self._publish_locked()
+        finally:
+            self._emit(events)  # outside the lock; edges drained before fn still count
+            self._q.put((self.clock(), "", False))
 
     def update_panel(self, **changes: Any) -> None:
         """Change seat/attention fields of the panel state and show them."""
@@ -110,19 +117,31 @@ class PanelRunner:
             self._thread = None
 
     def step(self, item: tuple[float, str, bool] | None = None) -> None:
-        """Process one queued edge (or none) and everything due by now. Public for tests that
-        drive the runner without its thread."""
-        events: list[Event] = []
+        """Process ``item``, every queued edge and everything due by now. Public for tests
+        that drive the runner without its thread."""
+        now = self.clock()
         with self._lock:
-            if item is not None and item[1]:
-                events += self._feed(item[0], item[1], item[2])
-            now = self.clock()
-            while self._scheduled and self._scheduled[0][0] <= now:
-                t, _, button, pressed = heapq.heappop(self._scheduled)
-                events += self._feed(t, button, pressed)
-            events += self.machine.tick(now)
+            events = self._drain_locked(now, [] if item is None else [item])
+            events += self.machine.tick(max(now, self.machine.now))
             self._publish_locked()
         self._emit(events)
+
+    def _drain_locked(self, now: float, items: list[tuple[float, str, bool]]) -> list[Event]:
+        # every edge stamped up to now goes in before the machine's clock moves to now: a late
+        # worker must not see a release and the next press closer together than they were
+        while True:
+            try:
+                items.append(self._q.get_nowait())
+            except queue.Empty:
+                break
+        while self._scheduled and self._scheduled[0][0] <= now:
+            t, _, button, pressed = heapq.heappop(self._scheduled)
+            items.append((t, button, pressed))
+        events: list[Event] = []
+        for t, button, pressed in sorted(items, key=lambda i: i[0]):
+            if button:
+                events += self._feed(t, button, pressed)
+        return events
 
     def _feed(self, t: float, button: str, pressed: bool) -> list[Event]:
         try:

@@ -208,3 +208,27 @@ def test_raspberry_pi_detection(tmp_path: Path) -> None:
     model.write_bytes(b"QEMU Virtual Machine\x00")
     assert not on_raspberry_pi(model)
     assert not on_raspberry_pi(tmp_path / "absent")
+
+
+def test_late_worker_keeps_the_edges_apart() -> None:
+    """Edges queued while the worker was busy keep their own times: a release and the next
+    press 40 ms apart stay two presses even if the worker only looks 300 ms later."""
+    from companion.hardware.dice import DiceMachine
+    from companion.hardware.panel import VirtualPanel
+    from companion.hardware.runner import PanelRunner
+
+    now = [0.0]
+    events: list[dict[str, Any]] = []
+    runner = PanelRunner(
+        DiceMachine(rng=random.Random(1)), VirtualPanel(), [], events.append, clock=lambda: now[0]
+    )
+    for t, level in [(1.0, True), (1.1, False), (1.14, True), (1.2, False)]:
+        now[0] = t
+        runner.edge("roll", level)
+    now[0] = 1.5  # the worker wakes late
+    runner.step()
+    assert runner.machine.status()["selecting"] == 2
+    now[0] = 3.0
+    runner.step()
+    assert runner.machine.status()["dice_allowed"] == 2 and runner.machine.can_choose()
+    assert runner.panel.snapshot()["dice"]["can_keep"] is True and events == []
