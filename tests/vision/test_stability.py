@@ -115,3 +115,53 @@ class TestBadInput:
             gate.update(100 + i / FPS, noisy(base, rng), reading())
         d = gate.update(5.0, noisy(base, rng), reading())
         assert d.observation is None
+
+
+class TestRenderedHand:
+    """The real detector and gate on a rendered still board while a hand passes over it."""
+
+    @pytest.mark.parametrize(("seed", "tilt"), [(201, (5.0, 15.0)), (202, (20.0, 30.0))])
+    def test_silent_while_the_hand_is_in_view_then_one_observation(
+        self, seed: int, tilt: tuple[float, float]
+    ) -> None:
+        import random
+
+        from companion.bench.vision import random_game_state
+        from companion.rules import Config, setup
+        from companion.vision.detector import Detector
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile import build_profile
+        from companion.vision.render import random_setup, render, render_hand_sequence
+
+        geometry = BoardGeometry.default()
+        nrng = np.random.default_rng(seed)
+        table = random_setup(nrng, geometry, tilt_range=tilt)
+        first = render(setup(Config(player_count=3), seed=None), nrng, setup=table, hand=False)
+        colours = list(Config(player_count=3).colours or ())
+        detector = Detector(
+            table.camera, geometry, build_profile(first.frame, table.camera, geometry, colours)
+        )
+        state = random_game_state(random.Random(seed), 3)
+        seq = render_hand_sequence(
+            state, nrng, setup=table, still_before=4, moving=8, still_after=10, fps=5.0
+        )
+        assert any(r.hand for r in seq)
+        gate = StabilityGate()
+        emitted_on_hand = 0
+        last_hand = max(i for i, r in enumerate(seq) if r.hand)
+        after = []
+        for i, r in enumerate(seq):
+            det = detector.detect(r.frame, r.observation.time, r.observation.frame)
+            d = gate.update(
+                r.observation.time,
+                det.board_view,
+                det.observation if det.ok else None,
+                det.white_bgr,
+            )
+            if r.hand:
+                emitted_on_hand += d.observation is not None
+            elif i > last_hand and d.observation is not None:
+                after.append(d.observation)
+        assert emitted_on_hand == 0
+        assert len(after) == 1
+        assert not after[0].unstable
