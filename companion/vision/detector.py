@@ -13,17 +13,26 @@ Pipeline per frame (all vectorised; no per-pixel Python):
 3. **White reference** from the white cells of the markers (colour temperature and brightness
    cancel, see :mod:`companion.vision.profile`).
 4. **Height of each stack from the oblique view**: for every space and every candidate tier
-   ``k = 1..10`` the roof disc of tier ``k`` is projected into the image (tier heights from the
-   geometry); a small fixed set of points inside the disc and just beyond its *far* rim (the
-   side away from the camera) is sampled. The true top roof is the candidate whose disc shows
-   roof colours and whose far rim has no roof beyond it. Candidates for the raven castle's top
-   (black, ``castle.height`` above tier ``k``) are scored the same way. The projections depend
-   only on the pose, so they are computed once per pose and reused while the camera is still.
-5. **Top kind** from the majority of roof-kind labels inside the chosen disc; for an empty space
-   the track kind is a property of the track (crest / plain / fountain / web).
+   ``k = 1..10`` the crenellated rim of the roof of tier ``k`` (a circle of the roof's radius at
+   ``k * tier_height + merlon_height``, from the geometry) is projected into the image with the
+   pose; the median Sobel gradient across that projected rim (along its image normal, on the
+   smoothed grey frame, scaled by the markers' white) is the evidence for a roof there. Each
+   tier projects to a different ellipse (parallax and scale), so only the true top roof lines up
+   with a strong edge all round. The best tier wins when its edge is strong (``roof_threshold``)
+   and stands out from the other tiers (``roof_contrast``); otherwise the space has no tower.
+   Rim points on the ArUco markers or inside the raven castle's silhouette are ignored.
+   The **raven castle** is found by colour (black probes on its camera-facing side) and its
+   tier by the same rim test on the castle's roof. All probe positions depend only on the pose:
+   they are computed once and reused while the camera stays put (``pose_tolerance_px``).
+5. **Top kind**: crest roofs carry a printed raven (dark ink) in their middle, plain roofs none;
+   the magic roof by its colour class. For an empty space the track kind is a property of the
+   track (crest / plain / fountain / web). A roof under the castle cannot be seen: it is
+   reported from the colour vote, with the castle flag set (the tracker knows it from history).
 6. **Wizards** on the top surface: the pixels of the projected cylinder the wizards stand in are
-   labelled by the profile; per colour the wizard-coloured area divided by the projected area of
-   one wizard gives the count (<= 6 in total, R-WIZ-4).
+   labelled by the profile (one lookup table per white reference); per colour the
+   wizard-coloured area divided by the projected area of one wizard (calibrated on renders)
+   gives the count (<= 6 in total, R-WIZ-4); a faint colour next to its hard-pair partner
+   (yellow/orange, red/orange, blue/purple) is the partner's shading and is dropped.
 7. A small top-down **board view** (for the stability gate's frame differencing).
 
 Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` takes z *down*
