@@ -47,6 +47,14 @@ class MoveWizard:
     ``rolls`` = every die result in order for a die card (the last one is used, R-CARD-4).
     ``card_committed`` (master variant, R-MASTER-9): the card was already played before a
     spell; if the move has become impossible the card is lost instead of the action refused.
+
+    Expansion fields (state-model.md §4 card fields): ``page`` = the card shows the witch's
+    page symbol (R-MOD-WITCH-2; the camera cannot read cards, OPEN-12); ``raven_timing`` =
+    ``"before"``/``"after"`` the move for a die card with the raven (R-MOD-RAVEN-2, None =
+    after); ``witch_guess`` = ``(space, tier)`` of the tower lifted to release a sealed witch
+    (R-MOD-WITCH-9); ``witch_protect`` = colours who spend a feather against a witch effect
+    of this action (R-MOD-WITCH-10); ``web_steps`` = 1-3 chosen under *Precise Landing*
+    (R-SPELLX-6).
     """
 
     player: str
@@ -55,6 +63,11 @@ class MoveWizard:
     card: Card
     rolls: tuple[int, ...] = ()
     card_committed: bool = False
+    page: bool = False
+    raven_timing: str | None = None
+    witch_guess: tuple[int, int] | None = None
+    witch_protect: tuple[str, ...] = ()
+    web_steps: int | None = None
 
     kind = "move_wizard"
 
@@ -62,7 +75,12 @@ class MoveWizard:
 @dataclass(frozen=True, slots=True)
 class MoveTower:
     """Play a card's tower side: lift tower ``tier`` (1 = bottom) on ``space`` with everything
-    above and move it ``steps`` spaces clockwise (R-CARD-2, R-TOWER-*)."""
+    above and move it ``steps`` spaces clockwise (R-CARD-2, R-TOWER-*).
+
+    ``page``, ``raven_timing``, ``witch_guess``, ``witch_protect`` as for :class:`MoveWizard`.
+    ``physically_lifted``: the tower was already lifted at the table; with an expansion module
+    an illegal destination then costs the turn (lift penalty R-MOD-GEN-3) instead of being
+    refused."""
 
     player: str
     space: int
@@ -71,6 +89,11 @@ class MoveTower:
     card: Card
     rolls: tuple[int, ...] = ()
     card_committed: bool = False
+    page: bool = False
+    raven_timing: str | None = None
+    witch_guess: tuple[int, int] | None = None
+    witch_protect: tuple[str, ...] = ()
+    physically_lifted: bool = False
 
     kind = "move_tower"
 
@@ -79,11 +102,15 @@ class MoveTower:
 class DiscardCard:
     """Discard a card as an action without effect (R-TURN-3). ``card`` is needed when the
     hands are known; ``rolls`` = the die results of a die card whose final roll cannot move
-    anything (then the card is judged by that roll)."""
+    anything (then the card is judged by that roll). ``page``/``witch_guess``/``witch_protect``:
+    a discarded page card still moves the witch first (R-MOD-WITCH-2/9)."""
 
     player: str
     card: Card | None = None
     rolls: tuple[int, ...] = ()
+    page: bool = False
+    witch_guess: tuple[int, int] | None = None
+    witch_protect: tuple[str, ...] = ()
 
     kind = "discard_card"
 
@@ -110,6 +137,12 @@ class Cast:
     ``space, tier`` (the lifted tower) and ``wizard`` (the freed one, None if none is there).
     ``times`` > 1 repeats the spell (master variant, R-MASTER-8). ``free``: no potions paid
     (expansion: magic tower / feather).
+
+    Expansion spells (R-SPELLX): ``wizard_control``: ``wizard, steps`` (1-3);
+    ``wizard_sprint``/``fly_to_magic_tower``: ``wizard``; ``tower_sprint``: ``space, tier``;
+    ``witch_control``/``summon_raven``: ``space``; ``fountain_abundance``/``precise_landing``:
+    no arguments (they arm the effect for the caster's next wizard landing this turn).
+    ``witch_protect``/``web_steps`` as for :class:`MoveWizard`.
     """
 
     player: str
@@ -124,8 +157,31 @@ class Cast:
     then: MoveWizard | None = None
     times: int = 1
     free: bool = False
+    steps: int | None = None
+    witch_protect: tuple[str, ...] = ()
+    web_steps: int | None = None
 
     kind = "cast"
+
+
+@dataclass(frozen=True, slots=True)
+class Feather:
+    """Raven module: spend feathers on one's own turn, once per turn (R-MOD-RAVEN-6, OPEN-13).
+
+    ``use``: ``"extra_card"`` (a 3rd move card this turn), ``"free_spell"`` (the next spell
+    of this turn costs no potions) or ``"move_wizard"`` (any visible ``wizard`` 1-6
+    ``steps`` clockwise, normal rules). ``witch_protect``/``web_steps`` as for
+    :class:`MoveWizard`.
+    """
+
+    player: str
+    use: str
+    wizard: str | None = None
+    steps: int | None = None
+    witch_protect: tuple[str, ...] = ()
+    web_steps: int | None = None
+
+    kind = "feather"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +216,17 @@ class ExchangeCards:
     kind = "exchange_cards"
 
 
-Action = MoveWizard | MoveTower | DiscardCard | Redraw | Cast | EndTurn | GivePotion | ExchangeCards
+Action = (
+    MoveWizard
+    | MoveTower
+    | DiscardCard
+    | Redraw
+    | Cast
+    | EndTurn
+    | GivePotion
+    | ExchangeCards
+    | Feather
+)
 """Any action the engine accepts."""
 
 ACTION_KINDS: tuple[str, ...] = (
@@ -172,6 +238,7 @@ ACTION_KINDS: tuple[str, ...] = (
     "end_turn",
     "give_potion",
     "exchange_cards",
+    "feather",
 )
 
 
@@ -203,11 +270,36 @@ class Event(NamedTuple):
 _new = object.__new__
 _mw = tuple(
     MoveWizard.__dict__[n].__set__
-    for n in ("player", "wizard", "steps", "card", "rolls", "card_committed")
+    for n in (
+        "player",
+        "wizard",
+        "steps",
+        "card",
+        "rolls",
+        "card_committed",
+        "page",
+        "raven_timing",
+        "witch_guess",
+        "witch_protect",
+        "web_steps",
+    )
 )
 _mt = tuple(
     MoveTower.__dict__[n].__set__
-    for n in ("player", "space", "tier", "steps", "card", "rolls", "card_committed")
+    for n in (
+        "player",
+        "space",
+        "tier",
+        "steps",
+        "card",
+        "rolls",
+        "card_committed",
+        "page",
+        "raven_timing",
+        "witch_guess",
+        "witch_protect",
+        "physically_lifted",
+    )
 )
 
 
@@ -223,6 +315,11 @@ def fast_move_wizard(
     _mw[3](a, card)
     _mw[4](a, rolls)
     _mw[5](a, False)
+    _mw[6](a, False)
+    _mw[7](a, None)
+    _mw[8](a, None)
+    _mw[9](a, ())
+    _mw[10](a, None)
     return a
 
 
@@ -238,4 +335,9 @@ def fast_move_tower(
     _mt[4](a, card)
     _mt[5](a, rolls)
     _mt[6](a, False)
+    _mt[7](a, False)
+    _mt[8](a, None)
+    _mt[9](a, None)
+    _mt[10](a, ())
+    _mt[11](a, False)
     return a

@@ -65,19 +65,13 @@ def setup(config: Config, seed: int | None = None) -> GameState:
     :param seed: shuffles and deals the 90 move cards (and draws master/solo spells when
         ``config.spells`` is None). ``None`` = hands unknown (the tracker's case): the state
         carries no cards and any card of the deck may be played.
-    :raises ValueError: expansion modules requested (their rules are not part of this core).
+    :raises ValueError: an expansion spell without the module it needs (R-MOD-GEN-2).
+
+    With ``config.modules`` (or expansion spells) the expansion's setup is used
+    (:func:`companion.rules.expansion.setup`, R-MOD-*-1).
     """
-    if config.modules:
-        raise ValueError(
-            "config.modules: the expansion modules (§16-§23) are not implemented by the rules "
-            "core yet; the state carries their fields for the module engine"
-        )
-    for i, spell in enumerate(config.spells or ()):
-        if spell not in BASE_SPELLS:
-            raise ValueError(
-                f"config.spells[{i}]: {spell} is an expansion spell (§22), not implemented by "
-                "the rules core yet"
-            )
+    if config.modules or any(s not in BASE_SPELLS for s in config.spells or ()):
+        return _x.setup(config, seed)
     rng = random.Random(seed if seed is not None else 0)
     spells = resolve_spells(config, rng)
     config = dataclasses.replace(config, spells=spells)
@@ -169,6 +163,8 @@ def apply(state: GameState, action: Action) -> tuple[GameState, list[Event]]:
         unchanged (all values are immutable).
     :raises TypeError: ``action`` is not an action value.
     """
+    if state.modules is not None:
+        return _x.apply(state, action)
     handler = _HANDLERS.get(type(action))
     if handler is None:
         raise TypeError(f"not an action: {action!r}")
@@ -375,6 +371,8 @@ def _committed_card_lost(
 def card_playable(st: GameState, seat: int, card: Any, steps: int | None = None) -> bool:
     """True when ``card`` could move some wizard or tower now (R-TURN-3); a die card with any
     roll, or with the final roll ``steps`` when given."""
+    if st.modules is not None:
+        return _x.card_playable(st, seat, card, steps)
     for m in _card_moves(st, seat, card, None):
         if steps is None or not card.dice or m.steps == steps:
             return True
@@ -1151,6 +1149,9 @@ def _card_moves(
 
 
 def _generate(st: GameState, every_card: bool) -> Iterator[Action]:
+    if st.modules is not None:
+        yield from _x.generate(st, every_card)
+        return
     if st.game.over:
         return
     tb = st.table
@@ -1364,6 +1365,8 @@ def actions_for_card(
 ) -> list[MoveWizard | MoveTower]:
     """Legal moves of the current player with ``card`` and, for a die card, the given rolls
     (the last one is used; R-CARD-4). Used by bots after rolling."""
+    if state.modules is not None:
+        return _x.actions_for_card(state, card, rolls)
     seat = state.turn.player
     out: list[MoveWizard | MoveTower] = []
     for m in _card_moves(state, seat, card, None):
@@ -1377,3 +1380,6 @@ def actions_for_card(
             )
         out.append(m)
     return out
+
+
+from companion.rules import expansion as _x  # noqa: E402 - the module engine uses this one

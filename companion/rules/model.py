@@ -71,7 +71,8 @@ EXPANSION_SPELLS: Mapping[str, str | None] = {
     "summon_raven": "raven",
     "fly_to_magic_tower": "magic_tower",
 }
-"""R-SPELLX: expansion spell id -> module it needs (None = any). Rules not implemented here."""
+"""R-SPELLX: expansion spell id -> module it needs (None = any); rules in
+:mod:`companion.rules.expansion`."""
 
 MODULES: tuple[str, ...] = ("fountain", "web", "witch", "raven", "magic_tower")
 """Expansion modules (R-MOD-*), in the order of R-SETUP-7 / R-ORDER-1."""
@@ -139,7 +140,13 @@ DEFAULT_OPTIONS: Mapping[str, Any] = {
     "free_wizard_counts_as_cast": True,
     # R-COMP-2: colours limited by their wizard counts (BGA does not enforce it)
     "colour_limits": True,
-    # Expansion OPEN defaults, carried for the module engine (rules of §16-§23 not implemented)
+    # Expansion OPEN defaults (rules of §16-§23 in companion.rules.expansion)
+    # R-MOD-MAGICTOWER-1: spells on display with the magic tower (base timing)
+    "magic_tower_spell_count": 5,
+    # R-MOD-RAVEN-5: most feathers a player holds
+    "max_feathers": 3,
+    # R-MOD-WITCH-1: witch vials in the supply
+    "witch_vials": 6,
     "expansion_lift_penalty": True,  # OPEN-23
     "fountain_web_crest": False,  # OPEN-11
     "castle_spell_may_stop_on_fountain": False,  # OPEN-11
@@ -329,6 +336,9 @@ BASE_TOWERS: tuple[TowerSpec, ...] = (
     TowerSpec("R5", "crest"),
 )
 """R-SETUP-3: the 9 towers in their setup order clockwise from the castle."""
+
+MAGIC_TOWER = TowerSpec("MT", "magic")
+"""R-MOD-MAGICTOWER-1: the 10th tower of the expansion."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -662,6 +672,12 @@ class ModuleState(NamedTuple):
     witch_vials: tuple[tuple[int, int, int], ...] | None = None
     witch_vial_supply: int | None = None
     feathers: tuple[int, ...] | None = None
+    armed: tuple[tuple[int, str], ...] = ()
+    """``(seat, spell)`` of *Fountain Abundance* / *Precise Landing* cast this turn and not yet
+    used (R-SPELLX-5/6); cleared at the end of the turn."""
+    free_casts: tuple[tuple[int, str], ...] = ()
+    """``(seat, source)`` free spell rights: ``magic_tower`` (R-MOD-MAGICTOWER-5) or
+    ``feather`` (R-MOD-RAVEN-6); cleared at the end of the turn."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from companion.rules.actions import (
     EndTurn,
     Event,
     ExchangeCards,
+    Feather,
     FormatError,
     GivePotion,
     MoveTower,
@@ -275,6 +276,12 @@ def dump_state(state: GameState) -> dict[str, Any]:
         "feathers": None
         if m is None or m.feathers is None
         else {c: m.feathers[i] for i, c in enumerate(colours)},
+        "module_turn": None
+        if m is None
+        else {
+            "armed": [{"player": colours[p], "spell": sp} for p, sp in m.armed],
+            "free_spells": [{"player": colours[p], "source": src} for p, src in m.free_casts],
+        },
         "turn": {
             "player": colours[t.player],
             "cards_used": t.cards_used,
@@ -333,6 +340,7 @@ _STATE_FIELDS = {
     "witch_vials",
     "witch_vial_supply",
     "feathers",
+    "module_turn",
     "turn",
     "game",
     "cards",
@@ -481,10 +489,36 @@ def load_state(data: Any) -> GameState:
             )
     # modules
     modules = None
-    if any(
+    if tb.config.modules or any(
         d.get(k) is not None
         for k in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers")
     ):
+        armed: list[tuple[int, str]] = []
+        free_casts: list[tuple[int, str]] = []
+        mt = d.get("module_turn")
+        if mt is not None:
+            mo = _obj(mt, "module_turn")
+            _no_extra(mo, {"armed", "free_spells"}, "module_turn")
+            for i, x in enumerate(_list(mo.get("armed", []), "module_turn.armed")):
+                w = f"module_turn.armed[{i}]"
+                xo = _obj(x, w)
+                _no_extra(xo, {"player", "spell"}, w)
+                armed.append(
+                    (
+                        _colour_seat(tb, _need(xo, "player", w), f"{w}.player"),
+                        _str(_need(xo, "spell", w), f"{w}.spell"),
+                    )
+                )
+            for i, x in enumerate(_list(mo.get("free_spells", []), "module_turn.free_spells")):
+                w = f"module_turn.free_spells[{i}]"
+                xo = _obj(x, w)
+                _no_extra(xo, {"player", "source"}, w)
+                free_casts.append(
+                    (
+                        _colour_seat(tb, _need(xo, "player", w), f"{w}.player"),
+                        _str(_need(xo, "source", w), f"{w}.source"),
+                    )
+                )
         modules = ModuleState(
             witch=_piece(d.get("witch"), "witch", stacks),
             raven=_piece(d.get("raven"), "raven", stacks),
@@ -506,6 +540,8 @@ def load_state(data: Any) -> GameState:
                 _int(_need(_obj(d["feathers"], "feathers"), c, "feathers"), f"feathers.{c}", 0, 3)
                 for c in colours
             ),
+            armed=tuple(armed),
+            free_casts=tuple(free_casts),
         )
     turn = _turn_from_json(_need(d, "turn", ""), tb)
     game = _game_from_json(_need(d, "game", ""), tb)
@@ -676,6 +712,7 @@ def dump_action(action: Action) -> dict[str, Any]:
             out["card"] = action.card.to_json()
         if action.rolls:
             out["rolls"] = list(action.rolls)
+        _dump_module_fields(action, out)
         return out
     elif isinstance(action, Redraw):
         push = action.push
@@ -696,6 +733,21 @@ def dump_action(action: Action) -> dict[str, Any]:
             out["times"] = action.times
         if action.free:
             out["free"] = True
+        for name in ("steps", "web_steps"):
+            v = getattr(action, name)
+            if v is not None:
+                out[name] = v
+        if action.witch_protect:
+            out["witch_protect"] = list(action.witch_protect)
+        return out
+    elif isinstance(action, Feather):
+        out = {"kind": "feather", "player": action.player, "use": action.use}
+        for name in ("wizard", "steps", "web_steps"):
+            v = getattr(action, name)
+            if v is not None:
+                out[name] = v
+        if action.witch_protect:
+            out["witch_protect"] = list(action.witch_protect)
         return out
     elif isinstance(action, EndTurn):
         return {"kind": "end_turn"}
@@ -719,12 +771,46 @@ def dump_action(action: Action) -> dict[str, Any]:
         out["rolls"] = list(action.rolls)
     if action.card_committed:
         out["card_committed"] = True
+    _dump_module_fields(action, out)
+    if isinstance(action, MoveWizard) and action.web_steps is not None:
+        out["web_steps"] = action.web_steps
+    if isinstance(action, MoveTower) and action.physically_lifted:
+        out["physically_lifted"] = True
     return out
 
 
+def _dump_module_fields(action: Any, out: dict[str, Any]) -> None:
+    """Card fields of the expansion (state-model.md §4): page, raven_timing, witch_guess,
+    witch_protect."""
+    if getattr(action, "page", False):
+        out["page"] = True
+    timing = getattr(action, "raven_timing", None)
+    if timing is not None:
+        out["raven_timing"] = timing
+    guess = getattr(action, "witch_guess", None)
+    if guess is not None:
+        out["witch_guess"] = {"space": guess[0], "tier": guess[1]}
+    protect = getattr(action, "witch_protect", ())
+    if protect:
+        out["witch_protect"] = list(protect)
+
+
+_MODULE_FIELDS = {"page", "raven_timing", "witch_guess", "witch_protect"}
+
 _ACTION_FIELDS: dict[str, set[str]] = {
-    "move_wizard": {"kind", "player", "wizard", "steps", "card", "rolls", "card_committed"},
-    "move_tower": {
+    "move_wizard": {
+        "kind",
+        "player",
+        "wizard",
+        "steps",
+        "card",
+        "rolls",
+        "card_committed",
+        "web_steps",
+    }
+    | _MODULE_FIELDS,
+    "move_tower": _MODULE_FIELDS
+    | {
         "kind",
         "player",
         "space",
@@ -735,7 +821,7 @@ _ACTION_FIELDS: dict[str, set[str]] = {
         "card_committed",
         "physically_lifted",
     },
-    "discard_card": {"kind", "player", "card", "rolls"},
+    "discard_card": {"kind", "player", "card", "rolls", "page", "witch_guess", "witch_protect"},
     "redraw": {"kind", "player", "push"},
     "cast": {
         "kind",
@@ -751,7 +837,11 @@ _ACTION_FIELDS: dict[str, set[str]] = {
         "then",
         "times",
         "free",
+        "steps",
+        "web_steps",
+        "witch_protect",
     },
+    "feather": {"kind", "player", "use", "wizard", "steps", "web_steps", "witch_protect"},
     "end_turn": {"kind", "player"},
     "give_potion": {"kind", "player", "to", "count"},
     "exchange_cards": {"kind", "player", "partner", "take", "give"},
@@ -779,7 +869,9 @@ def load_action(data: Any, where: str = "action") -> Action:
             for i, r in enumerate(_list(d.get("rolls", []), f"{where}.rolls"))
         )
         committed = _bool(d.get("card_committed", False), f"{where}.card_committed")
+        mod = _module_fields(d, where)
         if kind == "move_wizard":
+            ws = d.get("web_steps")
             return MoveWizard(
                 player,
                 _str(_need(d, "wizard", where), f"{where}.wizard"),
@@ -787,6 +879,8 @@ def load_action(data: Any, where: str = "action") -> Action:
                 card,
                 rolls,
                 committed,
+                web_steps=None if ws is None else _int(ws, f"{where}.web_steps", 1, 3),
+                **mod,
             )
         return MoveTower(
             player,
@@ -796,6 +890,10 @@ def load_action(data: Any, where: str = "action") -> Action:
             card,
             rolls,
             committed,
+            physically_lifted=_bool(
+                d.get("physically_lifted", False), f"{where}.physically_lifted"
+            ),
+            **mod,
         )
     if kind == "discard_card":
         c = d.get("card")
@@ -803,7 +901,11 @@ def load_action(data: Any, where: str = "action") -> Action:
             _int(r, f"{where}.rolls[{i}]", 1, 6)
             for i, r in enumerate(_list(d.get("rolls", []), f"{where}.rolls"))
         )
-        return DiscardCard(player, None if c is None else card_from_json(c, f"{where}.card"), rolls)
+        mod = _module_fields(d, where)
+        mod.pop("raven_timing")
+        return DiscardCard(
+            player, None if c is None else card_from_json(c, f"{where}.card"), rolls, **mod
+        )
     if kind == "redraw":
         push = d.get("push")
         if push is None:
@@ -833,7 +935,24 @@ def load_action(data: Any, where: str = "action") -> Action:
             kw["then"] = then
         kw["times"] = _int(d.get("times", 1), f"{where}.times", 1, 12)
         kw["free"] = _bool(d.get("free", False), f"{where}.free")
+        if d.get("steps") is not None:
+            kw["steps"] = _int(d["steps"], f"{where}.steps", 1, 6)
+        if d.get("web_steps") is not None:
+            kw["web_steps"] = _int(d["web_steps"], f"{where}.web_steps", 1, 3)
+        kw["witch_protect"] = _module_fields(d, where)["witch_protect"]
         return Cast(player, spell, **kw)
+    if kind == "feather":
+        fw = d.get("wizard")
+        fs = d.get("steps")
+        fws = d.get("web_steps")
+        return Feather(
+            player,
+            _str(_need(d, "use", where), f"{where}.use"),
+            None if fw is None else _str(fw, f"{where}.wizard"),
+            None if fs is None else _int(fs, f"{where}.steps", 1, 6),
+            _module_fields(d, where)["witch_protect"],
+            None if fws is None else _int(fws, f"{where}.web_steps", 1, 3),
+        )
     if kind == "give_potion":
         return GivePotion(
             player,
@@ -848,6 +967,32 @@ def load_action(data: Any, where: str = "action") -> Action:
         None if take is None else card_from_json(take, f"{where}.take"),
         None if give is None else card_from_json(give, f"{where}.give"),
     )
+
+
+def _module_fields(d: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """page, raven_timing, witch_guess, witch_protect of a card action (state-model.md §4)."""
+    timing = d.get("raven_timing")
+    if timing is not None and timing not in ("before", "after"):
+        raise FormatError(f"{where}.raven_timing", "expected 'before' or 'after'")
+    guess = d.get("witch_guess")
+    g: tuple[int, int] | None = None
+    if guess is not None:
+        go = _obj(guess, f"{where}.witch_guess")
+        _no_extra(go, {"space", "tier"}, f"{where}.witch_guess")
+        g = (
+            _int(_need(go, "space", f"{where}.witch_guess"), f"{where}.witch_guess.space", 1),
+            _int(_need(go, "tier", f"{where}.witch_guess"), f"{where}.witch_guess.tier", 1),
+        )
+    protect = tuple(
+        _str(c, f"{where}.witch_protect[{i}]")
+        for i, c in enumerate(_list(d.get("witch_protect", []), f"{where}.witch_protect"))
+    )
+    return {
+        "page": _bool(d.get("page", False), f"{where}.page"),
+        "raven_timing": timing,
+        "witch_guess": g,
+        "witch_protect": protect,
+    }
 
 
 # --------------------------------------------------------------------------------------------

@@ -126,11 +126,11 @@ def test_R_SOLO_1_twelve_wizards_placed_3_3_3_2_1_with_full_potions():
     assert len(state.table.spells) == 3
 
 
-def test_R_MOD_GEN_modules_are_refused_with_a_clear_message_but_carried_in_json():
-    with pytest.raises(ValueError, match="config.modules"):
-        setup(Config(modules=frozenset({"witch"})))
-    with pytest.raises(ValueError, match=r"config.spells\[1\]"):
-        setup(Config(spells=("free_wizard", "tower_sprint")))
+def test_R_MOD_GEN_2_module_spells_need_their_module_and_base_json_has_no_module_fields():
+    with pytest.raises(ValueError, match=r"config.spells\[1\].*tower module"):
+        setup(Config(spells=("free_wizard", "fly_to_magic_tower")))
+    general = setup(Config(spells=("free_wizard", "tower_sprint")))
+    assert general.table.spells == ("free_wizard", "tower_sprint")
     data = dump_state(setup(Config()))
-    for key in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers"):
+    for key in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers", "module_turn"):
         assert data[key] is None
