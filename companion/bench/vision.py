@@ -273,7 +273,8 @@ def main(argv: list[str]) -> int:
             gate = StabilityGate()
             hand_sequences += int(bool(seq))
             emitted_after = 0
-            for r in seq:
+            last_hand = max((i for i, r in enumerate(seq) if r.hand), default=-1)
+            for i, r in enumerate(seq):
                 det = detector.detect(r.frame, r.observation.time, r.observation.frame)
                 d = gate.update(
                     r.observation.time,
@@ -284,7 +285,7 @@ def main(argv: list[str]) -> int:
                 if r.hand:
                     hand_frames += 1
                     hand_emitted += int(d.observation is not None)
-                elif d.observation is not None:
+                elif i > last_hand and d.observation is not None:
                     emitted_after += 1
             seq_after_ok += int(emitted_after == 1)
         print(
