@@ -213,3 +213,41 @@ class TestProfileFile:
         with pytest.raises(ProfileError, match="cannot read"):
             ColourProfile.load(tmp_path / "missing.json")
         assert json.loads(json.dumps(default_profile().to_json()))["version"] == 1
+
+
+class TestCalibrateProfileCommand:
+    def test_profile_from_a_rendered_setup_photo(self, tmp_path: Path) -> None:
+        from companion.rules import Config, setup
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile import main
+        from companion.vision.render import random_setup, render, write_camera_file
+
+        rng = np.random.default_rng(301)
+        table = random_setup(rng, BoardGeometry.default(), tilt_range=(5.0, 15.0))
+        shot = render(setup(Config(player_count=4), seed=None), rng, setup=table, hand=False)
+        cv2.imwrite(str(tmp_path / "setup.png"), shot.frame)
+        write_camera_file(tmp_path / "camera.yml", table.camera)
+        out = tmp_path / "profile.json"
+        args = ["--frame", str(tmp_path / "setup.png"), "--camera", str(tmp_path / "camera.yml")]
+        assert main([*args, "--players", "4", "--out", str(out)]) == 0
+        profile = ColourProfile.load(out)
+        assert {"blue", "yellow", "red", "green", "roof-crest", "roof-plain", "castle"} <= set(
+            profile.names
+        )
+        assert "orange" not in profile.names  # 4 players play blue, yellow, red, green (R-COMP-2)
+        assert separation(profile, "red", "yellow") > 3.0
+
+    def test_unreadable_photo_and_bad_arguments(self, tmp_path: Path) -> None:
+        from companion.vision.profile import main
+        from companion.vision.render import write_camera_file
+
+        write_camera_file(tmp_path / "camera.yml")
+        cam = str(tmp_path / "camera.yml")
+        missing = str(tmp_path / "missing.png")
+        assert main(["--frame", missing, "--camera", cam, "--players", "3"]) == 1
+        assert main(["--frame", missing, "--camera", cam, "--players", "9"]) == 2
+        blank = tmp_path / "blank.png"
+        cv2.imwrite(str(blank), np.zeros((864, 1536, 3), np.uint8))
+        out = str(tmp_path / "p.json")
+        assert main(["--frame", str(blank), "--camera", cam, "--players", "3", "--out", out]) == 1
+        assert not (tmp_path / "p.json").exists()  # nothing half-written
