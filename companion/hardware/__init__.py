@@ -127,7 +127,14 @@ class Hardware:
         self.panel.press(button, hold_s)
 
     def snapshot(self) -> dict[str, Any]:
-        return self.panel.snapshot()
+        """The virtual panel's JSON (:meth:`VirtualPanel.snapshot`) plus ``backend`` and, with
+        an LED ring configured, ``ring``: ``{"port", "link", "in_sync", "error"}``."""
+        snap = self.panel.snapshot()
+        snap["backend"] = self.backend
+        if self.serial is not None:
+            st = self.serial.status()
+            snap["ring"] = {k: st[k] for k in ("port", "link", "in_sync", "error")}
+        return snap
 
     def render_text(self) -> str:
         return self.panel.render_text()

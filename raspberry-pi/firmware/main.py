@@ -75,10 +75,10 @@ def cobs_decode(data):
         end = i + code - 1
         if end > n:
             raise ValueError("not enough input bytes for length code")
-        chunk = data[i:end]
-        if 0 in chunk:
-            raise ValueError("zero byte in packet")
-        out += chunk
+        for j in range(i, end):
+            if data[j] == 0:
+                raise ValueError("zero byte in packet")
+        out += data[i:end]
         i = end
         if code < 0xFF and i < n:
             out.append(0)

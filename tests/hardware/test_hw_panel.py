@@ -232,3 +232,28 @@ def test_late_worker_keeps_the_edges_apart() -> None:
     runner.step()
     assert runner.machine.status()["dice_allowed"] == 2 and runner.machine.can_choose()
     assert runner.panel.snapshot()["dice"]["can_keep"] is True and events == []
+
+
+def test_buzzer_beeps_on_a_result(hw: tuple[Hardware, list]) -> None:
+    h, events = hw
+    buzzer = h.gpio.buzzer.pin
+    buzzer.clear_states()
+    h.select_dice(1)
+    h.press("roll")
+    assert wait_for(lambda: bool(events))
+    assert wait_for(lambda: [s.state for s in buzzer.states][1:3] == [True, False])
+
+
+def test_snapshot_reports_the_led_ring(factory: MockFactory) -> None:
+    h = create_hardware(
+        {"hardware": {"serial_port": "/nonexistent/ttyACM7"}},
+        print,
+        rng=random.Random(1),
+        pin_factory=factory,
+    )
+    try:
+        assert h.snapshot()["backend"] == "mock"
+        assert wait_for(lambda: "cannot open" in h.snapshot()["ring"]["error"])
+        assert h.snapshot()["ring"]["in_sync"] is False
+    finally:
+        h.close()
