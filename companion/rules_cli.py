@@ -6,10 +6,10 @@
   with a message naming the bad field (e.g. ``actions[2].steps``).
 * ``legal [--every-card]``: stdin a state (or ``{"state": …}``) -> ``{"count": n, "actions":
   […]}``.
-* ``play --players N --seed S [--variant master] [--teams] [--bot random|greedy]``: a seeded
-  bot game as JSON lines: ``{"setup": state}``, then ``{"action": …, "events": […]}`` per
-  action, then ``{"result": …}``.
-* ``setup --players N [--seed S] [--variant …] [--teams]``: the start state as JSON.
+* ``play --players N --seed S [--variant master] [--teams] [--modules all|LIST]
+  [--page-cards W3,…] [--bot random|greedy]``: a seeded bot game as JSON lines:
+  ``{"setup": state}``, then ``{"action": …, "events": […]}`` per action, then ``{"result": …}``.
+* ``setup --players N [--seed S] [--variant …] [--teams] [--modules …]``: the start state.
 * ``deck``: the 90-card move deck (R-DECK-1).
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 
 from companion.rules import (
     DECK,
+    MODULES,
     Config,
     FormatError,
     IllegalAction,
@@ -94,9 +95,30 @@ def cmd_legal(args: argparse.Namespace) -> int:
     return 0
 
 
+def _modules(text: str | None) -> frozenset[str]:
+    """``--modules all`` / ``none`` / a comma list of fountain, web, witch, raven,
+    magic_tower (R-MOD-GEN-1)."""
+    if not text or text == "none":
+        return frozenset()
+    if text == "all":
+        return frozenset(MODULES)
+    names = frozenset(x.strip().replace("-", "_") for x in text.split(",") if x.strip())
+    unknown = sorted(names - set(MODULES))
+    if unknown:
+        raise FormatError(
+            "--modules", f"unknown module {unknown[0]!r} (one of {', '.join(MODULES)})"
+        )
+    return names
+
+
 def _config(args: argparse.Namespace) -> Config:
     try:
-        return Config(player_count=args.players, variant=args.variant, teams=args.teams)
+        return Config(
+            player_count=args.players,
+            variant=args.variant,
+            teams=args.teams,
+            modules=_modules(args.modules),
+        )
     except ValueError as exc:
         field, _, problem = str(exc).partition(": ")
         raise FormatError(field, problem) from None
@@ -109,7 +131,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     _print({"setup": dump_state(_setup(config, args.seed))})
     last = None
     count = 0
-    for step in play(config, args.seed, args.bot, max_actions=args.max_actions):
+    pages = None
+    if args.page_cards:
+        pages = frozenset(x.strip() for x in args.page_cards.split(",") if x.strip())
+        codes = {c.code for c, _ in DECK}
+        bad = sorted(pages - codes)
+        if bad:
+            raise FormatError(
+                "--page-cards", f"{bad[0]!r} is not a card code ({', '.join(sorted(codes))})"
+            )
+    for step in play(config, args.seed, args.bot, max_actions=args.max_actions, pages=pages):
         _print({"action": dump_action(step.action), "events": [dump_event(e) for e in step.events]})
         last = step.state
         count += 1
@@ -149,9 +180,20 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--seed", type=int, default=None if name == "setup" else 1)
         q.add_argument("--variant", choices=("base", "master"), default="base")
         q.add_argument("--teams", action="store_true", help="team variant (4 or 6 players)")
+        q.add_argument(
+            "--modules",
+            default=None,
+            help="expansion modules: all, none, or a comma list of " + ", ".join(MODULES),
+        )
         if name == "play":
             q.add_argument("--bot", choices=("random", "greedy"), default="random")
             q.add_argument("--max-actions", type=int, default=20000)
+            q.add_argument(
+                "--page-cards",
+                default=None,
+                help="witch page cards as card codes (W3,E-D1,…); default: a seeded sixth of "
+                "the deck (OPEN-12)",
+            )
     sub.add_parser("deck", help="print the move deck")
     return p
 

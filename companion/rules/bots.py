@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from companion.rules.actions import (
     Action,
@@ -18,6 +18,7 @@ from companion.rules.actions import (
     DiscardCard,
     EndTurn,
     Event,
+    Feather,
     MoveTower,
     MoveWizard,
     Redraw,
@@ -85,9 +86,9 @@ class Bot:
             casts = [
                 a
                 for a in legal_actions(state)
-                if isinstance(a, Cast)
+                if isinstance(a, Cast | Feather)
                 and a.player == colour
-                and not (a.spell == "free_wizard" and a.wizard is None)
+                and not (isinstance(a, Cast) and a.spell == "free_wizard" and a.wizard is None)
             ]
             if casts:
                 return self.pick(state, list(casts))
@@ -214,20 +215,59 @@ def play(
     seed: int,
     bots: str | list[Bot] = "random",
     max_actions: int = 20000,
+    pages: frozenset[str] | None = None,
+    guess_right: float = 0.8,
 ) -> Iterator[Step]:
     """Drive a whole seeded game; yields every applied action.
 
     :param bots: a bot kind name for every seat, or one :class:`Bot` per seat.
     :param max_actions: safety limit (a game stops early after so many actions).
+    :param pages: with the witch module, the card codes that show the page symbol (OPEN-12
+        stand-in); None = :func:`~companion.rules.expansion.page_cards` ``(seed)``, a seeded
+        sixth of the deck.
+    :param guess_right: chance that a player releasing the sealed witch lifts the right tower
+        (R-MOD-WITCH-9); otherwise a random tower.
     """
     state = setup(config, seed)
     if isinstance(bots, str):
         players = [BOTS[bots](seed * 7 + i + 1) for i in range(config.player_count)]
     else:
         players = bots
+    witch = "witch" in config.modules
+    if witch and pages is None:
+        from companion.rules.expansion import page_cards
+
+        pages = page_cards(seed)
+    table_rng = random.Random(f"table/{seed}")
     for _ in range(max_actions):
         if state.game.over:
             return
         action = players[state.turn.player].choose(state)
+        if witch and pages:
+            action = _mark_page(state, action, pages, table_rng, guess_right)
         state, events = apply(state, action)
         yield Step(action, events, state)
+
+
+def _mark_page(
+    state: GameState, action: Action, pages: frozenset[str], rng: random.Random, right: float
+) -> Action:
+    """Mark a played page card (R-MOD-WITCH-2) and, with the witch sealed, name the tower the
+    player lifts to release her (R-MOD-WITCH-9)."""
+    if not isinstance(action, MoveWizard | MoveTower | DiscardCard):
+        return action
+    card = action.card
+    if card is None or card.code not in pages:
+        return action
+    m = state.modules
+    assert m is not None and m.witch is not None
+    space, tier = m.witch >> 4, m.witch & 15
+    guess = None
+    if tier < len(state.stacks[space - 1]):
+        guess = (space, tier + 1)
+        if rng.random() >= right:
+            towers = [
+                (s0 + 1, k) for s0, stk in enumerate(state.stacks) for k in range(1, len(stk) + 1)
+            ]
+            guess = rng.choice(towers)
+    return replace(action, page=True, witch_guess=guess)

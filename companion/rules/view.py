@@ -58,7 +58,9 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
 
     Hidden wizards of other players are removed unless ``memory_aid == "all"``; with ``"off"``
     even the player's own hidden wizards are removed (``"hidden"`` then counts what was left
-    out per space). Other players' hands and the pile order are replaced by counts.
+    out per space). A sealed witch (expansion) belongs to nobody: her place is shown only with
+    ``"all"``, otherwise ``"witch"`` is the string ``"sealed"``. Other players' hands and the
+    pile order are replaced by counts.
 
     :raises ValueError: unknown player or memory aid.
     """
@@ -83,6 +85,11 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
         wizards[wid] = out["wizards"][wid]
     out["wizards"] = wizards
     out["hidden"] = dict(sorted(hidden.items(), key=lambda kv: int(kv[0])))
+    m = state.modules
+    if m is not None and m.witch is not None and memory_aid != "all":
+        ws, wt = m.witch >> 4, m.witch & 15
+        if wt < len(state.stacks[ws - 1]):
+            out["witch"] = "sealed"  # R-MOD-WITCH-7: under some tower, like a trapped wizard
     cards = out["cards"]
     if cards is not None:
         out["cards"] = {
