@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1310,6 +1311,10 @@ class RenderResult:
         return path
 
 
+_CACHE_LOCK = threading.Lock()
+"""Guards the module-level caches (noise banks, artwork textures, geometries): the renderer may
+be called from several threads; a :class:`TableSetup` belongs to one thread at a time."""
+
 NOISE_LEVELS = (1.2, 2.0, 3.0, 4.5)
 """Standard deviations (DN) of the sensor noise banks; each frame uses one."""
 _NOISE_BANK: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray]] = {}
@@ -1321,15 +1326,16 @@ def _noise_bank(h: int, w: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     split into its positive and negative parts (uint8, for saturating add/subtract). Seeded
     once per frame size and level; frames take windows at random row offsets."""
     key = (h, w, sigma)
-    if key not in _NOISE_BANK:
-        if len(_NOISE_BANK) >= len(NOISE_LEVELS):
-            _NOISE_BANK.clear()
-        rng = np.random.default_rng([20221, int(sigma * 10)])
-        n = rng.standard_normal((h + _NOISE_SLACK, w, 3), np.float32) * sigma
-        pos = np.clip(np.round(n), 0, 255).astype(np.uint8)
-        neg = np.clip(np.round(-n), 0, 255).astype(np.uint8)
-        _NOISE_BANK[key] = (pos, neg)
-    return _NOISE_BANK[key]
+    with _CACHE_LOCK:
+        if key not in _NOISE_BANK:
+            if len(_NOISE_BANK) >= len(NOISE_LEVELS):
+                _NOISE_BANK.clear()
+            rng = np.random.default_rng([20221, int(sigma * 10)])
+            n = rng.standard_normal((h + _NOISE_SLACK, w, 3), np.float32) * sigma
+            pos = np.clip(np.round(n), 0, 255).astype(np.uint8)
+            neg = np.clip(np.round(-n), 0, 255).astype(np.uint8)
+            _NOISE_BANK[key] = (pos, neg)
+        return _NOISE_BANK[key]
 
 
 def _add_noise(frame: np.ndarray, rng: np.random.Generator, level: float) -> np.ndarray:
@@ -1400,8 +1406,9 @@ def _textures(setup: TableSetup) -> tuple[np.ndarray, np.ndarray, float]:
     origin in board mm. Cached per (geometry, art variant) across setups."""
     g = setup.geometry
     key = (g.signature(), setup.appearance.art_seed)
-    if key in _TEXTURES:
-        return _TEXTURES[key]
+    with _CACHE_LOCK:
+        if key in _TEXTURES:
+            return _TEXTURES[key]
     trng = np.random.default_rng([setup.appearance.art_seed, 1])
     origin = g.board_size[0] / 2 - TABLE_SIZE / 2
     table = table_texture(trng, setup.appearance.art, TABLE_SIZE, TABLE_PPM)
@@ -1413,9 +1420,10 @@ def _textures(setup: TableSetup) -> tuple[np.ndarray, np.ndarray, float]:
         np.clip(board, 0, 255).astype(np.uint8),
         origin,
     )
-    while len(_TEXTURES) >= _TEXTURE_CACHE_SIZE:
-        _TEXTURES.pop(next(iter(_TEXTURES)))
-    _TEXTURES[key] = out
+    with _CACHE_LOCK:
+        while len(_TEXTURES) >= _TEXTURE_CACHE_SIZE:
+            _TEXTURES.pop(next(iter(_TEXTURES)))
+        _TEXTURES[key] = out
     return out
 
 
@@ -1619,11 +1627,12 @@ def _geometry_for(base: BoardGeometry | None, track: Mapping[str, Any]) -> Board
     """``base`` (default: the built-in geometry) laid out for ``track``; cached."""
     b = base if base is not None else BoardGeometry.default()
     key = (b.signature(), json.dumps(_track_norm(track), sort_keys=True))
-    if key not in _GEOMETRIES:
-        if len(_GEOMETRIES) > 16:
-            _GEOMETRIES.clear()
-        _GEOMETRIES[key] = b.with_track(track)
-    return _GEOMETRIES[key]
+    with _CACHE_LOCK:
+        if key not in _GEOMETRIES:
+            if len(_GEOMETRIES) > 16:
+                _GEOMETRIES.clear()
+            _GEOMETRIES[key] = b.with_track(track)
+        return _GEOMETRIES[key]
 
 
 def _track_norm(track: Mapping[str, Any]) -> dict[str, Any]:
