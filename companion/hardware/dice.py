@@ -19,7 +19,9 @@ How a player uses the ROLL button (Wandering Towers, R-CARD-4):
   to reroll — the reroll replaces the value, results are never added — or hold ROLL for 0.8 s
   to keep the face shown. While the button is down the pips go dark; they light the kept face
   when the hold is recognised. The last allowed roll is final (1 die: the only roll; 2 dice: the
-  second; 3 dice: the third). DONE while a face waits for reroll-or-keep keeps it.
+  second; 3 dice: the third). DONE while a die rolls or waits for reroll-or-keep uses that
+  value; DONE or UNDO while the die card is only being picked (presses counted, or a mode
+  chosen on the phone and not yet rolled) drops the pick — UNDO then goes no further.
 * Result: ``{"type": "dice", "rolls": [...], "used": n, "dice_allowed": k}``; then DONE gives
   ``{"type": "done"}`` and UNDO ``{"type": "undo"}``.
 
@@ -452,15 +454,28 @@ class DiceMachine:
         return out
 
     def _button(self, name: str, ev: ButtonEvent) -> list[dict[str, Any]]:
+        if name == "roll":
+            return self._roll_button(ev)
+        if ev.kind != "down":
+            return []
         if name == "done":
-            if ev.kind != "down":
-                return []
-            out = self._finish() if self.state is DiceState.CHOOSING else []
+            out: list[dict[str, Any]] = []
+            if self.state in (DiceState.ROLLING, DiceState.CHOOSING):
+                out = self._finish()  # the value drawn or shown is the one used
+            else:
+                self._cancel_selection()  # the turn ends: a half-picked die card is dropped
             self.press_active = False
             return [*out, {"type": "done"}]
-        if name == "undo":
-            return [{"type": "undo"}] if ev.kind == "down" else []
-        return self._roll_button(ev)
+        # undo: first takes back a half-picked die card, then goes to the game
+        return [] if self._cancel_selection() else [{"type": "undo"}]
+
+    def _cancel_selection(self) -> bool:
+        if self.state is DiceState.SELECTING or (
+            self.state is DiceState.IDLE and self.preset is not None
+        ):
+            self.state, self.preset, self.count = DiceState.IDLE, None, 0
+            return True
+        return False
 
     def _roll_button(self, ev: ButtonEvent) -> list[dict[str, Any]]:
         st = self.state
@@ -490,7 +505,7 @@ class DiceMachine:
             self.last_up = max(ev.t, self.now)  # when the release became certain
         elif st is DiceState.CHOOSING and self.press_active:
             self.press_active = False
-            self._roll(ev.t)
+            self._roll(max(ev.t, self.now))  # animate from now even after a long chatter
         return []
 
     def _start_sequence(self, t: float, mode: int) -> list[dict[str, Any]]:

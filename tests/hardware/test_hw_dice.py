@@ -303,3 +303,38 @@ def test_fairness_chi_square_each_mode() -> None:
         for sample in (used, every):
             counts = [sample.count(f) for f in range(1, 7)]
             assert chisquare(counts).pvalue > 0.001, (mode, counts)
+
+
+def test_undo_while_picking_drops_the_pick_only() -> None:
+    tb = Table()
+    tb.press()
+    tb.press("undo")
+    tb.settle()
+    assert tb.events == [] and tb.m.state is DiceState.IDLE
+    tb.m.select_mode(tb.t, 2)
+    tb.press("undo")
+    tb.press("undo")  # nothing picked any more: this one is for the game
+    assert tb.events == [{"type": "undo"}]
+    tb.press()
+    tb.settle()
+    assert tb.dice()[0]["dice_allowed"] == 1
+
+
+def test_done_while_rolling_uses_the_drawn_value() -> None:
+    tb = Table(seed=12)
+    tb.m.select_mode(tb.t, 3)
+    tb.press(gap=0.05)
+    drawn = tb.m.rolls[0]
+    tb.press("done", gap=0.01)
+    assert [e["type"] for e in tb.events] == ["dice", "done"]
+    assert tb.events[0]["rolls"] == [drawn] and tb.m.pips == FACES[drawn]
+    tb.settle()
+    assert len(tb.dice()) == 1
+
+
+def test_done_while_picking_ends_the_turn_without_a_roll() -> None:
+    tb = Table()
+    tb.press()
+    tb.press("done")
+    tb.settle()
+    assert tb.events == [{"type": "done"}] and tb.m.state is DiceState.IDLE
