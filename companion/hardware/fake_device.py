@@ -15,6 +15,7 @@ import contextlib
 import os
 import select
 import threading
+import time
 import tty
 from collections.abc import Callable
 from typing import Protocol
@@ -179,7 +180,8 @@ class PtyLink:
             return b""
         try:
             return os.read(self.master, size)
-        except OSError:
+        except OSError:  # EIO while no one holds the other side open
+            time.sleep(self.timeout)
             return b""
 
     def write(self, data: bytes) -> int:
