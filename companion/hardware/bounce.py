@@ -1,8 +1,8 @@
 """Synthetic switch-bounce traces: button presses as raw edges ``[(t, pressed), …]``.
 
-Mechanical push buttons chatter for a while when they close and open. Ganssle's measurements
-("A Guide to Debouncing", 2004/2008: 18 switch types) found most bursts under 10 ms and some
-well over 100 ms; worn or dirty contacts chatter far longer. The generator makes ordinary bursts
+Mechanical push buttons chatter for a while when they close and open. Published measurements
+of 18 switch types (J. Ganssle, "A Guide to Debouncing") show most bursts well under 10 ms and a
+few above 100 ms; worn or dirty contacts chatter longer still. The generator makes ordinary bursts
 of 1-15 ms and pathological ones up to ~1 s, built of level segments of 0.02-15 ms (shorter
 than the debouncer's 25 ms release/settle times, otherwise the chatter is a real press).
 
