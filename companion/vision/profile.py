@@ -299,26 +299,31 @@ class ColourProfile:
         """:meth:`classify` of ``(N, 3) uint8`` BGR pixels through a lookup table.
 
         The table holds the label of every BGR value quantised to 6 bits per channel under one
-        white reference (white rounded to 4 %), so a camera under steady light classifies each
-        frame with one indexing operation. Returns class indices into :attr:`names` (-1 reject).
+        white reference (white rounded to 4 %), filled lazily with the colours met, so a camera
+        under steady light classifies each frame with one indexing operation. Returns class
+        indices into :attr:`names` (-1 = reject).
         """
         w = np.asarray(white_bgr, np.float64)
         key = tuple(int(round(v)) for v in np.log(np.maximum(w, 1.0)) * LUT_STEPS)
         lut = self._luts.get(key)
         if lut is None:
-            q = np.arange(64, dtype=np.float32) * 4.0 + 1.5
-            b, g, r = np.meshgrid(q, q, q, indexing="ij")
-            grid = np.stack([b.ravel(), g.ravel(), r.ravel()], axis=1)
-            wq = np.exp(np.array(key, np.float64) / LUT_STEPS)
-            idx, _ = self.classify(features(grid, wq))
-            lut = idx.astype(np.int8)
             if len(self._luts) >= 8:
                 self._luts.pop(next(iter(self._luts)))
+            lut = np.full(1 << 18, -2, np.int8)  # -2 = not classified yet
             self._luts[key] = lut
         px = np.asarray(pixels_bgr, np.uint8).reshape(-1, 3) >> 2
         code = (px[:, 0].astype(np.int32) << 12) | (px[:, 1].astype(np.int32) << 6) | px[:, 2]
-        out: NDArray[np.int32] = lut[code].astype(np.int32)
-        return out
+        out = lut[code]
+        todo = np.unique(code[out == -2])
+        if len(todo):
+            # classify only the colours this white reference has not met yet (cell centres)
+            grid = np.stack([todo >> 12, (todo >> 6) & 63, todo & 63], axis=1) * 4.0 + 1.5
+            wq = np.exp(np.array(key, np.float64) / LUT_STEPS)
+            idx, _ = self.classify(features(grid, wq))
+            lut[todo] = idx.astype(np.int8)
+            out = lut[code]
+        result: NDArray[np.int32] = out.astype(np.int32)
+        return result
 
     def label(self, pixels_bgr: NDArray[Any], white_bgr: NDArray[Any]) -> list[str]:
         """Convenience: names (or :data:`REJECT`) of ``(N, 3)`` BGR pixels."""
