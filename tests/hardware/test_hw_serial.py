@@ -89,7 +89,10 @@ def test_panel_state_maps_to_ring_state() -> None:
 
 
 def test_over_a_real_pty() -> None:
-    pty = PtyLink()
+    try:
+        pty = PtyLink()
+    except OSError as e:  # a sandbox without /dev/ptmx
+        pytest.skip(f"no pseudo-terminal available: {e}")
     dev = FakeRingDevice(pty).start()
     sp = SerialPeripheral(pty.port_name, link=HostLink(ack_timeout_s=0.05))
     try:
