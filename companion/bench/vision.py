@@ -37,18 +37,24 @@ INTENSITY_BUCKETS = ((0.3, 0.6), (0.6, 1.0), (1.0, 1.5))
 
 
 def random_game_state(rng: random.Random, players: int, max_actions: int = 120) -> Any:
-    """A legal game state: the setup, then a random number of random legal actions.
+    """A legal game state reached by the rules engine's seeded bots (random or greedy players,
+    ``companion.rules.bots.play``) after a random number of actions from the setup.
 
     :param rng: Python ``random.Random`` (seeded by the caller).
     """
-    from companion.rules import Config, apply, legal_actions, setup
+    from companion.rules import Config, setup
+    from companion.rules.bots import play
 
-    state = setup(Config(player_count=players), seed=rng.randrange(1 << 30))
-    for _ in range(rng.randint(0, max_actions)):
-        actions = list(legal_actions(state))
-        if not actions or state.over:
+    config = Config(player_count=players)
+    seed = rng.randrange(1 << 30)
+    stop = rng.randint(0, max_actions)
+    state = setup(config, seed)
+    if stop == 0:
+        return state
+    for i, step in enumerate(play(config, seed, bots=rng.choice(["random", "greedy"]))):
+        state = step.state
+        if i + 1 >= stop:
             break
-        state, _ = apply(state, rng.choice(actions))
     return state
 
 

@@ -507,7 +507,7 @@ def build_profile(
     2, 4, 6, 8, 10, plain towers on 3, 5, 7, 9; R-SETUP-6: the wizards on those roofs in seat
     order). This layout comes from the rules core (``setup`` + ``observe``), so any player count
     and track works. Learnt: ``roof-crest``, ``roof-plain``, ``wall``, ``castle``, ``track``,
-    ``track-crest`` and the playing wizard colours.
+    ``track-crest``, ``border`` (the landscape beside the track) and the wizard colours in play.
 
     :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
     :param camera: the :class:`~companion.vision.camera.CameraModel` (scaled to the frame).
@@ -597,6 +597,12 @@ def build_profile(
     ):
         if chunks:
             classes[name] = _robust_fit(name, group, f(np.concatenate(chunks)))
+    # the printed landscape just outside the track band on both sides (the wizards' hulls on an
+    # empty space reach it at an oblique view)
+    border = np.concatenate([geometry.loop_edge(1.15, 160), geometry.loop_edge(-1.15, 160)])
+    border_px = _gather(frame, proj(np.column_stack([border, np.zeros(len(border))])))
+    if len(border_px) >= 20:
+        classes["border"] = _robust_fit("border", TRACK, f(border_px))
     castle_space = next((s for s, o in expected.items() if o.castle), None)
     if castle_space is not None:
         top = disc_pixels(
