@@ -257,3 +257,31 @@ def test_snapshot_reports_the_led_ring(factory: MockFactory) -> None:
         assert h.snapshot()["ring"]["in_sync"] is False
     finally:
         h.close()
+
+
+def test_panel_state_reaches_the_led_ring_over_a_pty(factory: MockFactory) -> None:
+    from companion.hardware.fake_device import FakeRingDevice, PtyLink
+
+    try:
+        pty = PtyLink()
+    except OSError as e:
+        pytest.skip(f"no pseudo-terminal available: {e}")
+    dev = FakeRingDevice(pty).start()
+    h = create_hardware(
+        {"hardware": {"serial_port": pty.port_name, "seats": ["blue", "red"]}},
+        print,
+        rng=random.Random(1),
+        pin_factory=factory,
+    )
+    try:
+        h.show_player(1)
+        h.show_face(6)
+        assert wait_for(
+            lambda: dev.state is not None and dev.state.current == 1 and dev.state.pips == 0b1110111
+        )
+        assert dev.state is not None and dev.state.seats == ((0, 90, 255), (230, 20, 20))
+        assert wait_for(lambda: h.snapshot()["ring"]["in_sync"] is True)
+    finally:
+        h.close()
+        dev.stop()
+        pty.close()
