@@ -5,6 +5,7 @@
         --dict DICT_6X6_250 IMAGES… --out FILE [--json]
     companion calibrate markers --out sheet.png|sheet.pdf [--side-mm 50] [--page a4|letter]
     companion calibrate check (PHOTO | --source SPEC) [--camera FILE] [--board FILE] [--out PNG]
+    companion calibrate board PHOTO --taps TAPS.json [--board FILE] --out FILE [--json]
     companion calibrate profile …        (colour profile; see companion.vision.profile)
 
 IMAGES may be files or folders (every image inside, sorted). Progress goes to stderr; ``--json``
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-SUBCOMMANDS = ("intrinsics", "markers", "check", "profile")
+SUBCOMMANDS = ("intrinsics", "markers", "check", "board", "profile")
 
 
 def _err(msg: str) -> None:
@@ -345,6 +346,85 @@ def check_main(argv: list[str]) -> int:
     return rc
 
 
+def board_main(argv: list[str]) -> int:
+    """``companion calibrate board``: adjust the board geometry to space centres tapped on a photo.
+
+    The four markers in the photo give the homography board mm -> image px; the taps (a JSON
+    object ``{"<space>": [x_px, y_px], …}``, at least 3 spaces, from the host page or typed in)
+    are fitted by :func:`companion.vision.geometry.fit_loop_to_taps` (scale, rotation, offset of
+    the loop) and the adjusted geometry is written to ``--out``.
+    Exit codes: 0 written, 1 no board pose in the photo, 2 unreadable input or bad taps.
+    """
+    ap = argparse.ArgumentParser(
+        prog="companion calibrate board",
+        description="Fit the board geometry to space centres tapped on a still photo.",
+    )
+    ap.add_argument("image", help="a still photo of the board with the four markers")
+    ap.add_argument("--taps", required=True, help='JSON file {"1": [x, y], …} in image px')
+    ap.add_argument("--board", help="board geometry JSON to start from (default: built-in)")
+    ap.add_argument("--out", required=True, help="where to write the adjusted geometry JSON")
+    ap.add_argument("--json", action="store_true", help="print the fit as JSON")
+    args = ap.parse_args(argv)
+
+    from companion.vision.geometry import BoardGeometry, GeometryError, fit_loop_to_taps
+    from companion.vision.markers import (
+        BOARD_DICTIONARY,
+        MarkerDetector,
+        PoseError,
+        estimate_board_pose,
+    )
+    from companion.vision.sources import read_image_file
+
+    try:
+        geometry = BoardGeometry.load(args.board) if args.board else BoardGeometry.default()
+    except (OSError, ValueError) as exc:
+        _err(f"cannot read the board geometry: {exc}")
+        return 2
+    try:
+        raw = json.loads(Path(args.taps).read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("expected an object of space -> [x, y]")
+        taps = {int(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
+    except (OSError, ValueError, TypeError, IndexError, KeyError) as exc:
+        _err(f"cannot read the taps {args.taps}: {exc}")
+        return 2
+    image, why = read_image_file(args.image)
+    if image is None:
+        _err(f"cannot read the photo: {why}")
+        return 2
+    corners_mm = geometry.marker_corners()
+    found = MarkerDetector(BOARD_DICTIONARY, ids=corners_mm).detect(image)
+    try:
+        pose = estimate_board_pose(found, corners_mm)
+    except PoseError as exc:
+        _err(f"no board pose in the photo: {exc}")
+        return 1
+    try:
+        fit = fit_loop_to_taps(taps, pose.homography, geometry)
+    except GeometryError as exc:
+        _err(f"cannot fit the taps: {exc}")
+        return 2
+    fit.geometry.save(args.out)
+    _err(
+        f"loop fitted to {len(taps)} taps: scale {fit.scale:.4f}, rotation "
+        f"{fit.rotation_deg:.2f} deg, offset {fit.offset_mm[0]:.1f}/{fit.offset_mm[1]:.1f} mm, "
+        f"residual {fit.rms_mm:.2f} mm; written {args.out}"
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "scale": fit.scale,
+                    "rotation_deg": fit.rotation_deg,
+                    "offset_mm": list(fit.offset_mm),
+                    "rms_mm": fit.rms_mm,
+                    "taps": len(taps),
+                }
+            )
+        )
+    return 0
+
+
 # -- dispatcher --------------------------------------------------------------------------------
 def profile_main(argv: list[str]) -> int:
     try:
@@ -366,6 +446,7 @@ def usage() -> str:
         "  intrinsics  camera intrinsics from checkerboard or ChArUco photos\n"
         "  markers     printable sheet of the four board markers\n"
         "  check       find the board markers in a photo or live frame, report the pose\n"
+        "  board       fit the board geometry to space centres tapped on a photo\n"
         "  profile     colour profile of the wizards from the setup position\n"
     )
 
@@ -380,6 +461,7 @@ def main(argv: list[str]) -> int:
         "intrinsics": intrinsics_main,
         "markers": markers_main,
         "check": check_main,
+        "board": board_main,
         "profile": profile_main,
     }
     if name not in handlers:
