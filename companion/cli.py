@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "record": ("companion.service.cli:record_main", "run and record a session to a folder"),
     "replay": ("companion.service.cli:replay_main", "replay a recorded session and compare"),
-    "bench": ("companion.bench:main", "benchmarks: rules, tracking, vision, render, hardware, web, e2e"),
+    "bench": ("companion.bench:main", "benchmarks: rules, tracking, vision, render, …"),
 }
 
 
