@@ -208,6 +208,19 @@ def main(argv: list[str]) -> int:
     matrix: dict[str, Counter[str]] = defaultdict(Counter)
     hand_frames = hand_emitted = hand_sequences = seq_after_ok = 0
     profile_failures = render_failures = 0
+    over_frames = over_emitted = 0
+
+    def over_board(r: Any) -> bool:
+        """Ground truth (evaluation only): does the hand cover part of the board area?"""
+        from companion.vision.markers import BoardPose
+
+        pose = BoardPose(np.eye(3), (), 0.0, r.camera, r.pose.rvec, r.pose.tvec)
+        outline = np.column_stack([geometry.board_outline(), np.zeros(4)])
+        quad = np.round(pose.project(outline)).astype(np.int32)
+        board = np.zeros(r.hand_mask.shape, np.uint8)
+        cv2.fillConvexPoly(board, quad, 1)
+        return int(np.count_nonzero((r.hand_mask > 0) & (board > 0))) >= 50
+
     sessions = (args.frames + args.per_session - 1) // args.per_session
     t_start = time.perf_counter()
     done = 0
@@ -291,6 +304,9 @@ def main(argv: list[str]) -> int:
                 if r.hand:
                     hand_frames += 1
                     hand_emitted += int(d.observation is not None)
+                    if over_board(r):
+                        over_frames += 1
+                        over_emitted += int(d.observation is not None)
                 elif i > last_hand and d.observation is not None:
                     emitted_after += 1
             seq_after_ok += int(emitted_after == 1)
@@ -311,6 +327,8 @@ def main(argv: list[str]) -> int:
             "sequences": hand_sequences,
             "hand_frames": hand_frames,
             "observations_on_hand_frames": hand_emitted,
+            "hand_over_board_frames": over_frames,
+            "observations_on_hand_over_board_frames": over_emitted,
             "sequences_with_one_observation_after_the_hand": seq_after_ok,
         },
         "note": "timings on one core (cv2.setNumThreads(1)) with the pose cached",
@@ -340,6 +358,8 @@ def main(argv: list[str]) -> int:
     print(
         f"hands: {h['hand_frames']} hand frames in {h['sequences']} sequences, "
         f"{h['observations_on_hand_frames']} observations emitted on them; "
+        f"{h['hand_over_board_frames']} with the hand over the board, "
+        f"{h['observations_on_hand_over_board_frames']} observations on those; "
         f"{h['sequences_with_one_observation_after_the_hand']} sequences reported the still board "
         "exactly once after"
     )
