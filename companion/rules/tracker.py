@@ -389,7 +389,8 @@ def _children(
             if owner[i] != ctrl or s not in allowed:
                 continue
             for d in range(1, length + 1):
-                if d == s or not dest_ok(d):
+                # a wizard may stop anywhere on the way (two cards, 6 = 5 + 1): any destination
+                if d == s:
                     continue
                 steps = _ring(length, s, d)
                 if 1 <= steps <= 5:
@@ -614,9 +615,10 @@ def _search(
     for _ in range(depth):
         seen: dict[tuple[Any, ...], _Node] = {}
         for node in level:
+            node_views = srch.view(node.state)
             touched = frozenset(
-                s for a in node.actions for s in _spaces_of(a, node.state.table.length)
-            )
+                i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
+            ) | frozenset(s for a in node.actions for s in _spaces_of(a, node.state.table.length))
             allowed = changed | touched
             dests: frozenset[int] | None = None if deep else allowed
             if not allowed and (not node.pending or node.pending[0][0] != "done"):
@@ -805,6 +807,12 @@ class Tracker:
     @property
     def question(self) -> Question | None:
         return self._question
+
+    @property
+    def uncommitted(self) -> tuple[Action, ...]:
+        """What the best hypothesis says happened since the last commit (not yet certain)."""
+        best = min(self._hyps, key=lambda h: h.cost)
+        return tuple(a for step in best.trail for a in step.actions)
 
     def question_candidates(self) -> tuple[tuple[GameState, ...], ...]:
         """Per option of the open question, the states that answer stands for (host page,

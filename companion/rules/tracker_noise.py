@@ -70,7 +70,7 @@ class NoiseModel:
     wizard_missing: float = 0.02
     wizard_extra: float = 0.01
     castle: float = 0.01
-    bad_frame: float = 14.0
+    bad_frame: float = 8.0
 
     def __post_init__(self) -> None:
         for name in (
