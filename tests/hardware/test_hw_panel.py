@@ -132,9 +132,8 @@ def test_attention_led_blinks_until_cleared(hw: tuple[Hardware, list]) -> None:
     h, _ = hw
     pin = h.gpio.attention.pin
     pin.clear_states()
-    h.set_attention(True)
-    time.sleep(0.65)  # blink 0.5 s on / 0.5 s off
-    assert [s.state for s in pin.states][1:3] == [True, False]
+    h.set_attention(True)  # blink 0.5 s on / 0.5 s off
+    assert wait_for(lambda: [s.state for s in pin.states][1:4] == [True, False, True], 4.0)
     assert h.panel.snapshot()["attention"]["on"] is True
     h.set_attention(False)
     assert wait_for(lambda: not h.gpio.attention.is_lit)
