@@ -138,7 +138,7 @@ class CameraThread:
                 if not self.status.startswith("error"):
                     self._set_status(status if status != "ok" else "no frame")
                 self.heartbeats.trouble("camera", self.status)
-                backoff = min(2.0, backoff * 2 if backoff else 0.05)
+                backoff = min(1.0, backoff * 2 if backoff else 0.05)
                 if self._stop.wait(backoff):
                     break
                 continue
