@@ -1,4 +1,5 @@
-"""``companion bench rules [--seconds S] [--json]``: speed of the rules core on one core.
+"""``companion bench rules [--seconds S] [--modules all|LIST] [--json]``: speed of the rules core
+on one core (``--modules``: with expansion modules, R-MOD-*; default none = base game).
 
 Figures:
 
@@ -21,21 +22,23 @@ import json
 import time
 from typing import Any
 
-from companion.rules import Config, GameState, apply, legal_actions, setup
+from companion.rules import MODULES, Config, GameState, apply, legal_actions, setup
 from companion.rules.actions import Action
 from companion.rules.bots import play
 
 TARGET_APPLIED_PER_S = 100_000
 
 
-def record(n_pairs: int, seed: int = 1) -> list[tuple[GameState, Action]]:
+def record(
+    n_pairs: int, seed: int = 1, modules: frozenset[str] = frozenset()
+) -> list[tuple[GameState, Action]]:
     """(state, action) pairs from seeded random games, ``n_pairs`` of them."""
     pairs: list[tuple[GameState, Action]] = []
     g = 0
     while len(pairs) < n_pairs:
         players = 2 + g % 5
         variant = "master" if g % 2 else "base"
-        cfg = Config(player_count=players, variant=variant)
+        cfg = Config(player_count=players, variant=variant, modules=modules)
         state = setup(cfg, seed + g)
         for step in play(cfg, seed + g, "random"):
             pairs.append((state, step.action))
@@ -53,8 +56,8 @@ def _tracker_states(pairs: list[tuple[GameState, Action]], n: int) -> list[GameS
     return [replace(s, cards=None) for s, _ in pairs[::step]][:n]
 
 
-def run(seconds: float) -> dict[str, Any]:
-    pairs = record(20_000)
+def run(seconds: float, modules: frozenset[str] = frozenset()) -> dict[str, Any]:
+    pairs = record(20_000, modules=modules)
     # applied actions per second (CPU time of this process = one core; wall time as well)
     budget = seconds * 0.5
     done = 0
@@ -90,7 +93,7 @@ def run(seconds: float) -> dict[str, Any]:
     seed = 1000
     while time.perf_counter() - t0 < seconds * 0.3 or games == 0:
         last = None
-        for step in play(Config(player_count=6), seed, "random"):
+        for step in play(Config(player_count=6, modules=modules), seed, "random"):
             actions += 1
             last = step.state
         games += 1
@@ -111,6 +114,7 @@ def run(seconds: float) -> dict[str, Any]:
         "unfinished_games": unfinished,
         "recorded_pairs": len(pairs),
         "seconds": seconds,
+        "modules": sorted(modules),
     }
 
 
@@ -118,12 +122,27 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="companion bench rules", description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=float, default=10.0, help="measuring time (s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--modules",
+        default="none",
+        help="expansion modules: all, none, or a comma list of " + ", ".join(MODULES),
+    )
     args = p.parse_args(argv)
-    figures = run(args.seconds)
+    if args.modules == "all":
+        modules = frozenset(MODULES)
+    elif args.modules == "none":
+        modules = frozenset()
+    else:
+        modules = frozenset(x.strip() for x in args.modules.split(",") if x.strip())
+        unknown = sorted(modules - set(MODULES))
+        if unknown:
+            p.error(f"unknown module {unknown[0]!r}")
+    figures = run(args.seconds, modules)
     if args.json:
         print(json.dumps(figures))
         return 0
     ok = figures["applied_actions_per_s"] >= TARGET_APPLIED_PER_S
+    print(f"modules             {', '.join(figures['modules']) or 'none (base game)'}")
     print(
         f"applied actions/s   {figures['applied_actions_per_s']:>10,}  "
         f"(per CPU second; target {TARGET_APPLIED_PER_S:,}: {'met' if ok else 'MISSED'}; "

@@ -72,6 +72,7 @@ from companion.rules.model import (
 )
 
 Potion = tuple[int, int, int]
+_tuple_new = tuple.__new__
 
 FEATHER_USES = ("extra_card", "free_spell", "move_wizard")
 """R-MOD-RAVEN-6: what feathers buy (costs :data:`~companion.rules.DEFAULT_FEATHER_COSTS`)."""
@@ -291,27 +292,34 @@ class _W:
         "protect",
         "mover",
         "fly",
+        "m",
     )
 
     def __init__(self, st: GameState, protect: tuple[str, ...] = ()) -> None:
         m = st.modules
         assert m is not None
+        self.m = m
         tb = st.table
         self.tb = tb
         self.stacks = st.stacks
         self.wiz = st.wizards
         self.castle = st.castle
         self.potions = st.potions
-        self.witch = m.witch
-        self.raven = m.raven
-        self.vials = m.witch_vials
-        self.supply = m.witch_vial_supply
-        self.feathers = m.feathers
-        self.armed = m.armed
-        self.free_casts = m.free_casts
+        (
+            self.witch,
+            self.raven,
+            self.vials,
+            self.supply,
+            self.feathers,
+            self.armed,
+            self.free_casts,
+        ) = m
         self.ev: list[Event] = []
         self.mover = st.turn.player
         self.fly = st.turn.fly_used
+        if not protect:
+            self.protect: tuple[int, ...] = ()
+            return
         seats: list[int] = []
         for c in protect:
             s = tb.seat_of.get(c) if isinstance(c, str) else None
@@ -324,15 +332,33 @@ class _W:
             raise IllegalAction("there is no witch to block", "R-MOD-WITCH-10")
         self.protect = tuple(seats)
 
+    def changed_goals(self, st: GameState) -> bool:
+        """Potions or witch vials changed (the end condition may have become true)."""
+        return self.potions is not st.potions or self.vials is not self.m.witch_vials
+
     def modules(self) -> ModuleState:
-        return ModuleState(
-            self.witch,
-            self.raven,
-            self.vials,
-            self.supply,
-            self.feathers,
-            self.armed,
-            self.free_casts,
+        m = self.m
+        if (
+            self.witch == m.witch
+            and self.raven == m.raven
+            and self.feathers is m.feathers
+            and self.vials is m.witch_vials
+            and self.supply == m.witch_vial_supply
+            and self.armed is m.armed
+            and self.free_casts is m.free_casts
+        ):
+            return m
+        return _tuple_new(
+            ModuleState,
+            (
+                self.witch,
+                self.raven,
+                self.vials,
+                self.supply,
+                self.feathers,
+                self.armed,
+                self.free_casts,
+            ),
         )
 
     def state(
@@ -558,6 +584,8 @@ def _witch_page(w: _W, page: bool, guess: Any) -> bool:
 
     :returns: False when the release guess was wrong (the turn ends; nothing else happens).
     """
+    if not page and guess is None:
+        return True
     if not page or w.witch is None:
         if guess is not None:
             raise IllegalAction("a witch guess belongs to a page card", "R-MOD-WITCH-9")
@@ -634,10 +662,10 @@ def _wizard_move(
     s = p >> 4
     if p & 15 != len(w.stacks[s - 1]):
         raise IllegalAction(f"{ids[wi]} is trapped under a tower and cannot move", "R-WIZ-1")
-    owner = tb.wizard_owner[wi]
     seg = None
-    precise = (owner, "precise_landing")
     if web_steps is not None:
+        owner = tb.wizard_owner[wi]
+        precise = (owner, "precise_landing")
         if precise not in w.armed:
             raise IllegalAction(
                 f"{tb.colours[owner]} has not cast Precise Landing this turn", "R-SPELLX-6"
@@ -645,12 +673,13 @@ def _wizard_move(
         if type(web_steps) is not int or not 1 <= web_steps <= 3:
             raise IllegalAction("Precise Landing continues 1 to 3 spaces", "R-SPELLX-6")
         seg = web_steps
-    first = (s - 1 + steps) % tb.length + 1
-    if tb.special[first] == "web" and seg is not None:
-        armed = list(w.armed)
-        armed.remove(precise)
-        w.armed = tuple(armed)
-    dest = _web_path(w, s, steps, ids[wi], seg)
+    dest = (s - 1 + steps) % tb.length + 1
+    if tb.special[dest] == "web":
+        if seg is not None:
+            armed = list(w.armed)
+            armed.remove(precise)
+            w.armed = tuple(armed)
+        dest = _web_path(w, s, steps, ids[wi], seg)
     if dest == s:
         raise IllegalAction("the move would end where it started", "R-MOD-WEB-2")
     movers = (wi,) if rider < 0 else (wi, rider)
@@ -667,10 +696,13 @@ def _wizard_move(
                 f"(at most {MAX_ON_TOP})",
                 "R-WIZ-4",
             )
-    lst = list(wiz)
-    for m in movers:
-        lst[m] = new
-    w.wiz = tuple(lst)
+    if rider < 0:
+        w.wiz = wiz[:wi] + (new,) + wiz[wi + 1 :]
+    else:
+        lst = list(wiz)
+        lst[wi] = new
+        lst[rider] = new
+        w.wiz = tuple(lst)
     ev = w.ev
     for m in movers:
         if new:
@@ -687,8 +719,15 @@ def _wizard_move(
             if relocate and (i == 0 or not tb.config.options["piggyback_castle_moves_once"]):
                 _relocate_castle(w)
         return True
-    for m in movers:
-        _arrive(w, m, new)
+    st = w.stacks[dest - 1]
+    if (
+        w.witch == new
+        or w.raven == new
+        or tb.special[dest] is not None
+        or (st and tb.tower_magic[st[-1]])
+    ):
+        for m in movers:
+            _arrive(w, m, new)
     return False
 
 
@@ -748,11 +787,10 @@ class _BadDestination(IllegalAction):
     """An illegal tower destination (the lift penalty applies to these, R-MOD-GEN-3)."""
 
 
-def _tower_dest(w: _W, s: int, k: int, steps: int) -> int:
-    """Final space of lifting tower ``k`` on ``s`` by ``steps``; raises
-    :class:`_BadDestination` for the castle, a fountain, the magic tower's roof."""
+def _tower_dest_check(w: _W, s: int, steps: int) -> int:
+    """Final space of a tower move from ``s`` by ``steps`` after web continuation; raises
+    :class:`_BadDestination` for the castle's space, a fountain, a web or the start."""
     tb = w.tb
-    board.check_lift(tb, w.stacks, s, k)
     dest = _web_path(w, s, steps, "tower")
     castle = w.castle
     if dest == s:
@@ -766,11 +804,6 @@ def _tower_dest(w: _W, s: int, k: int, steps: int) -> int:
         raise _BadDestination(f"a tower may not end on the fountain {dest}", "R-MOD-FOUNTAIN-4")
     if kind == "web":
         raise _BadDestination(f"a tower may not stay on the web {dest}", "R-MOD-WEB-3")
-    dst = w.stacks[dest - 1]
-    if dst and tb.tower_magic[dst[-1]]:
-        raise _BadDestination(
-            f"no tower may be placed on the magic tower (space {dest})", "R-MOD-MAGICTOWER-3"
-        )
     return dest
 
 
@@ -781,10 +814,23 @@ def _tower_move(w: _W, s: int, k: int, steps: int, seat: int) -> tuple[int, int,
     :returns: ``(dest, tier of the lifted tower at dest, potions or vials filled)``.
     """
     tb = w.tb
-    dest = _tower_dest(w, s, k, steps)
     stacks = w.stacks
+    length = tb.length
+    if type(s) is not int or not 1 <= s <= length:
+        board.check_lift(tb, stacks, s, k)
     st = stacks[s - 1]
+    if type(k) is not int or not 1 <= k <= len(st):
+        board.check_lift(tb, stacks, s, k)
+    dest = (s - 1 + steps) % length + 1
+    special = tb.special
+    castle = w.castle
+    if special[dest] is not None or dest in (castle, s):
+        dest = _tower_dest_check(w, s, steps)
     dst = stacks[dest - 1]
+    if dst and tb.tower_magic[dst[-1]]:
+        raise _BadDestination(
+            f"no tower may be placed on the magic tower (space {dest})", "R-MOD-MAGICTOWER-3"
+        )
     hd = len(dst)
     moved = st[k - 1 :]
     lst = list(stacks)
@@ -796,9 +842,12 @@ def _tower_move(w: _W, s: int, k: int, steps: int, seat: int) -> tuple[int, int,
     delta = ((dest - s) << 4) + hd - k + 1
     wiz = w.wiz
     ids = tb.wizard_ids
-    carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
-    if carried:
-        w.wiz = tuple([p + delta if lo <= p <= hi else p for p in wiz])
+    carried: list[int] = []
+    for tier in range(k, len(st) + 1):
+        if (lo - k + tier) in wiz:
+            carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
+            w.wiz = tuple([p + delta if lo <= p <= hi else p for p in wiz])
+            break
     top_code = dest << 4 | hd
     witch = w.witch
     raven = w.raven
@@ -966,6 +1015,8 @@ def _result(
 def _raven_timing(w: _W, a: MoveWizard | MoveTower) -> str | None:
     """``before``/``after`` for a die card with the raven module, else None."""
     t = a.raven_timing
+    if t is None and not a.card.dice:
+        return None
     if t is not None and t not in ("before", "after"):
         raise IllegalAction("raven_timing is 'before' or 'after'", "R-MOD-RAVEN-2")
     if w.raven is None or not a.card.dice:
@@ -1003,9 +1054,11 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
             rule,
         )
     w = _W(st, a.witch_protect)
-    timing = _raven_timing(w, a)
-    _e._dice_event(a.card, a.rolls, w.ev)
-    if not _witch_page(w, a.page, a.witch_guess):
+    timing = None
+    if a.card.dice or a.raven_timing is not None:
+        timing = _raven_timing(w, a)
+        _e._dice_event(a.card, a.rolls, w.ev)
+    if (a.page or a.witch_guess is not None) and not _witch_page(w, a.page, a.witch_guess):
         return _lost_turn(st, w, seat, kidx, "witch_guess_wrong")
     if timing == "before":
         _move_raven(w, a.steps)
@@ -1024,7 +1077,8 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
     if timing == "after":
         _move_raven(w, a.steps)
     turn, cards, game = _e._play_card(st, seat, kidx, w.ev, entered)
-    game = _end_check(w, game, turn)
+    if entered or w.changed_goals(st):
+        game = _end_check(w, game, turn)
     return w.state(st, turn, game, cards), w.ev
 
 
@@ -1033,9 +1087,11 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     kidx = _e._card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
     tb = st.table
     w = _W(st, a.witch_protect)
-    timing = _raven_timing(w, a)
-    _e._dice_event(a.card, a.rolls, w.ev)
-    if not _witch_page(w, a.page, a.witch_guess):
+    timing = None
+    if a.card.dice or a.raven_timing is not None:
+        timing = _raven_timing(w, a)
+        _e._dice_event(a.card, a.rolls, w.ev)
+    if (a.page or a.witch_guess is not None) and not _witch_page(w, a.page, a.witch_guess):
         return _lost_turn(st, w, seat, kidx, "witch_guess_wrong")
     if timing == "before":
         _move_raven(w, a.steps)
@@ -1070,7 +1126,8 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     if timing == "after":
         _move_raven(w, a.steps)
     turn, cards, game = _e._play_card(st, seat, kidx, w.ev, False)
-    game = _end_check(w, game, turn)
+    if w.changed_goals(st):
+        game = _end_check(w, game, turn)
     return w.state(st, turn, game, cards), w.ev
 
 
@@ -1163,6 +1220,8 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
     new, ev = _e._apply_end_turn(st, a)
     m = new.modules
     assert m is not None
+    if not (m.armed or m.free_casts or new.game.over):
+        return new, ev
     if m.armed or m.free_casts:
         m = m._replace(armed=(), free_casts=())
     g = new.game
