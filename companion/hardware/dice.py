@@ -29,7 +29,9 @@ Debounce (:class:`Debouncer`) acts on the leading edge (a press shows on the pip
 refuses to see a release until the line has been released without interruption for
 ``release_s``; chatter inside a press is absorbed once the line has stayed pressed for
 ``settle_s``. Tap versus hold is measured from the first contact to the first break of the
-final release burst, so bounce at either end does not change the verdict.
+final release burst, so bounce at either end does not change the verdict. A contact that is
+never pressed ``min_press_s`` (5 ms) in total is a spike, not a press: what its first edge
+started on the pips is taken back, and DONE/UNDO only act on confirmed presses.
 """
 
 from __future__ import annotations
@@ -155,11 +157,13 @@ PROFILES: dict[str, DiceProfile] = {p.name: p for p in (WANDERING_TOWERS, SIEGE_
 class DiceTiming:
     """Times in seconds. ``release_s``: a release counts after the line stayed released this
     long; ``settle_s``: chatter inside a press ends after the line stayed pressed this long;
+    ``min_press_s``: pressed time (in total) that makes a contact a press, not a spike;
     ``hold_s``: a press this long is a hold (keep); ``select_window_s``: gap allowed between
     mode-selection presses; ``roll_anim_s`` / ``frame_s``: rolling animation length and frame."""
 
     release_s: float = 0.025
     settle_s: float = 0.025
+    min_press_s: float = 0.005
     hold_s: float = 0.8
     select_window_s: float = 0.45
     roll_anim_s: float = 0.6
@@ -171,8 +175,9 @@ DEFAULT_TIMING = DiceTiming()
 
 @dataclass(frozen=True)
 class ButtonEvent:
-    """A debounced button event. ``kind``: ``down`` (first contact), ``hold`` (still down
-    ``hold_s`` after contact), ``up`` (``duration`` = first contact to final release, s)."""
+    """A debounced button event. ``kind``: ``down`` (first contact), ``press`` (confirmed:
+    pressed ``min_press_s`` in total), ``hold`` (still down ``hold_s`` after contact), ``up``
+    (``duration`` = first contact to final release, s) or ``glitch`` (ended unconfirmed)."""
 
     kind: str
     t: float
@@ -182,10 +187,17 @@ class ButtonEvent:
 class Debouncer:
     """Debounce one button from raw edges ``(t, pressed)``.
 
-    A press is reported at its first contact edge (no added latency). After that only an
-    uninterrupted release of ``release_s`` ends it; its ``up`` is dated at the first break of
-    that final release burst. A hold is reported at ``t_down + hold_s`` when the line is down
-    and not chattering then, otherwise as soon as the chatter settles pressed.
+    Events (:class:`ButtonEvent`), in time order:
+
+    * ``down`` at the first contact edge — no added latency, for immediate feedback;
+    * ``press`` once the line has been pressed for ``min_press_s`` in total since that contact
+      (5 ms; an integrator, so chatter only delays it): the press is real;
+    * ``hold`` at ``t_down + hold_s`` when the line is down and not chattering then, otherwise
+      as soon as the chatter settles pressed;
+    * ``up`` after an uninterrupted release of ``release_s``, dated at the first break of that
+      final release burst (``duration`` = first contact to that break), or ``glitch`` instead
+      of ``press``/``up`` when the line was never pressed ``min_press_s`` in total (a spike
+      picked up by a long lead).
     """
 
     def __init__(self, timing: DiceTiming = DEFAULT_TIMING) -> None:
@@ -196,13 +208,19 @@ class Debouncer:
         self.last_edge = float("-inf")
         self.first_break: float | None = None  # start of unresolved chatter while down
         self.held = False
+        self.confirmed = False
+        self.pressed_total = 0.0  # s pressed since t_down, up to the last release edge
 
     def _due(self) -> list[tuple[float, str]]:
         due: list[tuple[float, str]] = []
-        if self.down and self.first_break is not None:
+        if not self.down:
+            return due
+        if self.first_break is not None:
             wait = self.timing.settle_s if self.level else self.timing.release_s
             due.append((self.last_edge + wait, "resolve"))
-        if self.down and not self.held and self.first_break is None:
+        if not self.confirmed and self.level:
+            due.append((self.last_edge + self.timing.min_press_s - self.pressed_total, "press"))
+        if not self.held and self.first_break is None:
             due.append((self.t_down + self.timing.hold_s, "hold"))
         return due
 
@@ -219,7 +237,10 @@ class Debouncer:
             if not due:
                 return out
             when, what = min(due)
-            if what == "hold":
+            if what == "press":
+                self.confirmed = True
+                out.append(ButtonEvent("press", when))
+            elif what == "hold":
                 self.held = True
                 out.append(ButtonEvent("hold", when))
             elif self.level:  # chatter settled pressed
@@ -229,7 +250,8 @@ class Debouncer:
                     out.append(ButtonEvent("hold", when))
             else:  # released for good
                 assert self.first_break is not None
-                out.append(ButtonEvent("up", self.first_break, self.first_break - self.t_down))
+                kind = "up" if self.confirmed else "glitch"
+                out.append(ButtonEvent(kind, self.first_break, self.first_break - self.t_down))
                 self.down = False
                 self.first_break = None
 
@@ -238,10 +260,14 @@ class Debouncer:
         out = self.tick(t)
         if pressed == self.level:
             return out
+        if not pressed and self.down:
+            self.pressed_total += t - self.last_edge
         self.level = pressed
         self.last_edge = t
         if pressed and not self.down:
-            self.down, self.t_down, self.held, self.first_break = True, t, False, None
+            self.down, self.t_down, self.first_break = True, t, None
+            self.held = self.confirmed = False
+            self.pressed_total = 0.0
             out.append(ButtonEvent("down", t))
         elif not pressed and self.down and self.first_break is None:
             self.first_break = t
@@ -292,6 +318,7 @@ class DiceMachine:
         self.face: Pattern = BLANK
         self.now = 0.0
         self.last_result: dict[str, Any] | None = None
+        self._before_down: dict[str, Any] | None = None  # undo of an unconfirmed ROLL contact
 
     # -- outputs ---------------------------------------------------------------------------
     @property
@@ -396,6 +423,7 @@ class DiceMachine:
             )
         if self.state in (DiceState.ROLLING, DiceState.CHOOSING):
             raise DiceError("a roll is under way: keep or reroll it first")
+        self._before_down = None  # a command settles the state
         self.state = DiceState.IDLE
         self.count = 0
         self.preset = dice_allowed
@@ -409,6 +437,7 @@ class DiceMachine:
         out = self.tick(t)
         if self.state in (DiceState.ROLLING, DiceState.CHOOSING):
             raise DiceError("a roll is under way and cannot be cancelled")
+        self._before_down = None  # a command settles the state
         self.state, self.preset, self.count = DiceState.IDLE, None, 0
         return out
 
@@ -419,6 +448,7 @@ class DiceMachine:
         out = self.tick(t)
         if self.state is not DiceState.CHOOSING:
             raise DiceError("nothing to keep: no roll is waiting for reroll or keep")
+        self._before_down = None  # a command settles the state
         self.press_active = False
         return out + self._finish()
 
@@ -429,6 +459,7 @@ class DiceMachine:
         out = self.tick(t)
         if self.state is not DiceState.CHOOSING:
             raise DiceError("nothing to reroll: no roll is waiting for reroll or keep")
+        self._before_down = None  # a command settles the state
         self.press_active = False
         self._roll(t)
         return out
@@ -442,6 +473,7 @@ class DiceMachine:
             raise DiceError("a roll is under way; the pips show it")
         if value is not None and value not in self.profile.display:
             raise ValueError(f"no pip pattern for {value!r}")
+        self._before_down = None  # a command settles the state
         self.face = BLANK if value is None else self.profile.display[value]
         self.preset, self.rolls = None, []
         return out
@@ -456,8 +488,9 @@ class DiceMachine:
     def _button(self, name: str, ev: ButtonEvent) -> list[dict[str, Any]]:
         if name == "roll":
             return self._roll_button(ev)
-        if ev.kind != "down":
+        if ev.kind != "press":  # DONE and UNDO act once the press is confirmed
             return []
+        self._before_down = None
         if name == "done":
             out: list[dict[str, Any]] = []
             if self.state in (DiceState.ROLLING, DiceState.CHOOSING):
@@ -477,9 +510,28 @@ class DiceMachine:
             return True
         return False
 
+    _SAVED = (
+        "state", "preset", "mode", "count", "last_up", "rolls", "dice_faces", "anim_start",
+        "press_active", "ignore_press", "face",
+    )  # fmt: skip
+
     def _roll_button(self, ev: ButtonEvent) -> list[dict[str, Any]]:
         st = self.state
+        if ev.kind == "press":
+            self._before_down = None  # a real press: what its contact did stands
+            return []
+        if ev.kind == "glitch":
+            before, self._before_down = self._before_down, None
+            if before is not None:  # a spike, not a press: take back what its contact did
+                for k, v in before.items():
+                    setattr(self, k, v)
+            return []
         if ev.kind == "down":
+            saved: dict[str, Any] = {}
+            for k in self._SAVED:
+                v = getattr(self, k)
+                saved[k] = list(v) if isinstance(v, list) else v
+            self._before_down = saved
             self.ignore_press = False
             if st is DiceState.IDLE:
                 if self.preset is not None:
@@ -550,4 +602,5 @@ class DiceMachine:
         self.state = DiceState.IDLE
         self.last_result = result
         self.mode = None
+        self._before_down = None  # a result went out: nothing is taken back any more
         return [result]

@@ -338,3 +338,39 @@ def test_done_while_picking_ends_the_turn_without_a_roll() -> None:
     tb.press("done")
     tb.settle()
     assert tb.events == [{"type": "done"}] and tb.m.state is DiceState.IDLE
+
+
+def spike(tb: Table, button: str, width: float = 0.0005) -> None:
+    tb.events += tb.m.edge(tb.t, button, True)
+    tb.events += tb.m.edge(tb.t + width, button, False)
+    tb.t += width
+    tb.wait(0.1)
+
+
+def test_spikes_on_the_lines_do_nothing() -> None:
+    tb = Table(seed=21)
+    spike(tb, "done")
+    spike(tb, "undo")
+    spike(tb, "roll")
+    tb.settle()
+    assert tb.events == [] and tb.m.state is DiceState.IDLE
+    tb.m.select_mode(tb.t, 2)
+    spike(tb, "roll")  # the chase started at the contact, then is taken back
+    assert tb.m.state is DiceState.IDLE and tb.m.pips == COUNT_PATTERNS[2]
+    tb.press()
+    tb.settle()
+    shown = tb.m.pips
+    spike(tb, "roll")  # no reroll
+    tb.settle()
+    assert tb.m.can_choose() and len(tb.m.rolls) == 1 and tb.m.pips == shown
+    tb.press("done")
+    assert [e["type"] for e in tb.events] == ["dice", "done"]
+
+
+def test_pick_count_not_raised_by_a_spike() -> None:
+    tb = Table()
+    tb.press()
+    spike(tb, "roll")
+    tb.press()
+    tb.settle()
+    assert tb.m.mode == 2 and tb.m.can_choose()

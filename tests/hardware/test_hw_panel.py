@@ -108,8 +108,8 @@ def test_gpio_callback_only_enqueues(factory: MockFactory) -> None:
     h = create_hardware({}, slow_consumer, rng=random.Random(1), pin_factory=factory, timing=FAST)
     try:
         t0 = time.monotonic()
-        tap(h.gpio.buttons["done"].pin, 0.0)
-        assert time.monotonic() - t0 < 0.5  # the consumer blocks, the pin callback does not
+        tap(h.gpio.buttons["done"].pin, 0.02)
+        assert time.monotonic() - t0 < 0.5  # the consumer blocks (2 s), the pin callbacks do not
         assert wait_for(lambda: bool(threads))
         assert threads[0] is not threading.current_thread()
     finally:
