@@ -84,8 +84,6 @@ class DetectorConfig:
         white paper = 255) for a roof to be there.
     :param roof_contrast: how far that edge must stand above the median of the other tiers'.
     :param roof_interior: minimum share of roof- or wizard-coloured probes inside the roof.
-    :param body_threshold: minimum share of tower-coloured probes on the camera-facing walls
-        of a candidate stack (a roof floating over nothing is no roof).
     :param castle_threshold: minimum share of castle-coloured probes for the castle.
     :param wizard_min: fraction of one wizard's projected area that counts as one wizard.
     :param wizard_area_scale: visible share of a wizard's bounding-cylinder area (calibrated on
@@ -106,7 +104,6 @@ class DetectorConfig:
     roof_threshold: float = 3.5
     roof_contrast: float = 4.5
     roof_interior: float = 0.0
-    body_threshold: float = 0.5
     castle_threshold: float = 0.5
     wizard_min: float = 0.45
     wizard_area_scale: float = 0.92
@@ -222,8 +219,6 @@ class _PoseTables:
     kind_ok: NDArray[np.bool_]
     castle_px: NDArray[np.int32]  # (S, K + 1, C, 2) castle body standing at tier k = 0..K
     castle_ok: NDArray[np.bool_]
-    wall_px: NDArray[np.int32]  # (S, K, W, 2) camera-facing wall of the tower at tier k
-    wall_ok: NDArray[np.bool_]
     crop: tuple[int, int, int, int]  # x0, y0, x1, y1 of the board's image region
     view_matrix: NDArray[np.float64]
     hull: dict[tuple[int, int], tuple[NDArray[np.int32], NDArray[np.int32], float, float]] = field(
@@ -264,9 +259,12 @@ class Detector:
         self._roof_idx = np.array([names.index(n) for n in ROOF_CLASSES if n in names], np.int32)
         self._roof_kind = [ROOF_CLASSES[names[i]] for i in self._roof_idx]
         self._castle_idx = names.index(CASTLE_CLASS) if CASTLE_CLASS in names else -1
-        tower_names = ("wall", "roof-plain", "roof-magic", "wall-magic")
-        self._tower_idx = np.array([names.index(n) for n in tower_names if n in names], np.int32)
         self._wizard_idx = {c: names.index(c) for c in COLOURS if c in names}
+        # class index + 1 -> bool (index 0 = reject)
+        self._is_wizard = np.zeros(len(names) + 1, bool)
+        self._is_wizard[np.array(list(self._wizard_idx.values()), np.int64) + 1] = True
+        self._roofish = self._is_wizard.copy()
+        self._roofish[self._roof_idx + 1] = True
         self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
 
     # -- pose ------------------------------------------------------------------------------------
@@ -357,21 +355,6 @@ class Detector:
             cas[:, :, j, 1] = (centres[:, 1] + rr * np.sin(a))[:, None]
             cas[:, :, j, 2] = (np.arange(K + 1) * t + dz)[None, :]
         cp = self._project(pose, cas.reshape(-1, 3)).reshape(S, K + 1, C, 2)
-        # tower walls facing the camera, per tier (a stack of k towers has walls at tiers 1..k)
-        tw = g.tower
-        wall = []
-        for da in np.radians([-30.0, 0.0, 30.0]):
-            for fz in (0.3, 0.6):
-                rr = (tw.base_diameter + (tw.roof_diameter - tw.base_diameter) * fz) / 2 - 1.0
-                wall.append((da, rr, fz * t))
-        W = len(wall)
-        wl = np.zeros((S, K, W, 3))
-        for j, (da, rr, dz) in enumerate(wall):
-            a = base_a + da
-            wl[:, :, j, 0] = (centres[:, 0] + rr * np.cos(a))[:, None]
-            wl[:, :, j, 1] = (centres[:, 1] + rr * np.sin(a))[:, None]
-            wl[:, :, j, 2] = (np.arange(K) * t + dz)[None, :]
-        wp = self._project(pose, wl.reshape(-1, 3)).reshape(S, K, W, 2)
 
         def clip(p: NDArray[np.float64]) -> tuple[NDArray[np.int32], NDArray[np.bool_]]:
             q = np.round(p).astype(np.int32)
@@ -392,7 +375,6 @@ class Detector:
         rok &= mask[rpi[..., 1] // 4, rpi[..., 0] // 4] == 0
         kpi, kok = clip(kp)
         cpi, cok = clip(cp)
-        wpi, wok = clip(wp)
         allp = np.concatenate([rpi.reshape(-1, 2), kpi.reshape(-1, 2), cpi.reshape(-1, 2)])
         x0, y0 = np.maximum(allp.min(0) - 3, 0)
         x1, y1 = np.minimum(allp.max(0) + 4, (w, h))
@@ -407,8 +389,6 @@ class Detector:
             kok,
             cpi,
             cok,
-            wpi,
-            wok,
             (int(x0), int(y0), int(x1), int(y1)),
             view,
         )
@@ -572,8 +552,8 @@ class Detector:
         S = g.n_spaces
         edges = self._edges(frame, tables, white)  # (S, K)
         # one classification for the castle and roof-kind probes
-        cp, kp, wp = tables.castle_px, tables.kind_px, tables.wall_px
-        probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2), wp.reshape(-1, 2)])
+        cp, kp = tables.castle_px, tables.kind_px
+        probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2)])
         ppx = frame[probe[:, 1], probe[:, 0]]
         pf = features(ppx, white)
         lab = self.profile.classify_bgr(ppx, white)
@@ -582,15 +562,12 @@ class Detector:
         kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
         cl = lab[:n1].reshape(cp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
-        wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
-        is_w = np.isin(wl, self._tower_idx) & tables.wall_ok
-        tier_body = is_w.sum(-1) / np.maximum(tables.wall_ok.sum(-1), 1)  # (S, K)
-        body = np.cumsum(tier_body, axis=1) / np.arange(1, tier_body.shape[1] + 1)
-        roofish_ids = np.concatenate([self._roof_idx, np.array(list(self._wizard_idx.values()))])
-        is_r = np.isin(kl, roofish_ids) & tables.kind_ok
-        roofish = is_r.sum(-1) / np.maximum(tables.kind_ok.sum(-1), 1)  # (S, K)
-        plausible = roofish >= cfg.roof_interior
-        del body
+        if cfg.roof_interior > 0:
+            is_r = self._roofish[kl + 1] & tables.kind_ok
+            roofish = is_r.sum(-1) / np.maximum(tables.kind_ok.sum(-1), 1)  # (S, K)
+            plausible = roofish >= cfg.roof_interior
+        else:
+            plausible = np.ones(kl.shape[:2], bool)
         if self._castle_idx >= 0:
             is_c = (cl == self._castle_idx) & tables.castle_ok
             castle_frac = is_c.sum(-1) / np.maximum(tables.castle_ok.sum(-1), 1)
@@ -666,7 +643,7 @@ class Detector:
                     for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True)
                 }
                 top = max(votes, key=lambda k: votes[k]) if votes else "plain"
-                wiz_here = np.isin(labs, list(self._wizard_idx.values()))
+                wiz_here = self._is_wizard[labs + 1]
                 free = max(int((~wiz_here).sum()), 1)
                 dark = int((kdark[si, towers - 1][okk] & ~wiz_here).sum()) / free
                 if top != "magic":
