@@ -656,7 +656,12 @@ def build_profile(
         wiz = new
     classes.update(wiz)
     wb = (float(white[0]), float(white[1]), float(white[2]))
-    meta = {"colours": list(colours), "players": len(colours), "track": geometry.track.to_json()}
+    meta = {
+        "colours": list(colours),
+        "players": len(colours),
+        "towers": int(sum(o.towers for o in expected.values())),
+        "track": geometry.track.to_json(),
+    }
     return ColourProfile(classes, white_bgr=wb, meta=meta)
 
 
