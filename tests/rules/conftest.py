@@ -75,3 +75,51 @@ def position(
             "reshuffles": 0,
         }
     return load_state(data)
+
+
+STACKS18 = {
+    2: ["R1"],
+    3: ["P1"],
+    4: ["R2"],
+    5: ["P2"],
+    6: ["R3"],
+    7: ["P3"],
+    8: ["R4"],
+    10: ["P4"],
+    11: ["R5"],
+}
+"""The base towers on their base spaces of the 18-space expansion track (R-MOD-FOUNTAIN-1)."""
+
+
+def mposition(
+    modules: set[str] | tuple[str, ...],
+    *,
+    witch: tuple[int, int] | None = None,
+    raven: tuple[int, int] | None = None,
+    feathers: dict[str, int] | None = None,
+    vials: dict[str, tuple[int, int, int]] | None = None,
+    supply: int | None = None,
+    config: dict[str, Any] | None = None,
+    **kw: Any,
+) -> GameState:
+    """:func:`position` with expansion modules and their pieces (witch/raven ``(space, tier)``,
+    feathers and witch vials per colour)."""
+    cfg = dict(config or {})
+    cfg["modules"] = frozenset(modules)
+    data = dump_state(position(config=cfg, **kw))
+    if witch is not None:
+        data["witch"] = {"space": witch[0], "tier": witch[1]}
+    if raven is not None:
+        data["raven"] = {"space": raven[0], "tier": raven[1]}
+    for c, n in (feathers or {}).items():
+        data["feathers"][c] = n
+    for c, (f, e, s) in (vials or {}).items():
+        data["witch_vials"][c] = {"full": f, "empty": e, "spent": s}
+    if supply is not None:
+        data["witch_vial_supply"] = supply
+    return load_state(data)
+
+
+def kinds(events: Any) -> list[str]:
+    """The event kinds in order."""
+    return [e.kind for e in events]
