@@ -96,8 +96,6 @@ class DetectorConfig:
     :param token_min: fraction of a token's projected area that counts as a token.
     :param view_px: side of the top-down board view handed to the stability gate, px.
     :param pixel_step: sub-sampling step of the wizard regions, px.
-    :param tower_total: towers on the board (9, or 10 with the magic tower); None = take it
-        from the profile (counted on the setup frame's layout), or leave heights unconstrained.
     :param pose_tolerance_px: a new pose that moves no projected point more than this reuses
         the probe tables of the old one (marker corners jitter by noise from frame to frame).
     """
@@ -116,7 +114,6 @@ class DetectorConfig:
     view_px: int = 160
     pixel_step: int = 3
     pose_tolerance_px: float = 0.75
-    tower_total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -499,63 +496,6 @@ class Detector:
         idx = self.profile.classify_bgr(frame[ys, xs].reshape(-1, 3), white)
         return idx.reshape(np.shape(ys))
 
-    def _tower_total(self) -> int | None:
-        """Towers on the board (R-COMP-1: 9; 10 with the magic tower), when known."""
-        if self.config.tower_total is not None:
-            return self.config.tower_total
-        n = self.profile.meta.get("towers")
-        return int(n) if isinstance(n, int) and n > 0 else None
-
-    def _fit_total(
-        self,
-        edges: NDArray[np.float32],
-        plausible: NDArray[np.bool_],
-        castle_at: dict[int, int],
-        first_guess: list[int],
-        total: int,
-    ) -> list[int]:
-        """Stack heights that together hold exactly ``total`` towers (every tower stands in
-        some stack, state-model §2.4 invariant 1), maximising the summed rim evidence: a height
-        ``k >= 1`` scores ``edge_k - roof_threshold``, an empty space 0 (dynamic programming over
-        the spaces). Spaces with the castle keep its tier. Falls back to ``first_guess`` when
-        no assignment reaches the total."""
-        cfg = self.config
-        S, K = edges.shape
-        gain = np.where(plausible, edges - cfg.roof_threshold, -np.inf)
-        fixed = sum(castle_at.values())
-        need = total - fixed
-        if need < 0:
-            return first_guess
-        neg = -np.inf
-        best = np.full((S + 1, need + 1), neg)
-        best[0, 0] = 0.0
-        choice = np.zeros((S + 1, need + 1), np.int16)
-        for si in range(S):
-            options = [(castle_at[si], 0.0)] if si in castle_at else None
-            for used in range(need + 1):
-                if best[si, used] == neg:
-                    continue
-                if options is not None:
-                    cands = [(0, 0.0)]  # its towers are counted in `fixed`
-                else:
-                    cands = [(0, 0.0)] + [(k + 1, float(gain[si, k])) for k in range(K)]
-                for h, g in cands:
-                    if used + h > need or g == neg:
-                        continue
-                    v = best[si, used] + g
-                    if v > best[si + 1, used + h]:
-                        best[si + 1, used + h] = v
-                        choice[si + 1, used + h] = h
-        if best[S, need] == neg:
-            return first_guess
-        out = [0] * S
-        used = need
-        for si in range(S, 0, -1):
-            h = int(choice[si, used])
-            out[si - 1] = castle_at.get(si - 1, h)
-            used -= h
-        return out
-
     def _edges(
         self, frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
     ) -> NDArray[np.float32]:
@@ -674,9 +614,6 @@ class Detector:
                 towers_of.append(0)
                 castle_of.append(False)
                 margin_of.append(float(cfg.roof_threshold - es[best]) / 20)
-        total = self._tower_total()
-        if total is not None:
-            towers_of = self._fit_total(edges, plausible, castle_at, towers_of, total)
         # one classification for the pieces on every top surface
         hulls = []
         for si, space in enumerate(g.spaces):
