@@ -1,4 +1,5 @@
-"""The rules core of *The Wandering Towers* (base game, rules §1-§15): pure, immutable, fast.
+"""The rules core of *The Wandering Towers* (base game §1-§15 and the 2025 expansion §16-§23):
+pure, immutable, fast.
 
 Usage::
 
@@ -33,9 +34,19 @@ completion at the end of the game, next player). ``state.turn.ended`` = a wizard
 current player entered the castle (R-TURN-6); ``state.game.over`` / ``state.game.result``.
 
 Configuration: ``Config(player_count, variant="base"|"master", teams=…, colours=…,
-spells=…, spell_costs={…}, options={…}, track=Track(…))``; every OPEN-nn default of the rules
-reference is in :data:`DEFAULT_OPTIONS` / :data:`DEFAULT_SPELL_COSTS`. Expansion fields
-(witch, raven, vials, feathers) are carried in ``state.modules`` and the JSON, None when off.
+modules={"fountain", "web", "witch", "raven", "magic_tower"}, spells=…, spell_costs={…},
+feather_costs={…}, options={…}, track=Track(…))``; every OPEN-nn default of the rules
+reference is in :data:`DEFAULT_OPTIONS` / :data:`DEFAULT_SPELL_COSTS` /
+:data:`DEFAULT_FEATHER_COSTS`.
+
+Expansion (``companion.rules.expansion``): with ``config.modules`` the fountain/web tiles are
+inserted (18 spaces by default, OPEN-10), the magic tower, witch and raven set up, and every
+state carries ``state.modules`` (witch/raven positions, witch vials, feathers, armed spells,
+free spell rights; None without modules, so the base game pays nothing). Card actions carry
+``page`` (witch page card, OPEN-12: the camera cannot read it), ``raven_timing``,
+``witch_guess``, ``witch_protect``, ``web_steps`` and ``physically_lifted`` (lift penalty);
+``Feather(player, use, …)`` spends feathers; ``Cast(…, free=True)`` uses a magic tower or
+feather free spell.
 
 Bots: ``companion.rules.bots`` (``RandomBot(seed)``, ``GreedyBot(seed)``, ``play(config,
 seed, "random")`` yields every applied step).
@@ -53,6 +64,7 @@ from companion.rules.actions import (
     EndTurn,
     Event,
     ExchangeCards,
+    Feather,
     FormatError,
     GivePotion,
     IllegalAction,
@@ -137,6 +149,7 @@ __all__ = [
     "EndTurn",
     "Event",
     "ExchangeCards",
+    "Feather",
     "FormatError",
     "GameState",
     "GivePotion",
