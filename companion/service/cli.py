@@ -140,10 +140,11 @@ def record_main(argv: list[str]) -> int:
     p.add_argument(
         "--all-frames", action="store_true", help="record every frame, not only the stable ones"
     )
+    p.add_argument("--png", action="store_true", help="lossless PNG frames instead of JPEG")
     args = p.parse_args(argv)
     try:
         config = config_from_args(args)
-        recorder = Recorder(Path(args.dir), all_frames=args.all_frames)
+        recorder = Recorder(Path(args.dir), all_frames=args.all_frames, lossless=args.png)
     except ConfigError as exc:
         print(f"companion: config: {exc}", file=sys.stderr)
         return 2

@@ -51,10 +51,12 @@ class Recorder:
 
     :param path: the folder (created; must not hold a recording already).
     :param all_frames: record every frame, not only the stable ones.
+    :param lossless: PNG frames instead of JPEG (quality 95), so a replay detects on exactly
+        the pixels the companion saw (larger files).
     :raises RecordError: the folder already holds a recording.
     """
 
-    def __init__(self, path: Path, all_frames: bool = False) -> None:
+    def __init__(self, path: Path, all_frames: bool = False, lossless: bool = False) -> None:
         self.path = Path(path)
         if (self.path / "recording.json").exists():
             raise RecordError(f"{self.path} already holds a recording")
@@ -65,6 +67,7 @@ class Recorder:
         except OSError as exc:
             raise RecordError(f"{self.path}: {exc}") from None
         self.all_frames = all_frames
+        self.lossless = lossless
         self._sessions: Any = None
         self._lock = threading.Lock()
         self._n = 0
@@ -74,6 +77,8 @@ class Recorder:
         self.commits = 0
         self.companion: Any = None
         self._last_state: Any = None
+        self._last_image: Any = None
+        self._last_file = ""
 
     def attach(self, companion: Any) -> None:
         """Hook into a :class:`~companion.service.app.Companion` before it starts its threads."""
@@ -89,6 +94,7 @@ class Recorder:
             "mode": companion.mode,
             "created_unix_s": time.time(),
             "all_frames": self.all_frames,
+            "lossless": self.lossless,
         }
         (self.path / "recording.json").write_text(json.dumps(header, indent=1) + "\n")
 
@@ -104,7 +110,11 @@ class Recorder:
         if self._sessions is None:
             from companion.vision.sources import SessionRecorder
 
-            self._sessions = SessionRecorder(self.path, source_spec="recorded")
+            self._sessions = SessionRecorder(
+                self.path,
+                source_spec=str(getattr(self.companion.config.camera, "source", "")),
+                image_ext=".png" if self.lossless else ".jpg",
+            )
             vision = getattr(self.companion, "vision", None)
             if vision is not None:
                 self._save_calibration(vision.detector)
@@ -125,7 +135,23 @@ class Recorder:
         if obs is not None:
             extra["observation"] = obs.to_json()
         with self._lock:
-            self._session().write(Frame(frame.image, frame.index, frame.time_s), **extra)
+            session = self._session()
+            if self.all_frames and frame.image is self._last_image and self._last_file:
+                # the source repeated the very same frame (the simulated table over a still
+                # board): one more index line for the same image file, in the session format
+                line = {
+                    "index": frame.index,
+                    "time_s": round(frame.time_s, 6),
+                    "file": self._last_file,
+                    "size": [int(frame.image.shape[1]), int(frame.image.shape[0])],
+                    **extra,
+                }
+                session._index_fh.write(json.dumps(line) + "\n")
+                session._index_fh.flush()
+            else:
+                written = session.write(Frame(frame.image, frame.index, frame.time_s), **extra)
+                self._last_file = written.relative_to(self.path).as_posix()
+                self._last_image = frame.image
             self.frames += 1
 
     # service thread
@@ -159,10 +185,12 @@ class Recorder:
                 line["health"] = update.health
                 line["question"] = None if update.question is None else update.question.to_json()
                 self.commits += len(update.committed)
-                if update.committed or update.undone:
-                    from companion.rules import dump_state
+                from companion.rules import dump_state
 
-                    line["state"] = dump_state(update.state)
+                state = dump_state(update.state)
+                if state != self._last_state:  # the tracker's best state changed
+                    line["state"] = state
+                    self._last_state = state
             self._results.write(json.dumps(line) + "\n")
             self._results.flush()
 
@@ -193,7 +221,7 @@ class ReplayResult:
     commits_recorded: int = 0
     commits_replayed: int = 0
     commit_mismatches: list[int] = field(default_factory=list)  # input numbers
-    final_state_equal: bool = False
+    final_state_equal: bool = False  # the tracker's best state after the last input
     final_hidden: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -299,9 +327,15 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
     result = ReplayResult()
     frames: dict[int, dict[str, Any]] = {}
     detector = None
+    emitted: list[Any] | None = None
     if detect and (path / "frames.jsonl").exists():
-        frames = {int(e["index"]): e for e in _read_jsonl(path / "frames.jsonl")}
+        entries = _read_jsonl(path / "frames.jsonl")
+        frames = {int(e["index"]): e for e in entries}
         detector = _detector_from(path, result)
+        if detector is not None and header.get("all_frames"):
+            # every frame was recorded: run detector and stability gate over all of them, in
+            # order, as the live pipeline did
+            emitted = _pipeline_again(detector, path, entries, result)
     last_recorded_state: Any = None
     for line in inputs:
         n = line["n"]
@@ -313,7 +347,13 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
             if kind == "observation":
                 obs = Observation.from_json(payload)
                 entry = frames.get(int(line.get("frame", -1)))
-                if detector is not None and entry is not None:
+                if emitted is not None:
+                    again = emitted.pop(0) if emitted else None
+                    if again is None or _reading(again) != _reading(obs):
+                        result.readings_differing.append(n)
+                    if again is not None:
+                        obs = again
+                elif detector is not None and entry is not None:
                     again = _detect_again(detector, path, entry, obs)
                     result.frames_detected += 1
                     if again is None or _reading(again) != _reading(obs):
@@ -383,6 +423,39 @@ def _detector_from(path: Path, result: ReplayResult) -> Any:
         result.notes.append(f"frames not detected again (calibration files: {exc})")
         return None
     return Detector(camera, geometry, profile)
+
+
+def _pipeline_again(
+    detector: Any, path: Path, entries: list[dict[str, Any]], result: ReplayResult
+) -> list[Any]:
+    """Observations the detector + stability gate emit over every recorded frame, in order."""
+    from companion.vision.sources import read_image_file
+    from companion.vision.stability import StabilityGate
+
+    gate = StabilityGate()
+    out: list[Any] = []
+    cache: tuple[str, Any, Any] = ("", None, None)  # file, image, detection
+    for e in entries:
+        t, i = float(e.get("time_s", 0.0)), int(e["index"])
+        if e["file"] == cache[0] and cache[2] is not None:
+            det = cache[2]
+            if det.observation is not None:
+                det = dataclasses.replace(
+                    det, observation=dataclasses.replace(det.observation, time=t, frame=i)
+                )
+        else:
+            image, _ = read_image_file(path / e["file"])
+            if image is None:
+                result.notes.append(f"frame {i}: unreadable image {e['file']}")
+                continue
+            det = detector.detect(image, t, i)
+            result.frames_detected += 1
+            cache = (e["file"], image, det)
+        reading = det.observation if det.ok else None
+        decision = gate.update(t, det.board_view, reading, getattr(det, "white_bgr", None))
+        if decision.observation is not None:
+            out.append(decision.observation)
+    return out
 
 
 def _detect_again(detector: Any, path: Path, entry: dict[str, Any], recorded: Any) -> Any:

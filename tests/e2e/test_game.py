@@ -9,6 +9,7 @@ import pytest
 
 from companion.rules import dump_state
 from companion.rules.tracker import board_key
+from companion.service.parts import Parts
 from companion.service.record import Recorder, hidden_positions, replay, same_table
 from companion.service.testing import finish_game, wait_until
 from companion.service.webclient import PhoneClient
@@ -69,18 +70,28 @@ def test_a_rendered_3_player_game_is_tracked_through_the_web(companion_factory):
 
 
 def test_a_recorded_session_replays_identically(companion_factory, tmp_path):
-    needs_vision(REPLAY_SEED)
-    rec = Recorder(tmp_path / "session")
-    c = companion_factory(seed=REPLAY_SEED, players=3, web=False, simulation={"max_actions": 20})
+    # replaying needs the vision parts, not a perfect detector: the same frames through the
+    # same detector and stability gate must give the same observations and commits
+    missing = Parts().missing_line("render", "detector", "stability", "profile", "sources")
+    if missing:
+        pytest.skip(f"BLOCKED (not done): vision parts missing: {missing}")
+    rec = Recorder(tmp_path / "session", all_frames=True, lossless=True)
+    c = companion_factory(
+        seed=REPLAY_SEED,
+        players=3,
+        web=False,
+        answer_questions=True,
+        simulation={"max_actions": 12},
+    )
     c.recorder = rec
     c.start()
-    c.answer_questions = True
     finish_game(c, timeout_s=120)
     c.stop()
     assert rec.frames > 0 and rec.inputs > 0
     result = replay(tmp_path / "session")
-    assert result.frames_detected == rec.frames
+    assert result.frames_detected > 0
     assert result.identical, result.text()
+    assert result.commits_replayed == rec.commits
     assert result.final_hidden == hidden_positions(c.service.state)
     inputs = [json.loads(x) for x in (tmp_path / "session/inputs.jsonl").read_text().splitlines()]
     assert {"observation", "dice", "done"} <= {i["kind"] for i in inputs}
