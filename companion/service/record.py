@@ -5,7 +5,8 @@ A recording folder::
     recording.json   {"format": "companion-recording", "version": 1, "settings": {...},
                       "source": "simulated", "created_unix_s": ..., "vision": true}
     session.json, frames.jsonl, frames/
-                     every stable frame (``--all-frames``: every frame) in the recorded-session
+                     every stable frame (``--all-frames``: every frame; ``--png``: lossless) in
+                     the recorded-session
                      format of ``companion.vision.sources`` (SessionRecorder); each index line
                      also carries "observation" (the stable reading, Observation JSON) or "gate"
     camera.json, geometry.json, profile.json
@@ -21,10 +22,13 @@ A recording folder::
 
 Lines are appended and flushed one at a time; a recording cut short loses at most its last line.
 
-:func:`replay` runs the recording again: each stable frame through a fresh detector built from the
-saved calibration (its reading is compared with the recorded one), then every input in the
-recorded order through a fresh tracker; the committed actions and the final state — hidden
-wizards included — are compared with what was recorded.
+:func:`replay` runs the recording again with a detector built from the saved calibration and a
+fresh tracker. A recording of every frame (``companion record --all-frames --png``; a frame the
+source repeated is stored once) goes through detector and stability gate in order, exactly as it
+did live, so the replay must be identical; a recording of the stable frames only re-reads each
+of them (the live gate had voted over the whole still period, so a reading may differ — reported
+per input). Then every input goes in the recorded order through the tracker, and the committed
+actions and the final state — hidden wizards included — are compared with the recording.
 """
 
 from __future__ import annotations
