@@ -675,11 +675,12 @@ class Detector:
                             and areas[strong] > areas[weak]
                         ):
                             del wizards[weak]
-                total = sum(wizards.values())
-                while total > MAX_WIZARDS_ON_TOP:
-                    worst = min(wizards, key=lambda c: areas[c] - wizards[c])
+                # R-WIZ-4: at most 6 on a top; drop the most over-counted colour first
+                while sum(wizards.values()) > MAX_WIZARDS_ON_TOP:
+                    worst = max(wizards, key=lambda c: wizards[c] - areas[c])
                     wizards[worst] -= 1
-                    total -= 1
+                    if wizards[worst] == 0:
+                        del wizards[worst]
             conf = float(np.clip(0.5 + margin_of[si], 0.0, 1.0))
             out[space] = SpaceObservation(
                 towers=towers,
