@@ -153,3 +153,54 @@ def test_setup_and_deck(capsys, monkeypatch):
     code, out, _ = run(capsys, monkeypatch, ["deck"])
     deck = json.loads(out)
     assert deck["size"] == 90 and len(deck["cards"]) == 23
+
+
+def test_play_and_setup_take_modules(capsys, monkeypatch):
+    code, out, _ = run(
+        capsys, monkeypatch, ["play", "--players", "3", "--seed", "2", "--modules", "all"]
+    )
+    assert code == 0
+    lines = [json.loads(x) for x in out.splitlines()]
+    first = lines[0]["setup"]
+    assert first["track"]["special"] == {"9": "web", "18": "fountain"}
+    assert first["config"]["modules"] == ["fountain", "magic_tower", "raven", "web", "witch"]
+    kinds = {e["kind"] for line in lines[1:-1] for e in line["events"]}
+    assert {"witch_moved", "raven_moved", "web_bounce"} <= kinds
+    assert lines[-1]["result"]["over"] is True
+    code, out, _ = run(capsys, monkeypatch, ["setup", "--players", "2", "--modules", "witch,raven"])
+    state = json.loads(out)
+    assert state["witch"] == {"space": 11, "tier": 0} and state["feathers"] == {
+        "blue": 0,
+        "yellow": 0,
+    }
+
+
+def test_play_takes_page_cards_and_refuses_unknown_modules(capsys, monkeypatch):
+    argv = [
+        "play",
+        "--players",
+        "2",
+        "--seed",
+        "5",
+        "--modules",
+        "witch",
+        "--page-cards",
+        "T1,T2,W1",
+    ]
+    code, out, _ = run(capsys, monkeypatch, argv)
+    assert code == 0
+    played = [json.loads(x) for x in out.splitlines()[1:-1]]
+    pages = [p["action"] for p in played if p["action"].get("page")]
+    assert pages and all(
+        a["card"]
+        in (
+            {"type": "tower", "value": 1},
+            {"type": "tower", "value": 2},
+            {"type": "wizard", "value": 1},
+        )
+        for a in pages
+    )
+    code, _, err = run(capsys, monkeypatch, ["setup", "--modules", "dragon"])
+    assert code == 2 and "--modules" in err
+    code, _, err = run(capsys, monkeypatch, ["play", "--modules", "witch", "--page-cards", "X9"])
+    assert code == 2 and "--page-cards" in err
