@@ -8,7 +8,7 @@ for the assertions only. Seeds here are below 1000; the bench uses others.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from companion.rules import Config, setup
 from companion.rules.observation import Observation
 from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector
 from companion.vision.geometry import BoardGeometry
-from companion.vision.profile import build_profile
+from companion.vision.profile import ColourProfile, build_profile
 from companion.vision.render import RenderResult, random_setup, render
 
 PLAYERS = 4
@@ -160,3 +160,24 @@ class TestBadFrames:
         assert det.observation is None
         # and the next good frame is read again
         assert s.detector.detect(s.frames[0].frame).ok
+
+
+class TestNeverMoreThanTheRulesAllow:
+    def test_a_profile_that_sees_wizards_everywhere_still_gives_a_valid_reading(
+        self, sessions: list[Session]
+    ) -> None:
+        # a colour class that matches the track itself (as a badly lit profile might): every
+        # space looks full of blue wizards, yet a top never holds more than 6 (R-WIZ-4)
+        s = sessions[0]
+        prof = s.detector.profile
+        classes = {
+            n: c for n, c in prof.classes.items() if not n.startswith("track") and n != "border"
+        }
+        classes["blue"] = replace(prof.classes["track"], name="blue", group="wizard")
+        classes["yellow"] = replace(prof.classes["border"], name="yellow", group="wizard")
+        bad = ColourProfile(classes, prof.reject_d2, prof.white_bgr, dict(prof.meta))
+        det = Detector(s.detector.camera, s.detector.geometry, bad).detect(s.frames[0].frame)
+        assert det.ok and det.observation is not None
+        totals = [sum(o.wizards.values()) for o in det.observation.spaces.values()]
+        assert max(totals) <= 6
+        assert max(totals) >= 3  # the misreading is really there, and capped
