@@ -201,6 +201,11 @@ def setup(config: Config, seed: int | None = None) -> GameState:
     for t in range(len(towers)):
         stacks_l[free_spaces[t] - 1] = (t,)
     token_space = free_spaces[len(towers)]
+    if not config.options["module_setup_on_base_spaces"]:
+        # OPEN-26 switched: the very next space after the last tower, a fountain included
+        token_space = free_spaces[len(towers) - 1] % length + 1
+        while tb.special[token_space] == "web":
+            token_space = token_space % length + 1
     wiz = [0] * len(tb.wizard_ids)
     nxt = [lo for lo, _ in tb.wiz_range]
     tower_i = 0
@@ -416,10 +421,13 @@ class _W:
         return space << 4 | len(self.stacks[space - 1])
 
     def owners_on(self, code: int) -> list[int]:
-        """Seats owning a visible wizard on top surface ``code``, in seat order."""
+        """Seats owning a visible wizard on top surface ``code``, in seat order (with
+        ``token_effects_visible_only`` off, OPEN-21: any wizard of that space)."""
         owner = self.tb.wizard_owner
-        seats = sorted({owner[i] for i, p in enumerate(self.wiz) if p == code})
-        return seats
+        if self.tb.config.options["token_effects_visible_only"]:
+            return sorted({owner[i] for i, p in enumerate(self.wiz) if p == code})
+        space = code >> 4
+        return sorted({owner[i] for i, p in enumerate(self.wiz) if p and p >> 4 == space})
 
     def occupied(self, code: int) -> bool:
         """A top surface the castle may not take (R-RAVEN-3, OPEN-17)."""
@@ -438,6 +446,7 @@ def _relocate_castle(w: _W) -> None:
     tb = w.tb
     length = tb.length
     mt_crest = bool(tb.config.options["magic_tower_crest"])
+    fountain_crest = bool(tb.config.options["fountain_web_crest"])
     castle = w.castle
     for j in range(1, length):
         sp = (castle - 1 + j) % length + 1
@@ -446,7 +455,9 @@ def _relocate_castle(w: _W) -> None:
             t = st[-1]
             if not (tb.tower_crest[t] or (mt_crest and tb.tower_magic[t])):
                 continue
-        elif not tb.crest_space[sp]:
+        elif not tb.crest_space[sp] and not (
+            fountain_crest and tb.special[sp] == "fountain" and sp in tb.track.raven_crest
+        ):
             continue
         if w.occupied(sp << 4 | len(st)):
             continue
@@ -512,7 +523,7 @@ def _witch_hit(w: _W, seat: int, why: str) -> None:
         if e or ve:
             w.ev.append(Event("witch_no_effect", {"player": colour, "reason": why}))
             return
-        if not w.supply:
+        if not w.supply and tb.config.options["witch_vial_exhausted_no_effect"]:
             w.ev.append(Event("witch_no_effect", {"player": colour, "reason": "no_vial_left"}))
             return
     if seat in w.protect:
@@ -530,7 +541,7 @@ def _witch_hit(w: _W, seat: int, why: str) -> None:
         w.ev.append(Event("witch_vial_emptied", {"player": colour, "reason": why}))
     else:
         assert w.supply is not None
-        w.supply -= 1
+        w.supply = max(0, w.supply - 1)
         w.set_vial(seat, (vf, ve + 1, vs))
         w.ev.append(Event("witch_vial_taken", {"player": colour, "reason": why}))
 
@@ -854,12 +865,20 @@ def _tower_move(w: _W, s: int, k: int, steps: int, seat: int) -> tuple[int, int,
     witch_sealed = witch == top_code
     raven_hit = raven == top_code
     carried_tokens = []
+    ride = tb.config.options["tokens_ride_towers"]
+    roof = s << 4 | len(st)
     if witch is not None and lo <= witch <= hi:
-        w.witch = witch + delta
-        carried_tokens.append("witch")
+        if ride or witch != roof:
+            w.witch = witch + delta
+            carried_tokens.append("witch")
+        else:  # OPEN-16 switched off: a token on the lifted roof stays on the space
+            w.witch = s << 4 | (k - 1)
     if raven is not None and lo <= raven <= hi:
-        w.raven = raven + delta
-        carried_tokens.append("raven")
+        if ride:
+            w.raven = raven + delta
+            carried_tokens.append("raven")
+        else:
+            w.raven = s << 4 | (k - 1)
     ev = w.ev
     ev.append(
         Event(

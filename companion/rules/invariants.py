@@ -75,7 +75,9 @@ def _module_problems(state: GameState) -> list[str]:
     if m.witch_vials is not None:
         taken = sum(sum(v) for v in m.witch_vials)
         supply = m.witch_vial_supply or 0
-        if taken + supply != int(tb.config.options["witch_vials"]):
+        total = int(tb.config.options["witch_vials"])
+        exact = bool(tb.config.options["witch_vial_exhausted_no_effect"])
+        if (taken + supply != total) if exact else (taken + supply < total):
             problems.append(f"witch vials: {taken} taken + {supply} in the supply")
         if min(min(v) for v in m.witch_vials) < 0:
             problems.append("witch vials: negative count")

@@ -405,3 +405,20 @@ def test_OPEN_15_the_magic_tower_shows_no_crest_for_the_castle():
     on = mt_state(wizards=crowd, config={"options": {"magic_tower_crest": True}})
     after, ev = apply(on, MoveWizard("blue", "blue-1", 1, W[1]))
     assert next(e for e in ev if e.kind == "castle_moved")["to"] == 11
+
+
+def test_OPEN_26_tokens_setup_space_with_a_tile_right_after_the_last_tower():
+    track = Track(18, frozenset({1, 5, 9, 14}), ((11, "fountain"), (18, "fountain")))
+    mods = frozenset({"fountain", "witch", "raven"})
+    default = setup(Config(player_count=2, modules=mods, track=track))
+    assert default.modules is not None and default.modules.witch == 12 << 4
+    switched = setup(
+        Config(
+            player_count=2,
+            modules=mods,
+            track=track,
+            options={"module_setup_on_base_spaces": False},
+        )
+    )
+    assert switched.modules is not None and switched.modules.witch == 11 << 4
+    assert check_invariants(switched) == []

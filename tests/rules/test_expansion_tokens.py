@@ -382,3 +382,85 @@ def test_observe_reports_tokens_and_tiles_view_hides_a_sealed_witch():
     assert view(hidden, "blue")["witch"] == "sealed"
     assert view(hidden, "blue", memory_aid="all")["witch"] == {"space": 11, "tier": 0}
     assert view(state, "blue")["witch"] == {"space": 12, "tier": 0}
+
+
+# -- OPEN switches of the modules ---------------------------------------------------------------
+
+
+def test_OPEN_16_switched_off_a_token_on_the_lifted_roof_stays_behind():
+    state = tokens(
+        wizards={"blue-1": (7, 1)},
+        raven=(10, 1),
+        witch=(10, 1),
+        config={"options": {"tokens_ride_towers": False}},
+    )
+    after, _ = apply(state, MoveTower("blue", 10, 1, 3, T[3]))
+    assert after.modules.raven == 10 << 4 and after.modules.witch == 10 << 4
+    assert check_invariants(after) == []
+
+
+def test_OPEN_21_switched_off_hidden_wizards_count_for_the_witch():
+    stacks = {**BASE_STACKS, 12: ["R5"]}
+    del stacks[10]
+    state = tokens(
+        stacks=stacks,
+        wizards={"blue-1": (7, 1), "yellow-1": (12, 0)},
+        witch=(11, 0),
+        potions={"yellow": (2, 4, 0)},
+        config={"options": {"token_effects_visible_only": False}},
+    )
+    after, _ = apply(state, MoveWizard("blue", "blue-1", 1, W[1], page=True))
+    assert after.potions_of("yellow") == (1, 5, 0)
+
+
+def test_OPEN_18_switched_off_vials_are_handed_out_beyond_the_supply():
+    state = tokens(
+        wizards={"blue-1": (10, 1)},
+        witch=(11, 0),
+        potions={"blue": (0, 0, 6)},
+        vials={"yellow": (0, 6, 0)},
+        supply=0,
+        config={"options": {"witch_vial_exhausted_no_effect": False}},
+    )
+    after, _ = apply(state, MoveWizard("blue", "blue-1", 1, W[1]))
+    assert after.modules.witch_vials[0] == (0, 1, 0)
+    assert check_invariants(after) == []
+
+
+def test_OPEN_11_fountain_crest_and_castle_spell_on_a_fountain():
+    from companion.rules import Track
+
+    track = Track(18, frozenset({1, 5, 9, 14}), ((9, "fountain"), (18, "fountain")))
+    wizards = {
+        "blue-1": (7, 1),
+        **{f"yellow-{i}": (s, 1) for i, s in ((1, 2), (2, 4), (3, 6), (4, 8))},
+    }
+    on = mposition(
+        {"fountain"},
+        stacks=STACKS18,
+        wizards=wizards,
+        castle=1,
+        config={"track": track, "options": {"fountain_web_crest": True}},
+    )
+    after, _ = apply(on, MoveWizard("blue", "blue-1", 1, W[1]))
+    entered, _ = apply(
+        mposition(
+            {"fountain"},
+            stacks=STACKS18,
+            wizards={**wizards, "blue-1": (17, 0)},
+            config={"track": track, "options": {"fountain_web_crest": True}},
+        ),
+        MoveWizard("blue", "blue-1", 2, W[2]),
+    )
+    assert entered.castle == 9, "the crest on the fountain attracts the castle"
+    off, _ = apply(
+        mposition(
+            {"fountain"},
+            stacks=STACKS18,
+            wizards={**wizards, "blue-1": (17, 0)},
+            config={"track": track},
+        ),
+        MoveWizard("blue", "blue-1", 2, W[2]),
+    )
+    assert off.castle != 9
+    assert after.castle == 1
