@@ -890,7 +890,7 @@ def _tower_move(w: _W, s: int, k: int, steps: int, seat: int) -> tuple[int, int,
                 "to": dest,
                 "carried_wizards": [ids[i] for i in carried],
                 "carried_castle": w.castle == s,
-                "carried_tokens": carried_tokens,
+                **({"carried_tokens": carried_tokens} if carried_tokens else {}),
             },
         )
     )
@@ -977,30 +977,41 @@ def _qualifies(
 
 def _end_check(w: _W, game: Progress, turn: Turn) -> Progress:
     """R-END-1/2 with empty witch vials blocking the trigger; deadlock R-END-5."""
+    return _end_check_parts(w.tb, w.wiz, w.potions, w.vials, game, turn, w.ev)
+
+
+def _end_check_parts(
+    tb: Table,
+    wiz: tuple[int, ...],
+    potions: tuple[Potion, ...],
+    vials: Any,
+    game: Progress,
+    turn: Turn,
+    ev: list[Event],
+) -> Progress:
     if game.end_triggered_by is not None or game.over:
         return game
-    tb = w.tb
     cur = turn.player
     for i in range(tb.n):
         seat = (cur + i) % tb.n
-        if _qualifies(tb, w.wiz, w.potions, w.vials, seat):
+        if _qualifies(tb, wiz, potions, vials, seat):
             if tb.solo:
-                result = _result(tb, w.wiz, w.potions, w.vials, "solo_won")
-                w.ev.append(_e._game_over_event(tb, result))
+                result = _result(tb, wiz, potions, vials, "solo_won")
+                ev.append(_e._game_over_event(tb, result))
                 return Progress(seat, 0, True, result, game.cards_played)
             remaining = tb.n - 1 - cur
             data: dict[str, Any] = {"player": tb.colours[seat], "remaining_turns": remaining}
             if tb.config.teams:
                 data["team"] = [tb.colours[s] for s in tb.team_of(seat)]
-            w.ev.append(Event("game_end_triggered", data))
+            ev.append(Event("game_end_triggered", data))
             if tb.config.teams and not tb.config.options["team_round_completion"]:
-                result = _result(tb, w.wiz, w.potions, w.vials, "team_goal")
-                w.ev.append(_e._game_over_event(tb, result))
+                result = _result(tb, wiz, potions, vials, "team_goal")
+                ev.append(_e._game_over_event(tb, result))
                 return Progress(seat, 0, True, result, game.cards_played)
             return Progress(seat, remaining, False, None, game.cards_played)
-    if not any(w.wiz) and tb.config.options["deadlock_end"]:
-        result = _result(tb, w.wiz, w.potions, w.vials, "deadlock")
-        w.ev.append(_e._game_over_event(tb, result))
+    if not any(wiz) and tb.config.options["deadlock_end"]:
+        result = _result(tb, wiz, potions, vials, "deadlock")
+        ev.append(_e._game_over_event(tb, result))
         return Progress(None, 0, True, result, game.cards_played)
     return game
 
@@ -1058,6 +1069,75 @@ def _lost_turn(
     return w.state(st, turn, game, cards), ev
 
 
+def _plain_wizard_move(
+    st: GameState, m: ModuleState, seat: int, kidx: int, wi: int, a: MoveWizard
+) -> tuple[GameState, list[Event]] | None:
+    """The common wizard move that meets no module piece: the base game's movement (same
+    events); None when anything of a module is involved (the full path then applies)."""
+    tb = st.table
+    wiz = st.wizards
+    p = wiz[wi]
+    if not p:
+        return None
+    s = p >> 4
+    stacks = st.stacks
+    if p & 15 != len(stacks[s - 1]):
+        return None
+    dest = (s - 1 + a.steps) % tb.length + 1
+    if dest == st.castle or tb.special[dest] is not None:
+        return None
+    dst = stacks[dest - 1]
+    code = dest << 4 | len(dst)
+    if code == m.witch or code == m.raven or (dst and tb.tower_magic[dst[-1]]):
+        return None
+    if wiz.count(code) >= MAX_ON_TOP:
+        return None
+    ev: list[Event] = []
+    if a.card.dice:
+        _e._dice_event(a.card, a.rolls, ev)
+    wiz, castle, _ = board.wizard_move(tb, stacks, wiz, st.castle, wi, a.steps, ev)
+    turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
+    return make_state(tb, stacks, wiz, castle, st.potions, turn, game, cards, m), ev
+
+
+def _plain_tower_move(
+    st: GameState, m: ModuleState, seat: int, kidx: int, a: MoveTower
+) -> tuple[GameState, list[Event]] | None:
+    """The common tower move that meets no module piece or tile: the base game's movement,
+    trapping and reward (same events); None when a module is involved."""
+    tb = st.table
+    s, k = a.space, a.tier
+    length = tb.length
+    if type(s) is not int or type(k) is not int or not 1 <= s <= length:
+        return None
+    stacks = st.stacks
+    if not 1 <= k <= len(stacks[s - 1]):
+        return None
+    dest = (s - 1 + a.steps) % length + 1
+    castle = st.castle
+    if tb.special[dest] is not None or (dest == castle and castle != s):
+        return None
+    dst = stacks[dest - 1]
+    if dst and tb.tower_magic[dst[-1]]:
+        return None
+    for token in (m.witch, m.raven):
+        if token is not None and (token >> 4 == s or token >> 4 == dest):
+            return None
+    ev: list[Event] = []
+    if a.card.dice:
+        _e._dice_event(a.card, a.rolls, ev)
+    stacks, wiz, castle, trapped, _ = board.tower_move(
+        tb, stacks, st.wizards, castle, s, k, a.steps, ev
+    )
+    turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
+    potions = st.potions
+    if trapped:
+        potions, filled = board.reward(tb, potions, seat, ev)
+        if filled:
+            game = _end_check_parts(tb, wiz, potions, m.witch_vials, game, turn, ev)
+    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, m), ev
+
+
 def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
     seat = _e._card_turn(st, a.player)
     kidx = _e._card_kind(st, seat, a.card, "wizard", a.steps, a.rolls)
@@ -1072,6 +1152,19 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
             f"a wizard card moves only {tb.colours[ctrl]}'s own visible wizards, not {a.wizard}",
             rule,
         )
+    m = st.modules
+    assert m is not None
+    if (
+        not a.page
+        and a.raven_timing is None
+        and a.web_steps is None
+        and a.witch_guess is None
+        and not a.witch_protect
+        and not (a.card.dice and m.raven is not None)
+    ):
+        done = _plain_wizard_move(st, m, seat, kidx, wi, a)
+        if done is not None:
+            return done
     w = _W(st, a.witch_protect)
     timing = None
     if a.card.dice or a.raven_timing is not None:
@@ -1105,6 +1198,18 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     seat = _e._card_turn(st, a.player)
     kidx = _e._card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
     tb = st.table
+    m = st.modules
+    assert m is not None
+    if (
+        not a.page
+        and a.raven_timing is None
+        and a.witch_guess is None
+        and not a.witch_protect
+        and not (a.card.dice and m.raven is not None)
+    ):
+        done = _plain_tower_move(st, m, seat, kidx, a)
+        if done is not None:
+            return done
     w = _W(st, a.witch_protect)
     timing = None
     if a.card.dice or a.raven_timing is not None:
