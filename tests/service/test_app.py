@@ -68,14 +68,14 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
 
 def test_a_recorded_session_replays_to_the_same_commits(tmp_path):
     rec = Recorder(tmp_path / "rec")
-    cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 80})
+    cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 40})
     c = Companion(cfg, Parts(), web=False, recorder=rec, print_qr=False, out=io.StringIO())
     c.start()
     try:
         finish_game(c)
     finally:
         c.stop()
-    assert rec.inputs > 80 and rec.commits > 0
+    assert rec.inputs > 40 and rec.commits > 0
     result = replay(tmp_path / "rec")
     assert result.identical, result.text()
     assert result.commits_replayed == rec.commits
@@ -84,7 +84,7 @@ def test_a_recorded_session_replays_to_the_same_commits(tmp_path):
 
 def test_replay_reports_a_doctored_recording(tmp_path):
     rec = Recorder(tmp_path / "rec")
-    cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 30})
+    cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 15})
     c = Companion(cfg, Parts(), web=False, recorder=rec, print_qr=False, out=io.StringIO())
     c.start()
     try:
