@@ -1381,7 +1381,7 @@ def _apply_feather(st: GameState, a: Feather) -> tuple[GameState, list[Event]]:
     use = a.use
     if use not in FEATHER_USES:
         raise IllegalAction(f"a feather use is one of {', '.join(FEATHER_USES)}", "R-MOD-RAVEN-6")
-    if t.ended and use != "free_spell":
+    if t.ended:
         raise IllegalAction("the turn has ended: a wizard entered the castle", "R-TURN-6")
     w = _W(st, a.witch_protect)
     w.spend_feathers(seat, int(tb.config.feather_costs[use]), use)
@@ -1962,7 +1962,7 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
         have = ms.feathers[seat]
         if have >= costs["extra_card"] and not t.extra_card and not t.redrawn and not t.ended:
             yield Feather(colour, "extra_card")
-        if have >= costs["free_spell"]:
+        if have >= costs["free_spell"] and not t.ended:
             yield Feather(colour, "free_spell")
         if have >= costs["move_wizard"] and not t.ended:
             for i, p in enumerate(st.wizards):
