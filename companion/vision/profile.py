@@ -468,11 +468,42 @@ def _gather(frame: NDArray[np.uint8], px: NDArray[Any]) -> NDArray[np.uint8]:
     return out
 
 
-def _robust_fit(name: str, group: str, feats: NDArray[Any], rounds: int = 4) -> ColourClass:
-    """Fit the dominant mode of ``feats`` (other objects' pixels are trimmed away)."""
+def _wizard_fit(name: str, feats: NDArray[Any], prior: NDArray[Any]) -> ColourClass:
+    """A wizard colour from the pixels assigned to it: the dominant mode, unless leftover track,
+    roof or wall pixels outnumber the wizard's own; then the mode that starts at the prior
+    prototype. Of the two, the one whose chroma (rg, yb) lies nearer the prior wins."""
+    mode = _robust_fit(name, WIZARD, feats)
+    near = _robust_fit(name, WIZARD, feats, start=prior)
+    p = np.asarray(prior, np.float64)[:2]
+    return mode if np.linalg.norm(mode.mean[:2] - p) <= np.linalg.norm(near.mean[:2] - p) else near
+
+
+def _robust_fit(
+    name: str,
+    group: str,
+    feats: NDArray[Any],
+    rounds: int = 4,
+    start: NDArray[Any] | None = None,
+) -> ColourClass:
+    """Fit the dominant mode of ``feats`` (other objects' pixels are trimmed away), or the mode
+    reached from ``start`` when given."""
     f = np.asarray(feats, np.float64).reshape(-1, 3)
     if f.shape[0] < 5:
         raise ProfileError(f"{name}: only {f.shape[0]} pixels to learn the colour from")
+    if start is not None:
+        centre = np.asarray(start, np.float64)
+        cov = np.diag([0.06**2, 0.12**2, 0.2**2])
+        keep = f
+        for _ in range(rounds + 2):
+            inv = np.linalg.inv(cov + COV_FLOOR)
+            d = f - centre
+            d2 = np.einsum("ni,ij,nj->n", d, inv, d)
+            keep = f[d2 <= 9.0]
+            if keep.shape[0] < 5:
+                keep = f[np.argsort(d2)[: max(5, f.shape[0] // 4)]]
+            centre = keep.mean(axis=0)
+            cov = np.cov(keep.T)
+        return ColourClass(name, group, centre, cov, int(keep.shape[0]))
     # start from the densest cell of a coarse histogram (the mode), not the median: on a roof
     # the wizards standing on it can be a third of the pixels
     bins = np.floor(f / np.array([0.04, 0.06, 0.1])).astype(np.int64)
@@ -636,6 +667,7 @@ def build_profile(
         feats_ = f(_gather(frame, proj(pts)))
         d_surf = surfaces.distances(feats_).min(axis=1)
         per_space.append((sorted(o.wizards), feats_[d_surf > surfaces.reject_d2]))
+    prior = {c: wiz[c].mean for c in colours}
     for _ in range(2):
         prof = ColourProfile(dict(wiz))
         pooled: dict[str, list[NDArray[np.float32]]] = {c: [] for c in colours}
@@ -652,7 +684,7 @@ def build_profile(
             chunk = np.concatenate(pooled[c]) if pooled[c] else np.zeros((0, 3), np.float32)
             if chunk.shape[0] < 12:
                 raise ProfileError(f"{c}: too few wizard pixels found on the setup roofs")
-            new[c] = _robust_fit(c, WIZARD, chunk)
+            new[c] = _wizard_fit(c, chunk, prior[c])
         wiz = new
     classes.update(wiz)
     wb = (float(white[0]), float(white[1]), float(white[2]))
