@@ -425,6 +425,8 @@ class _W:
         ``token_effects_visible_only`` off, OPEN-21: any wizard of that space)."""
         owner = self.tb.wizard_owner
         if self.tb.config.options["token_effects_visible_only"]:
+            if code not in self.wiz:
+                return []
             return sorted({owner[i] for i, p in enumerate(self.wiz) if p == code})
         space = code >> 4
         return sorted({owner[i] for i, p in enumerate(self.wiz) if p and p >> 4 == space})
