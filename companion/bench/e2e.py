@@ -62,7 +62,7 @@ class EventPhone(threading.Thread):
     def __init__(self, url: str) -> None:
         super().__init__(name="bench-phone", daemon=True)
         self.url = url
-        self.received: list[tuple[float, dict[str, Any]]] = []
+        self.received: list[tuple[float, tuple[Any, ...]]] = []
         self.stop = threading.Event()
         self.error = ""
 
@@ -78,8 +78,10 @@ class EventPhone(threading.Thread):
                         data.append(line[6:])
                     elif not line and data:
                         t = time.monotonic()
-                        self.received.append((t, json.loads("".join(data))))
+                        snap = json.loads("".join(data))
                         data = []
+                        if snap.get("state"):  # keep only the board, not the whole snapshot
+                            self.received.append((t, _board_of_view(snap["state"])))
         except Exception as exc:  # the server closing the stream ends the phone
             if not self.stop.is_set():
                 self.error = f"{type(exc).__name__}: {exc}"
@@ -186,7 +188,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         observations = vision.observations if vision is not None else 0
         detected = vision.detected if vision is not None else 0
         companion.stop()
-    received = [(t, _board_of_view(s["state"])) for t, s in phone.received if s.get("state")]
+    received = phone.received
     latencies: list[float] = []
     missed = 0
     previous = None
