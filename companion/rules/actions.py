@@ -40,7 +40,7 @@ class FormatError(ValueError):
 # Actions (state-model.md §4)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MoveWizard:
     """Play a card's wizard side: move own visible ``wizard`` ``steps`` spaces clockwise.
 
@@ -72,7 +72,7 @@ class MoveWizard:
     kind = "move_wizard"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MoveTower:
     """Play a card's tower side: lift tower ``tier`` (1 = bottom) on ``space`` with everything
     above and move it ``steps`` spaces clockwise (R-CARD-2, R-TOWER-*).
@@ -268,58 +268,20 @@ class Event(NamedTuple):
 
 
 _new = object.__new__
-_mw = tuple(
-    MoveWizard.__dict__[n].__set__
-    for n in (
-        "player",
-        "wizard",
-        "steps",
-        "card",
-        "rolls",
-        "card_committed",
-        "page",
-        "raven_timing",
-        "witch_guess",
-        "witch_protect",
-        "web_steps",
-    )
-)
-_mt = tuple(
-    MoveTower.__dict__[n].__set__
-    for n in (
-        "player",
-        "space",
-        "tier",
-        "steps",
-        "card",
-        "rolls",
-        "card_committed",
-        "page",
-        "raven_timing",
-        "witch_guess",
-        "witch_protect",
-        "physically_lifted",
-    )
-)
 
 
 def fast_move_wizard(
     player: str, wizard: str, steps: int, card: Card, rolls: tuple[int, ...]
 ) -> MoveWizard:
     """``MoveWizard(player, wizard, steps, card, rolls)`` without the dataclass overhead
-    (legal action enumeration)."""
+    (legal action enumeration); the other fields keep their class defaults."""
     a: MoveWizard = _new(MoveWizard)
-    _mw[0](a, player)
-    _mw[1](a, wizard)
-    _mw[2](a, steps)
-    _mw[3](a, card)
-    _mw[4](a, rolls)
-    _mw[5](a, False)
-    _mw[6](a, False)
-    _mw[7](a, None)
-    _mw[8](a, None)
-    _mw[9](a, ())
-    _mw[10](a, None)
+    d = a.__dict__
+    d["player"] = player
+    d["wizard"] = wizard
+    d["steps"] = steps
+    d["card"] = card
+    d["rolls"] = rolls
     return a
 
 
@@ -328,16 +290,11 @@ def fast_move_tower(
 ) -> MoveTower:
     """``MoveTower(player, space, tier, steps, card, rolls)`` without the dataclass overhead."""
     a: MoveTower = _new(MoveTower)
-    _mt[0](a, player)
-    _mt[1](a, space)
-    _mt[2](a, tier)
-    _mt[3](a, steps)
-    _mt[4](a, card)
-    _mt[5](a, rolls)
-    _mt[6](a, False)
-    _mt[7](a, False)
-    _mt[8](a, None)
-    _mt[9](a, None)
-    _mt[10](a, ())
-    _mt[11](a, False)
+    d = a.__dict__
+    d["player"] = player
+    d["space"] = space
+    d["tier"] = tier
+    d["steps"] = steps
+    d["card"] = card
+    d["rolls"] = rolls
     return a
