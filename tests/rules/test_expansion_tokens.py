@@ -464,3 +464,43 @@ def test_OPEN_11_fountain_crest_and_castle_spell_on_a_fountain():
     )
     assert off.castle != 9
     assert after.castle == 1
+
+
+def test_R_MOD_FOUNTAIN_3_witch_and_raven_may_stop_on_a_fountain():
+    state = mposition(
+        {"fountain", "witch", "raven"},
+        stacks=STACKS18,
+        wizards={"blue-1": (7, 1)},
+        witch=(8, 1),
+        raven=(6, 1),
+    )
+    after, _ = apply(state, MoveWizard("blue", "blue-1", 3, E_DIE, (3,), page=True))
+    assert after.modules.witch == 9 << 4, "the witch steps onto the fountain at 9"
+    assert after.modules.raven == 9 << 4, "the raven moves 3 from 6 onto the fountain"
+
+
+def test_R_SPELL_10_nudging_the_castle_skips_tiles_and_token_tops():
+    state = mposition(
+        {"fountain", "witch"},
+        stacks=STACKS18,
+        wizards={"blue-1": (3, 1)},
+        witch=(12, 0),
+        castle=11,
+        potions={"blue": (2, 4, 0)},
+        config={"spells": ("move_castle", "advance_tower")},
+    )
+    # clockwise from 11: 12 holds the witch, 13 is free
+    after, _ = apply(state, Cast("blue", "move_castle", direction="cw"))
+    assert after.castle == 13
+    back = mposition(
+        {"fountain", "witch"},
+        stacks=STACKS18,
+        wizards={"blue-1": (3, 1), "yellow-1": (8, 1)},
+        witch=(12, 0),
+        castle=10,
+        potions={"blue": (2, 4, 0)},
+        config={"spells": ("move_castle", "advance_tower")},
+    )
+    # counter-clockwise from 10: 9 is the fountain (OPEN-11), 8 holds yellow, 7 is free
+    after, _ = apply(back, Cast("blue", "move_castle", direction="ccw"))
+    assert after.castle == 7
