@@ -296,7 +296,6 @@ class _W:
         "ev",
         "protect",
         "mover",
-        "fly",
         "m",
     )
 
@@ -321,7 +320,6 @@ class _W:
         ) = m
         self.ev: list[Event] = []
         self.mover = st.turn.player
-        self.fly = st.turn.fly_used
         if not protect:
             self.protect: tuple[int, ...] = ()
             return
@@ -550,6 +548,8 @@ def _witch_hit(w: _W, seat: int, why: str) -> None:
 
 def _witch_arrives(w: _W, code: int) -> None:
     """The witch stops on top surface ``code``: effect A (R-MOD-WITCH-4, OPEN-21)."""
+    if code not in w.wiz and w.tb.config.options["token_effects_visible_only"]:
+        return
     seats = w.owners_on(code)
     if seats:
         w.ev.append(
@@ -561,6 +561,8 @@ def _witch_arrives(w: _W, code: int) -> None:
 
 def _raven_arrives(w: _W, code: int, why: str = "raven_arrived") -> None:
     """Effect A of the raven, also after popping up (R-MOD-RAVEN-3/7)."""
+    if code not in w.wiz and w.tb.config.options["token_effects_visible_only"]:
+        return
     seats = w.owners_on(code)
     if seats:
         w.ev.append(
@@ -574,8 +576,11 @@ def _move_witch(w: _W, steps: int = 1) -> None:
     """R-MOD-WITCH-2/3: the witch moves clockwise (1 space) from her space, effect A."""
     assert w.witch is not None
     frm = w.witch >> 4
-    dest = _token_dest(w, "witch", frm, steps)
-    code = w.top(dest)
+    tb = w.tb
+    dest = (frm - 1 + steps) % tb.length + 1
+    if dest == w.castle or tb.special[dest] == "web":
+        dest = _token_dest(w, "witch", frm, steps)
+    code = dest << 4 | len(w.stacks[dest - 1])
     w.witch = code
     w.ev.append(Event("witch_moved", {"from": frm, "to": dest, "tier": code & 15}))
     _witch_arrives(w, code)
@@ -585,8 +590,11 @@ def _move_raven(w: _W, steps: int) -> None:
     """R-MOD-RAVEN-2: the raven moves clockwise by the die value used, effect A."""
     assert w.raven is not None
     frm = w.raven >> 4
-    dest = _token_dest(w, "raven", frm, steps)
-    code = w.top(dest)
+    tb = w.tb
+    dest = (frm - 1 + steps) % tb.length + 1
+    if dest == w.castle or tb.special[dest] == "web":
+        dest = _token_dest(w, "raven", frm, steps)
+    code = dest << 4 | len(w.stacks[dest - 1])
     w.raven = code
     w.ev.append(Event("raven_moved", {"from": frm, "to": dest, "tier": code & 15}))
     _raven_arrives(w, code)
