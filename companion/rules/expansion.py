@@ -22,6 +22,22 @@ nothing for the modules. The movement rules of the base game (§7, §8) are reus
 Action fields used by the modules (see :class:`~companion.rules.actions.MoveWizard`): ``page``,
 ``raven_timing``, ``witch_guess``, ``witch_protect``, ``web_steps``, ``physically_lifted``;
 the :class:`~companion.rules.actions.Feather` action spends feathers.
+
+Where the rules are silent this engine decides (each a plain reading of S1, not an OPEN):
+
+* *Fountain Abundance* and *Precise Landing* are cast before the move; they arm the effect for
+  the caster's next wizard landing on a fountain / web this turn (``state.modules.armed``);
+  Precise Landing is used when the move names ``web_steps``;
+* the magic tower's free spell does not count towards the spell limit and may be cast by the
+  owner even outside his turn; a feather's free spell is the player's spell of the turn;
+  unused free spells end with the turn;
+* a discarded page card still moves the witch; a discarded die card does not move the raven
+  (no value is used); ``raven_timing`` defaults to ``after``;
+* a witch effect takes a full potion first, then a full witch vial; spells are paid with full
+  potions first, then full witch vials; a feather against the witch is spent only when the
+  effect would change something;
+* *Witch Control* needs the witch unsealed; a freed wizard (*Free a Wizard*) is put on the
+  top, not moved, so it triggers no arrival effect.
 """
 
 from __future__ import annotations
