@@ -236,6 +236,7 @@ class VisionWorker:
         self.last_frame: TakenFrame | None = None
         self.idle = threading.Event()
         self._last_image: Any = None
+        self.before_frame: Callable[[TakenFrame], None] | None = None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="vision", daemon=True)
@@ -274,6 +275,11 @@ class VisionWorker:
 
     def process(self, frame: TakenFrame) -> Any:
         """Detect and gate one frame; returns the gate's decision (also used by replay)."""
+        if self.before_frame is not None:
+            try:
+                self.before_frame(frame)
+            except Exception:
+                log.exception("frame hook failed")
         t0 = self._clock()
         try:
             if frame.image is self._last_image and self.last_detection is not None:

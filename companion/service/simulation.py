@@ -65,6 +65,8 @@ class SimulatedTableSource:
         self.ended = False
         self.scene_frames: list[int] = []  # index of each scene's first frame (bench)
         self.on_scene: Any = None
+        self.pending: list[dict[str, Any]] = []  # button events of the scene being entered
+        self.events_at: dict[int, list[dict[str, Any]]] = {}  # frame index -> its events
 
     @property
     def status(self) -> Any:
@@ -86,6 +88,11 @@ class SimulatedTableSource:
             self._status = self._status_cls("ended", "the simulated game is over")
             return None
         assert scene is not None
+        if self.pending:
+            # the players' button presses belong to this frame: they reach the service when the
+            # vision worker takes this frame, so presses and pictures keep their order
+            self.events_at[i] = self.pending
+            self.pending = []
         if self.cursor.scene_started or self._image is None:
             self.scene_number += 1
             self.scene_frames.append(i)
@@ -189,6 +196,7 @@ class SimulatedTable:
 
     def start(self) -> None:
         assert self.game is not None
+        self.source = None
         self.cursor = SceneCursor(self.game.scenes(), self._on_events)
         self.missing = self.parts.missing_line("render", "detector", "stability", "sources")
         if not self.config.simulation.picture:
@@ -248,12 +256,25 @@ class SimulatedTable:
             self.c.heartbeats,
             on_decision=self.c.recorder.on_decision if self.c.recorder is not None else None,
         )
+        self.c.vision.before_frame = self.release_events
         self.c.service.set_camera_jpeg(self.c.camera_jpeg)
         self.c.camera.start()
         self.c.vision.start()
 
     def _on_events(self, event: dict[str, Any]) -> None:
-        self.c.service.hardware_event(event)
+        if self.source is not None:
+            self.source.pending.append(event)
+        else:
+            self.c.service.hardware_event(event)
+
+    def release_events(self, frame: Any) -> None:
+        """Post the button events that happened at ``frame`` (called by the vision worker
+        before it analyses the frame)."""
+        src = self.source
+        if src is None:
+            return
+        for event in src.events_at.pop(frame.index, ()):
+            self.c.service.hardware_event(event)
 
     def _on_scene(self, scene: Scene, frame_index: int) -> None:
         self._save_progress()
