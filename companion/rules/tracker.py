@@ -88,10 +88,11 @@ class TrackerOptions:
     commit_margin: float = 4.0
     max_lag: int = 12
     ask_margin: float = 2.5
-    beam: int = 40
+    beam: int = 30
     depth: int = 4
     deep_depth: int = 6
     deep_roots: int = 3
+    full_roots: int = 6
     quick_depths: tuple[int, ...] = (2,)
     exact: float = 4.0
     wait_frames: int = 3
@@ -1002,19 +1003,17 @@ class Tracker:
         out: list[_Hyp] = []
         best_obs = float("inf")
         best_mismatch: tuple[int, ...] = ()
-        passes = [(False, d, opts.exact) for d in opts.quick_depths] + [
-            (False, opts.depth, opts.noise.bad_frame),
+        passes = [(False, d, opts.exact, len(self._hyps)) for d in opts.quick_depths] + [
+            (False, opts.depth, opts.noise.bad_frame, opts.full_roots),
         ]
         if self._unexplained >= 1:
             # the previous frame was not explained either: not a hand in the picture but more
             # happened than a turn (or a piece moved far): search deeper, destinations anywhere
-            passes.append((True, opts.deep_depth, opts.noise.bad_frame))
-        for deep, depth, good in passes:
+            passes.append((True, opts.deep_depth, opts.noise.bad_frame, opts.deep_roots))
+        for deep, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
-            roots = sorted(self._hyps, key=lambda h: h.cost)
-            if deep:
-                roots = roots[: opts.deep_roots]
+            roots = sorted(self._hyps, key=lambda h: h.cost)[:nroots]
             # hypotheses that differ only in potions share one search: the best of them is
             # searched, the others replay its explanations (a spell they cannot pay fails)
             groups: dict[tuple[Any, ...], list[_Hyp]] = {}

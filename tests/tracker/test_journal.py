@@ -34,7 +34,7 @@ from companion.rules.tracker import Tracker
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _game(seed=2, players=2, limit=40):
+def _game(seed=2, players=2, limit=24):
     sim = simulate(Config(player_count=players), seed, CameraNoise(rate=0.01, gap="action"))
     return sim, list(sim.inputs[:limit])
 
@@ -57,7 +57,7 @@ def test_the_journal_is_sqlite_in_wal_mode_with_full_sync(tmp_path):
 def test_a_restart_replays_to_the_identical_belief(tmp_path):
     sim, inputs = _game()
     path = tmp_path / "game.sqlite"
-    j = Journal(path, snapshot_every=25)
+    j = Journal(path, snapshot_every=10)
     jt = JournaledTracker(Tracker(sim.start), j)
     for inp in inputs:
         _feed(jt, inp)
@@ -106,7 +106,7 @@ def test_a_failed_write_rolls_the_tracker_back(tmp_path):
 
 
 def test_export_and_import_of_a_game_record(tmp_path):
-    sim, inputs = _game()
+    sim, inputs = _game(limit=16)
     j = Journal(tmp_path / "g.sqlite")
     jt = JournaledTracker(Tracker(sim.start), j)
     for inp in inputs:

@@ -248,7 +248,7 @@ class TestNoiseAndGaps:
     @pytest.mark.parametrize("seed", [3, 4])
     def test_every_move_seen_with_one_percent_noise(self, seed):
         sim = simulate(Config(player_count=3), seed, CameraNoise(rate=0.01, gap="action"))
-        tr, truth = _run(sim, 120)
+        tr, truth = _run(sim, 80)
         assert board_key(tr.state) == board_key(truth)
         assert tr.state.current_player == truth.current_player
 
@@ -256,8 +256,8 @@ class TestNoiseAndGaps:
         sim = simulate(
             Config(player_count=2), 5, CameraNoise(rate=0.0, gap="action", mid_move_rate=0.3)
         )
-        assert any(i.mid_move for i in sim.inputs[:100])
-        tr, truth = _run(sim, 100)
+        assert any(i.mid_move for i in sim.inputs[:60])
+        tr, truth = _run(sim, 60)
         assert board_key(tr.state) == board_key(truth)
 
     def test_noise_is_reproducible_from_the_seed(self):
