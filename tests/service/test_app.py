@@ -30,10 +30,16 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
     notifier = SystemdNotifier({"NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "400000"})
     cfg = sim_config(
         tmp_path / "data",
-        simulation={"speed": 5.0, "picture": False},
+        simulation={"speed": 5.0},
         service={"heartbeat_stale_s": 1.0},
     )
-    c = Companion(cfg, Parts(), notifier=notifier, print_qr=False, out=io.StringIO())
+    c = Companion(
+        cfg,
+        Parts(disabled=frozenset({"render"})),
+        notifier=notifier,
+        print_qr=False,
+        out=io.StringIO(),
+    )
 
     def messages(seconds: float) -> list[bytes]:
         got, end = [], time.monotonic() + seconds
@@ -43,7 +49,7 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
         return got
 
     try:
-        # no picture: camera and detector report themselves missing, so never healthy
+        # no renderer: camera and detector report the missing part, so never healthy
         c.start()
         first = messages(1.5)
         assert any(m.startswith(b"READY=1") for m in first)
@@ -158,5 +164,19 @@ def test_a_camera_source_without_calibration_runs_and_says_what_to_calibrate(tmp
         assert "companion calibrate intrinsics" in out.getvalue()
         assert c.camera.frames == 3
         assert c.service.state is not None  # the game is set up and waits for a camera
+    finally:
+        c.stop()
+
+
+def test_without_a_picture_by_choice_the_service_is_healthy(tmp_path):
+    cfg = sim_config(tmp_path / "data", simulation={"speed": 5.0, "picture": False})
+    c = Companion(cfg, Parts(), web=False, print_qr=False, out=io.StringIO())
+    c.start()
+    try:
+        from companion.service.testing import wait_until
+
+        wait_until(lambda: c.heartbeats.all_fresh(), 10, "every heartbeat")
+        detail = c.service.health()["parts"]["camera"]["detail"]
+        assert "simulation.picture = false" in detail
     finally:
         c.stop()
