@@ -7,6 +7,7 @@ rendered setup frame — exactly what a calibrated real camera would have, nothi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -47,24 +48,32 @@ def build_vision(
                 if cal.board
                 else geometry_mod.BoardGeometry.default()
             )
+        uncalibrated: list[str] = []
         if camera_model is None:
-            if not cal.camera:
-                hb.trouble("detector", "calibration.camera: no camera file configured")
-                companion.say(
-                    "vision: no camera file (calibration.camera); run `companion calibrate "
-                    "intrinsics` and set it in the config"
-                )
-                return None
-            camera_model = camera_mod.CameraModel.load(cal.camera)
+            if cal.camera:
+                camera_model = camera_mod.CameraModel.load(cal.camera)
+            else:
+                nominal = _nominal_camera_file(source_spec)
+                if nominal is None:
+                    hb.trouble("detector", "calibration.camera: no camera file configured")
+                    companion.say(
+                        "vision: no camera file (calibration.camera); run `companion calibrate "
+                        "intrinsics` and set it in the config"
+                    )
+                    return None
+                camera_model = camera_mod.CameraModel.load(nominal)
+                uncalibrated.append(f"nominal camera file {nominal.name}")
         if profile is None:
-            if not cal.profile:
-                hb.trouble("detector", "calibration.profile: no colour profile configured")
-                companion.say(
-                    "vision: no colour profile (calibration.profile); run `companion calibrate "
-                    "profile` on a frame of the setup position"
-                )
-                return None
-            profile = profile_mod.ColourProfile.load(cal.profile)
+            if cal.profile:
+                profile = profile_mod.ColourProfile.load(cal.profile)
+            else:
+                profile = profile_mod.default_profile()
+                uncalibrated.append("built-in colours (no roofs or track)")
+        if uncalibrated:
+            companion.say(
+                "vision: not calibrated yet (" + "; ".join(uncalibrated) + "): run `companion "
+                "calibrate intrinsics` / `profile`, or sample the colours on the host page"
+            )
     except (OSError, ValueError) as exc:
         hb.trouble("detector", f"calibration: {exc}")
         companion.say(f"vision: calibration files unusable: {exc}")
@@ -72,6 +81,25 @@ def build_vision(
     detector = detector_mod.Detector(camera_model, geometry, profile)
     gate = stability.StabilityGate()
     return detector, gate
+
+
+CAMERA_PROFILES = {
+    "picamera2": "picamera-v2-1640x1232.yml",
+    "usb": "webcam-1280x720.yml",
+}
+"""Nominal camera files (``calibration/cameras``) used until a camera is calibrated."""
+
+
+def _nominal_camera_file(source_spec: str) -> Path | None:
+    name = CAMERA_PROFILES.get(source_spec.partition(":")[0])
+    if name is None:
+        return None
+    here = Path(__file__).resolve()
+    for root in (here.parents[2], Path("/opt/companion/src")):
+        candidate = root / "calibration" / "cameras" / name
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def overlay_jpeg(

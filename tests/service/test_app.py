@@ -180,3 +180,16 @@ def test_without_a_picture_by_choice_the_service_is_healthy(tmp_path):
         assert "simulation.picture = false" in detail
     finally:
         c.stop()
+
+
+def test_an_uncalibrated_usb_camera_starts_on_the_nominal_camera_file(tmp_path):
+    cfg = sim_config(tmp_path / "data", camera={"source": "usb:97"})
+    out = io.StringIO()
+    c = Companion(cfg, Parts(), web=False, print_qr=False, out=out)
+    c.start()
+    try:
+        assert c.vision is not None  # the host page can calibrate from here
+        assert "nominal camera file webcam-1280x720.yml" in out.getvalue()
+        assert "built-in colours" in out.getvalue()
+    finally:
+        c.stop()
