@@ -57,6 +57,7 @@ from companion.rules.observation import (
     SpaceObservation,
 )
 from companion.vision.camera import CameraModel
+from companion.vision.detect_height import PER_TIER, HeightModel
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
 from companion.vision.profile import ColourProfile, features, white_from_markers, white_from_pixels
@@ -73,6 +74,8 @@ CASTLE_CLASS = "castle"
 HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
 """Wizard colours that shading and white balance push into each other."""
 TOKEN_CLASSES = ("witch", "raven")
+SHIPPED = "shipped"
+"""``height_model`` default: the forest shipped beside :mod:`companion.vision.detect_height`."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class SpaceDetail:
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
     wizard_area: dict[str, float]
+    height_features: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,13 +203,30 @@ def _masked_median(values: NDArray[Any], ok: NDArray[np.bool_]) -> NDArray[np.fl
     return out
 
 
+def _masked_quantile(values: NDArray[Any], ok: NDArray[np.bool_], q: float) -> NDArray[np.float32]:
+    """Quantile ``q`` (lower interpolation) over the last axis of the entries where ``ok``
+    (0 where none is)."""
+    v = np.where(ok, values, np.inf).astype(np.float32)
+    v.sort(axis=-1)
+    n = ok.sum(-1)
+    i = np.clip(np.floor((n - 1) * q).astype(np.int64), 0, v.shape[-1] - 1)
+    a = np.take_along_axis(v, i[..., None], -1)[..., 0]
+    out: NDArray[np.float32] = np.where(n > 0, a, 0.0).astype(np.float32)
+    return out
+
+
 def _ring(n: int, phase: float = 0.0) -> NDArray[np.float64]:
     a = phase + np.arange(n) * 2 * math.pi / n
     return np.stack([np.cos(a), np.sin(a)], axis=1)
 
 
 RIM = _ring(48)
-KIND_RING = np.concatenate([_ring(8) * 0.28, _ring(16, 0.2) * 0.48])
+SIDE_MM = 2.5
+"""Distance of the inside / outside probes from a roof rim, mm."""
+N_INNER = 8
+KIND_RING = np.concatenate([_ring(N_INNER) * 0.28, _ring(16, 0.2) * 0.48])
+"""Roof-interior probes (fractions of the roof radius): an inner ring on the printed raven and
+an outer ring on the crest disc around it (the disc covers 0.62..0.7 of the radius)."""
 
 
 @dataclass
@@ -221,6 +242,9 @@ class _PoseTables:
     castle_ok: NDArray[np.bool_]
     crop: tuple[int, int, int, int]  # x0, y0, x1, y1 of the board's image region
     view_matrix: NDArray[np.float64]
+    side_px: NDArray[np.int32]  # (S, K, 2, R, 2) points just inside / outside the roof rim
+    side_ok: NDArray[np.bool_]  # (S, K, 2, R)
+    elevation: NDArray[np.float32]  # (S,) camera elevation above each space, deg
     hull: dict[tuple[int, int], tuple[NDArray[np.int32], NDArray[np.int32], float, float]] = field(
         default_factory=dict
     )
@@ -235,6 +259,9 @@ class Detector:
     :param profile: the colour profile sampled from the setup frame.
     :param tracker: an existing pose tracker (default: one over the geometry's markers).
     :param config: thresholds.
+    :param height_model: the stack-height classifier (:class:`HeightModel`), a path to one,
+        :data:`SHIPPED` for the model shipped with the package, or None for the hand-tuned
+        rim rule (best tier above ``roof_threshold`` and ``roof_contrast``).
     """
 
     def __init__(
@@ -245,6 +272,7 @@ class Detector:
         *,
         tracker: BoardPoseTracker | None = None,
         config: DetectorConfig | None = None,
+        height_model: HeightModel | None | str = SHIPPED,
     ) -> None:
         self.camera = camera
         self.geometry = geometry
@@ -258,6 +286,8 @@ class Detector:
         self._names = names
         self._roof_idx = np.array([names.index(n) for n in ROOF_CLASSES if n in names], np.int32)
         self._roof_kind = [ROOF_CLASSES[names[i]] for i in self._roof_idx]
+        self._crest_roof = names.index("roof-crest") if "roof-crest" in names else -3
+        self._plain_roof = names.index("roof-plain") if "roof-plain" in names else -3
         self._castle_idx = names.index(CASTLE_CLASS) if CASTLE_CLASS in names else -1
         self._wizard_idx = {c: names.index(c) for c in COLOURS if c in names}
         # class index + 1 -> bool (index 0 = reject)
@@ -266,6 +296,13 @@ class Detector:
         self._roofish = self._is_wizard.copy()
         self._roofish[self._roof_idx + 1] = True
         self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
+        if isinstance(height_model, str):
+            height_model = (
+                HeightModel.load(max_towers=self.config.max_towers)
+                if height_model == SHIPPED
+                else HeightModel.load(height_model, self.config.max_towers)
+            )
+        self._height = height_model
 
     # -- pose ------------------------------------------------------------------------------------
 
@@ -331,6 +368,14 @@ class Detector:
         rq = self._project(pose, rim_out.reshape(-1, 3)).reshape(S, L, len(RIM), 2)
         n = rq - rp
         n /= np.linalg.norm(n, axis=-1, keepdims=True) + 1e-9
+        # just inside and just outside the roof rims of tiers 1..K (a roof's rim is a step)
+        side = np.zeros((S, K, 2, len(RIM), 3))
+        for j, dr in enumerate((-SIDE_MM, SIDE_MM)):
+            side[:, :, j, :, :2] = centres[:, None, None, :] + RIM[None, None] * (r0 + dr)
+        side[..., 2] = heights[None, :K, None, None]
+        sp = self._project(pose, side.reshape(-1, 3)).reshape(S, K, 2, len(RIM), 2)
+        dxy = np.hypot(centres[:, 0] - cam[0], centres[:, 1] - cam[1])
+        elevation = np.degrees(np.arctan2(abs(float(cam[2])), dxy)).astype(np.float32)
         # roof interiors
         kin = np.zeros((S, K, len(KIND_RING), 3))
         kin[..., :2] = centres[:, None, None, :] + KIND_RING[None, None] * r0
@@ -374,6 +419,8 @@ class Detector:
             cv2.fillConvexPoly(mask, np.round(big / 4).astype(np.int32), 1)
         rok &= mask[rpi[..., 1] // 4, rpi[..., 0] // 4] == 0
         kpi, kok = clip(kp)
+        spi, sok = clip(sp)
+        sok &= mask[spi[..., 1] // 4, spi[..., 0] // 4] == 0
         cpi, cok = clip(cp)
         allp = np.concatenate([rpi.reshape(-1, 2), kpi.reshape(-1, 2), cpi.reshape(-1, 2)])
         x0, y0 = np.maximum(allp.min(0) - 3, 0)
@@ -391,6 +438,9 @@ class Detector:
             cok,
             (int(x0), int(y0), int(x1), int(y1)),
             view,
+            spi,
+            sok,
+            elevation,
         )
 
     def _hull(
@@ -449,6 +499,29 @@ class Detector:
         tables.hull[key] = res
         return res
 
+    def _height_features(
+        self,
+        rim: NDArray[np.float32],
+        rim_ok: NDArray[np.bool_],
+        side: NDArray[np.float32],
+        tables: _PoseTables,
+    ) -> NDArray[np.float32]:
+        """Per-space features of :mod:`companion.vision.detect_height`, ``(S, 5 K + 1)``."""
+        S, K = rim.shape[:2]
+        med = _masked_quantile(rim, rim_ok, 0.5)
+        q25 = _masked_quantile(rim, rim_ok, 0.25)
+        share = rim_ok.sum(-1) / rim_ok.shape[-1]
+        s_ok = tables.side_ok & rim_ok[:, :, None, :]
+        s_med = _masked_quantile(side, s_ok, 0.5)  # (S, K, 2)
+        out = np.empty((S, PER_TIER * K + 1), np.float32)
+        out[:, 0:K] = med
+        out[:, K : 2 * K] = q25
+        out[:, 2 * K : 3 * K] = share
+        out[:, 3 * K : 4 * K] = s_med[..., 0]
+        out[:, 4 * K : 5 * K] = s_med[..., 1]
+        out[:, 5 * K] = tables.elevation
+        return out
+
     # -- the detector ----------------------------------------------------------------------------
 
     def detect(self, frame: Any, time_s: float = 0.0, index: int = 0) -> Detection:
@@ -498,10 +571,11 @@ class Detector:
 
     def _edges(
         self, frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
-    ) -> NDArray[np.float32]:
-        """Median edge strength across each roof rim, ``(S, K)``: the Sobel gradient of the
-        smoothed grey frame along the rim's image normal, scaled so that the white paper of the
-        markers is 255 (the same under dim and bright light)."""
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """Edge strength at each rim point ``(S, L, R)`` and just inside / outside the roof rims
+        of tiers 1..K ``(S, K, 2, R)``: the Sobel gradient of the smoothed grey frame along the
+        rim's image normal, scaled so that the white paper of the markers is 255 (the same under
+        dim and bright light)."""
         x0, y0, x1, y1 = tables.crop
         grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
         grey = cv2.GaussianBlur(grey, (5, 5), 1.0)
@@ -512,7 +586,12 @@ class Detector:
         e = np.abs(gx[ys, xs] * n[..., 0] + gy[ys, xs] * n[..., 1])
         scale = 255.0 * 3.0 / 8.0 / max(float(np.sum(white)), 1.0)
         out: NDArray[np.float32] = (e * scale).astype(np.float32)
-        return out
+        K = tables.side_px.shape[1]
+        sy, sx = tables.side_px[..., 1] - y0, tables.side_px[..., 0] - x0
+        sn = n[:, :K, None]
+        se = np.abs(gx[sy, sx] * sn[..., 0] + gy[sy, sx] * sn[..., 1])
+        side: NDArray[np.float32] = (se * scale).astype(np.float32)
+        return out, side
 
     def _castle_mask(
         self, pose: BoardPose, tables: _PoseTables, space: int, tier: int, shape: tuple[int, int]
@@ -550,7 +629,7 @@ class Detector:
     ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
         g, cfg = self.geometry, self.config
         S = g.n_spaces
-        edges = self._edges(frame, tables, white)  # (S, K)
+        edges, side = self._edges(frame, tables, white)  # (S, L, R), (S, K, 2, R)
         # one classification for the castle and roof-kind probes
         cp, kp = tables.castle_px, tables.kind_px
         probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2)])
@@ -593,7 +672,12 @@ class Detector:
                 rim_ok &= ~inside
         rim_ok = rim_ok[:, :K]
         enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
-        edges = np.where(enough, _masked_median(edges[:, :K], rim_ok), 0.0)
+        raw = edges[:, :K]
+        edges = np.where(enough, _masked_median(raw, rim_ok), 0.0)
+        feats = self._height_features(raw, rim_ok, side, tables)
+        model_towers = model_conf = None
+        if self._height is not None:
+            model_towers, model_conf = self._height.predict(feats)
         towers_of: list[int] = []
         castle_of: list[bool] = []
         margin_of: list[float] = []
@@ -606,6 +690,10 @@ class Detector:
                 towers_of.append(castle_at[si])
                 castle_of.append(True)
                 margin_of.append(float(cf.max() - cfg.castle_threshold) * 2)
+            elif model_towers is not None and model_conf is not None:
+                towers_of.append(int(model_towers[si]))
+                castle_of.append(False)
+                margin_of.append(float(model_conf[si]) - 0.5)
             elif es[best] >= cfg.roof_threshold and contrast >= cfg.roof_contrast:
                 towers_of.append(best + 1)
                 castle_of.append(False)
@@ -647,7 +735,13 @@ class Detector:
                 free = max(int((~wiz_here).sum()), 1)
                 dark = int((kdark[si, towers - 1][okk] & ~wiz_here).sum()) / free
                 if top != "magic":
-                    top = "crest" if dark >= cfg.ink_share else "plain"
+                    # the printed raven (dark ink) or, when wizards hide it, the yellow crest
+                    # disc around it (more disc- than plain-roof-coloured probes)
+                    outer = kl[si, towers - 1, N_INNER:][okk[N_INNER:]]
+                    n_crest = int((outer == self._crest_roof).sum())
+                    n_plain = int((outer == self._plain_roof).sum())
+                    crest = dark >= cfg.ink_share or n_crest > max(n_plain, 2)
+                    top = "crest" if crest else "plain"
             wizards: dict[str, int] = {}
             tokens = {"witch": False, "raven": False}
             areas: dict[str, float] = {}
@@ -695,5 +789,6 @@ class Detector:
                 tuple(float(v) for v in edges[si]),
                 tuple(float(v) for v in castle_frac[si]),
                 areas,
+                tuple(float(v) for v in feats[si]),
             )
         return out, details

@@ -1,0 +1,307 @@
+"""Stack height from rim evidence: a small network trained on rendered tables.
+
+The detector measures, for every space and every candidate tier ``k = 1..K``, how strongly the
+projected rim of a roof at tier ``k`` lines up with an edge in the frame (see
+:mod:`companion.vision.detector`). A hand-tuned rule (best tier above a threshold and above the
+other tiers) misses faint roofs on the sandy track and reads textured track as a roof. This module
+replaces that rule by a one-hidden-layer network (numpy; OpenCV 5 has no ``cv2.ml``) over
+per-space features:
+
+* per tier: the median and the lower quartile of the edge strength around the rim (grey levels
+  per px, white paper = 255), the share of rim points that could be measured (inside the frame,
+  not on a marker, not behind the raven castle), and the median edge just *inside* and just
+  *outside* the rim (a true roof edge is a step, a printed joint or a texture line is not);
+* the camera's elevation above the space (deg): steep views shrink the parallax between tiers.
+
+The answer per space is the tower count ``0..K`` and a confidence (its softmax probability),
+which the detector hands to the tracker.
+
+The model ships as ``detect_height.json`` (weights as JSON) beside this module and is
+reproduced by :func:`main` (``python -m companion.vision.detect_height``): it renders seeded
+random tables with :mod:`companion.vision.render` (seeds from :data:`TRAIN_SEED_BASE` upwards,
+disjoint from the tests' seeds below 1000 and from ``companion bench vision`` seeds 1..9999,
+which use ``seed * 1000 + i``), runs the detector's own feature extraction on each frame and fits
+the network to the renderer's ground truth. At run time only the frame, the pose and the board
+geometry are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+MODEL_PATH = Path(__file__).with_name("detect_height.json")
+TRAIN_SEED_BASE = 10_000_000
+"""First training session seed (bench sessions use ``seed * 1000 + i`` with seed < 10 000)."""
+
+PER_TIER = 5
+"""Features per candidate tier: median, lower quartile, measured share, inside, outside."""
+
+
+def n_features(max_towers: int) -> int:
+    """Length of one space's feature vector for ``max_towers`` candidate tiers."""
+    return PER_TIER * max_towers + 1
+
+
+class HeightModel:
+    """A small trained network: features ``(S, n_features(K))`` -> tower count and confidence.
+
+    One hidden layer of ReLU units and a softmax over the tower counts ``0..K``; the features are
+    standardised first. Pure numpy at run time (OpenCV 5 has no ``cv2.ml``).
+
+    :param mean: ``(F,)`` feature means; :param scale: ``(F,)`` feature spreads.
+    :param w1: ``(F, H)``; :param b1: ``(H,)``; :param w2: ``(H, K + 1)``; :param b2: ``(K + 1,)``.
+    :raises ValueError: when the shapes do not fit together.
+    """
+
+    def __init__(
+        self,
+        mean: NDArray[Any],
+        scale: NDArray[Any],
+        w1: NDArray[Any],
+        b1: NDArray[Any],
+        w2: NDArray[Any],
+        b2: NDArray[Any],
+    ) -> None:
+        self.mean = np.asarray(mean, np.float32).reshape(-1)
+        self.scale = np.asarray(scale, np.float32).reshape(-1)
+        self.w1 = np.asarray(w1, np.float32)
+        self.b1 = np.asarray(b1, np.float32).reshape(-1)
+        self.w2 = np.asarray(w2, np.float32)
+        self.b2 = np.asarray(b2, np.float32).reshape(-1)
+        f = self.mean.shape[0]
+        if (
+            self.scale.shape != (f,)
+            or self.w1.shape != (f, self.b1.shape[0])
+            or self.w2.shape != (self.b1.shape[0], self.b2.shape[0])
+        ):
+            raise ValueError("height model: weight shapes do not fit together")
+        self.max_towers = self.b2.shape[0] - 1
+
+    @property
+    def n_features(self) -> int:
+        return int(self.mean.shape[0])
+
+    def probabilities(self, feats: NDArray[Any]) -> NDArray[np.float32]:
+        """``(S, K + 1)`` probability of each tower count for ``(S, F)`` features."""
+        x = (np.asarray(feats, np.float32) - self.mean) / self.scale
+        h = np.maximum(x @ self.w1 + self.b1, 0.0)
+        z = h @ self.w2 + self.b2
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        p: NDArray[np.float32] = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+        return p
+
+    def predict(self, feats: NDArray[Any]) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+        """Tower counts ``(S,) int32`` and their probabilities ``(S,) float32``."""
+        p = self.probabilities(feats)
+        best = np.argmax(p, axis=1).astype(np.int32)
+        conf: NDArray[np.float32] = p[np.arange(len(p)), best]
+        return best, conf
+
+    def to_json(self) -> dict[str, Any]:
+        def r(a: NDArray[Any]) -> Any:
+            return np.round(a.astype(np.float64), 6).tolist()
+
+        return {
+            "format": "companion-height-model",
+            "version": 1,
+            "features": f"{PER_TIER} per tier (median, lower quartile, share, inside, outside) "
+            "+ camera elevation",
+            "mean": r(self.mean),
+            "scale": r(self.scale),
+            "w1": r(self.w1),
+            "b1": r(self.b1),
+            "w2": r(self.w2),
+            "b2": r(self.b2),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> HeightModel:
+        """:raises ValueError: for anything but a version-1 height model with fitting shapes."""
+        if not isinstance(data, dict) or data.get("format") != "companion-height-model":
+            raise ValueError("not a height model (format != companion-height-model)")
+        if data.get("version") != 1:
+            raise ValueError(f"height model version {data.get('version')!r} unsupported")
+        try:
+            parts = [
+                np.array(data[k], np.float32) for k in ("mean", "scale", "w1", "b1", "w2", "b2")
+            ]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"height model: bad weights ({exc})") from None
+        if not all(np.all(np.isfinite(a)) for a in parts):
+            raise ValueError("height model: weights must be finite")
+        return cls(*parts)
+
+    @classmethod
+    def load(cls, path: str | Path = MODEL_PATH, max_towers: int = 10) -> HeightModel | None:
+        """The model in ``path``, or None when the file is missing or does not fit
+        ``max_towers`` candidate tiers.
+
+        :raises ValueError: when the file exists but is not a height model.
+        """
+        p = Path(path)
+        if not p.is_file():
+            return None
+        model = cls.from_json(json.loads(p.read_text(encoding="utf-8")))
+        if model.max_towers != max_towers or model.n_features != n_features(max_towers):
+            return None
+        return model
+
+
+# -------------------------------------------------------------------------------------------------
+# training (offline, seeded)
+
+
+def collect(sessions: int, per_session: int, base: int = TRAIN_SEED_BASE) -> tuple[Any, Any]:
+    """Render ``sessions`` random tables with ``per_session`` game frames each and return the
+    detector's height features ``(N, F) float32`` and true tower counts ``(N,) int32`` of every
+    space that is not under the raven castle."""
+    from companion.bench.vision import TILT_BUCKETS, random_game_state
+    from companion.rules import Config, setup
+    from companion.vision.detector import Detector
+    from companion.vision.geometry import BoardGeometry
+    from companion.vision.profile import ProfileError, build_profile
+    from companion.vision.render import random_lighting, random_setup, render
+
+    geometry = BoardGeometry.default()
+    xs: list[NDArray[np.float32]] = []
+    ys: list[int] = []
+    for si in range(sessions):
+        seed = base + si
+        nrng = np.random.default_rng(seed)
+        prng = random.Random(seed)
+        table = random_setup(nrng, geometry, tilt_range=TILT_BUCKETS[si % len(TILT_BUCKETS)])
+        players = prng.randint(2, 6)
+        config = Config(player_count=players)
+        setup_state = setup(config, seed=None)
+        light = replace(table, lighting=random_lighting(nrng), _cache={})
+        setup_frame = render(setup_state, nrng, setup=light, hand=False).frame
+        try:
+            profile = build_profile(setup_frame, table.camera, geometry, list(config.colours or ()))
+        except ProfileError:
+            continue
+        detector = Detector(table.camera, geometry, profile, height_model=None)
+        results = [render(setup_state, nrng, setup=light, hand=False)]
+        for _ in range(per_session):
+            state = random_game_state(prng, players)
+            try:
+                results.append(render(state, nrng, setup=table, hand=False))
+            except (cv2.error, ValueError, FloatingPointError):
+                continue
+        for res in results:
+            frame, truth = res.frame, res.observation
+            det = detector.detect(frame)
+            if not det.ok or det.observation is None:
+                continue
+            for space, t in truth.spaces.items():
+                d = det.details.get(space)
+                if d is None or t.castle or not d.height_features:
+                    continue
+                xs.append(np.array(d.height_features, np.float32))
+                ys.append(int(t.towers))
+        print(f"session {si + 1}/{sessions}: {len(ys)} spaces", file=sys.stderr)
+    return np.array(xs, np.float32), np.array(ys, np.int32)
+
+
+def train(
+    x: NDArray[np.float32],
+    y: NDArray[np.int32],
+    max_towers: int,
+    hidden: int = 48,
+    steps: int = 3000,
+    seed: int = 12345,
+) -> HeightModel:
+    """Fit the network by full-batch Adam on the cross-entropy (seeded; a few seconds)."""
+    rng = np.random.default_rng(seed)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0) + 1e-3
+    xs = ((x - mean) / scale).astype(np.float64)
+    n, f = xs.shape
+    c = max_towers + 1
+    onehot = np.zeros((n, c))
+    onehot[np.arange(n), y] = 1.0
+    # empty spaces outnumber every tower count: weigh the classes towards balance
+    counts = np.bincount(y, minlength=c).astype(np.float64)
+    cw = np.where(counts > 0, (n / np.maximum(counts, 1) / c) ** 0.5, 0.0)
+    sw = cw[y] / cw[y].sum()
+    params = [
+        rng.normal(0, (2 / f) ** 0.5, (f, hidden)),
+        np.zeros(hidden),
+        rng.normal(0, (1 / hidden) ** 0.5, (hidden, c)),
+        np.zeros(c),
+    ]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    lr, l2 = 0.01, 1e-4
+    for t in range(1, steps + 1):
+        w1, b1, w2, b2 = params
+        pre = xs @ w1 + b1
+        h = np.maximum(pre, 0.0)
+        z = h @ w2 + b2
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        dz = (p - onehot) * sw[:, None]
+        gw2 = h.T @ dz + l2 * w2
+        gb2 = dz.sum(axis=0)
+        dh = (dz @ w2.T) * (pre > 0)
+        gw1 = xs.T @ dh + l2 * w1
+        gb1 = dh.sum(axis=0)
+        for i, g in enumerate((gw1, gb1, gw2, gb2)):
+            m[i] = 0.9 * m[i] + 0.1 * g
+            v[i] = 0.999 * v[i] + 0.001 * g * g
+            mh = m[i] / (1 - 0.9**t)
+            vh = v[i] / (1 - 0.999**t)
+            params[i] = params[i] - lr * mh / (np.sqrt(vh) + 1e-8)
+    return HeightModel(mean, scale, *params)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train and save the height model (``python -m companion.vision.detect_height``)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=60, help="random tables (default 60)")
+    ap.add_argument("--per-session", type=int, default=8, help="game frames per table")
+    ap.add_argument("--hidden", type=int, default=48, help="hidden units (default 48)")
+    ap.add_argument("--steps", type=int, default=3000, help="training steps (default 3000)")
+    ap.add_argument("--data", type=Path, help="cache of the rendered features (.npz)")
+    ap.add_argument("--out", type=Path, default=MODEL_PATH)
+    args = ap.parse_args(argv)
+    cv2.setNumThreads(1)
+    t0 = time.perf_counter()
+    if args.data is not None and args.data.is_file():
+        cached = np.load(args.data)
+        x, y = cached["x"], cached["y"]
+    else:
+        x, y = collect(args.sessions, args.per_session)
+        if args.data is not None:
+            np.savez_compressed(args.data, x=x, y=y)
+    k = (x.shape[1] - 1) // PER_TIER
+    n = len(y)
+    split = int(n * 0.8)  # sessions are in order: the last fifth are tables never trained on
+    model = train(x[:split], y[:split], k, args.hidden, args.steps)
+    pred = model.predict(x[split:])[0]
+    err = float(np.mean(pred != y[split:])) * 100 if n > split else float("nan")
+    print(f"held-out tower-count error {err:.2f} % on {n - split} spaces", file=sys.stderr)
+    model = train(x, y, k, args.hidden, args.steps)
+    args.out.write_text(json.dumps(model.to_json()) + "\n", encoding="utf-8")
+    print(
+        f"saved {args.out.name}: {n} spaces, {args.hidden} hidden units, "
+        f"{time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
