@@ -121,6 +121,7 @@ class Companion:
         if self.recorder is not None:
             self.recorder.attach(self)
         if self.table is not None:
+            self.service.on_new_game = self.table.restart
             self.table.start()
         else:
             self._start_camera_pipeline()

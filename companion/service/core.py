@@ -106,6 +106,7 @@ class CompanionService:
         self.journal: Any = None
         self.extra_status: Callable[[], dict[str, Any]] | None = None
         self.on_input: Callable[[Item], None] | None = None
+        self.on_new_game: Callable[[GameSettings], None] | None = None
         self.on_result: Callable[[Item, Any], None] | None = None
         self.published_at: float = clock()
         self.last_observation_at: float | None = None
@@ -418,6 +419,8 @@ class CompanionService:
                 raise CommandError("only the host sets up a game", 403)
             settings = GameSettings.from_command(cmd, self._settings)
             self.start_game(settings, restore=False)
+            if self.on_new_game is not None:
+                self.on_new_game(self._settings)
             return {"players": list(self._settings.colours)}
         if name in ("roll", "keep", "dice_mode"):
             return self._dice_command(name, cmd)

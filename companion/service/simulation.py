@@ -360,6 +360,16 @@ class SimulatedTable:
         self._stop.clear()
         self.start()
 
+    def restart(self, settings: GameSettings) -> None:
+        """The host set up a new game on the phone: the simulated players clear the table and
+        start it with those settings (next seed). Runs on the service thread."""
+        self.settings = settings
+        self.seed += 1
+        self.stop_pipeline()
+        self._new_game()
+        self._stop.clear()
+        self.start()
+
     def stop_pipeline(self) -> None:
         self._stop.set()
         if self.c.vision is not None:

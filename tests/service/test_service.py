@@ -86,6 +86,8 @@ def test_the_host_sets_up_a_new_game_with_new_join_tokens(direct_companion):
     state = c.service.state
     assert state.table.colours == ("green", "red", "blue", "yellow")
     assert not hidden_positions(state)
+    # the simulated players cleared the table and play the new game
+    assert c.table.game.initial_state.table.colours == ("green", "red", "blue", "yellow")
 
 
 def test_without_the_tracker_the_table_still_plays_and_says_what_is_missing(direct_companion):
