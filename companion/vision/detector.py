@@ -249,6 +249,8 @@ class _PoseTables:
         default_factory=dict
     )
     masks: dict[tuple[str, int, int], NDArray[np.uint8]] = field(default_factory=dict)
+    polys: dict[tuple[int, int], NDArray[np.int32]] = field(default_factory=dict)
+    owners: dict[tuple[int, ...], NDArray[np.int8]] = field(default_factory=dict)
 
 
 class Detector:
@@ -485,6 +487,7 @@ class Detector:
             mask = np.zeros((y1 - y0 + 1, x1 - x0 + 1), np.uint8)
             hull = cv2.convexHull(np.round(hull_px - (x0, y0)).astype(np.int32))
             cv2.fillConvexPoly(mask, hull, 1)
+            tables.polys[key] = (hull + (x0, y0)).astype(np.int32)
             ys, xs = np.nonzero(mask[::step, ::step])
             wiz = cyl(c, g.wizard.base_diameter / 2 * 0.8, z, z + g.wizard.height)
             wiz_area = float(cv2.contourArea(cv2.convexHull(wiz.astype(np.float32)))) / step**2
@@ -592,6 +595,31 @@ class Detector:
         se = np.abs(gx[sy, sx] * sn[..., 0] + gy[sy, sx] * sn[..., 1])
         side: NDArray[np.float32] = (se * scale).astype(np.float32)
         return out, side
+
+    def _owners(
+        self,
+        tables: _PoseTables,
+        towers_of: list[int],
+        castle_of: list[bool],
+        shape: tuple[int, int],
+    ) -> NDArray[np.int8]:
+        """``(H, W) int8`` index of the space whose wizard hull owns each pixel (-1 none): hulls
+        are painted from the lowest top surface to the highest, so the highest wins."""
+        key = tuple(-1 if c else t for t, c in zip(towers_of, castle_of, strict=True))
+        hit = tables.owners.get(key)
+        if hit is not None:
+            return hit
+        owner = np.full(shape, -1, np.int8)
+        spaces = self.geometry.spaces
+        order = sorted((t, si) for si, t in enumerate(key) if t >= 0)
+        for t, si in order:
+            poly = tables.polys.get((spaces[si], t))
+            if poly is not None:
+                cv2.fillConvexPoly(owner, poly, si)
+        if len(tables.owners) >= 16:
+            tables.owners.pop(next(iter(tables.owners)))
+        tables.owners[key] = owner
+        return owner
 
     def _castle_mask(
         self, pose: BoardPose, tables: _PoseTables, space: int, tier: int, shape: tuple[int, int]
@@ -703,12 +731,19 @@ class Detector:
                 castle_of.append(False)
                 margin_of.append(float(cfg.roof_threshold - es[best]) / 20)
         # one classification for the pieces on every top surface
-        hulls = []
+        hulls: list[tuple[NDArray[np.int32], NDArray[np.int32], float, float] | None] = []
         for si, space in enumerate(g.spaces):
             if castle_of[si]:
                 hulls.append(None)
                 continue
             hulls.append(self._hull(pose, tables, space, towers_of[si], frame.shape[:2]))
+        # where two hulls overlap in the image the pixel shows the higher top surface's pieces
+        # (a tall stack's wizards rise in front of the spaces behind it)
+        owner = self._owners(tables, towers_of, castle_of, frame.shape[:2])
+        for si, hh in enumerate(hulls):
+            if hh is not None and len(hh[0]):
+                keep = owner[hh[0], hh[1]] == si
+                hulls[si] = (hh[0][keep], hh[1][keep], hh[2], hh[3])
         ys_all = [h[0] for h in hulls if h is not None]
         xs_all = [h[1] for h in hulls if h is not None]
         lab_all = (
