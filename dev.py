@@ -26,7 +26,11 @@ STAMP = VENV / ".installed-from"
 
 def _sh(*cmd: str | Path) -> int:
     print("+", " ".join(str(c) for c in cmd), flush=True)
-    return subprocess.call([str(c) for c in cmd], cwd=ROOT)
+    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reaches the child too; let it stop cleanly
+        return proc.wait()
 
 
 def ensure_venv() -> None:

@@ -174,8 +174,23 @@ def player_view(parts: Parts, state: Any, colour: str, memory_aid: str) -> dict[
     return result
 
 
+def _colour(wizard: object) -> str:
+    """``"blue-3"`` -> ``"blue"``: log lines never name individual wizards (they would let anyone
+    follow a trapped wizard under its tower, whatever the memory aid allows)."""
+    return str(wizard).split("-", 1)[0]
+
+
+def _count(wizards: Sequence[Any]) -> str:
+    n = len(wizards)
+    return f"{n} wizard{'s' if n != 1 else ''}"
+
+
 def describe_events(events: Sequence[Any], dump_event: Any) -> list[str]:
-    """Short log lines for committed events (newest last), in the game's words."""
+    """Short public log lines for committed events (newest last), in the game's words.
+
+    The log is shown on every page, so it says only what everybody at the table saw: a wizard's
+    colour when it moves in view, and how many wizards were trapped or freed — never which ones.
+    """
     lines: list[str] = []
     for ev in events:
         try:
@@ -184,8 +199,9 @@ def describe_events(events: Sequence[Any], dump_event: Any) -> list[str]:
             data = {"kind": getattr(ev, "kind", "event")}
         kind = data.get("kind") or data.get("type") or "event"
         if kind == "wizard_moved":
+            colour = _colour(data.get("wizard"))
             lines.append(
-                f"{data.get('wizard')} moved {data.get('from')} → {data.get('to')}"
+                f"a {colour} wizard moved {data.get('from')} → {data.get('to')}"
                 + (" (into the castle)" if data.get("into_castle") else "")
             )
         elif kind == "tower_moved":
@@ -195,12 +211,10 @@ def describe_events(events: Sequence[Any], dump_event: Any) -> list[str]:
                 f"{data.get('from')} → {data.get('to')}"
             )
         elif kind == "wizards_trapped":
-            lines.append(
-                f"trapped on space {data.get('space')}: {', '.join(data.get('wizards', []))}"
-            )
+            lines.append(f"{_count(data.get('wizards', []))} trapped on space {data.get('space')}")
         elif kind == "wizards_revealed":
             lines.append(
-                f"freed on space {data.get('space')}: {', '.join(data.get('wizards', []))}"
+                f"{_count(data.get('wizards', []))} uncovered on space {data.get('space')}"
             )
         elif kind == "castle_moved":
             lines.append(f"the raven castle moved {data.get('from')} → {data.get('to')}")
@@ -208,7 +222,16 @@ def describe_events(events: Sequence[Any], dump_event: Any) -> list[str]:
             lines.append(f"{data.get('player', 'next player')}'s turn")
         elif kind == "game_over":
             lines.append(f"game over: {', '.join(data.get('winners', []))} win")
-        elif kind in ("potion_filled", "castle_entered", "spell_cast", "dice_rolled"):
-            rest = {k: v for k, v in data.items() if k != "kind"}
-            lines.append(f"{kind.replace('_', ' ')}: {rest}")
+        elif kind == "potion_filled":
+            lines.append(f"{data.get('player')} filled a potion")
+        elif kind == "castle_entered":
+            lines.append(f"a {_colour(data.get('wizard'))} wizard entered the raven castle")
+        elif kind == "spell_cast":
+            times = data.get("times") or 1
+            lines.append(
+                f"{data.get('player')} cast {str(data.get('spell', 'a spell')).replace('_', ' ')}"
+                + (f" ×{times}" if times != 1 else "")
+            )
+        elif kind == "dice_rolled":
+            lines.append(f"die: {data.get('rolls')} → {data.get('used')}")
     return lines
