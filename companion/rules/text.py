@@ -16,10 +16,16 @@ from companion.rules.actions import (
     EndTurn,
     Event,
     ExchangeCards,
+    Feather,
     GivePotion,
     MoveTower,
     MoveWizard,
     Redraw,
+)
+from companion.rules.expansion_text import (
+    EXPANSION_SPELL_NAMES,
+    describe_feather,
+    describe_module_event,
 )
 
 SPELL_NAMES: dict[str, str] = {
@@ -33,6 +39,7 @@ SPELL_NAMES: dict[str, str] = {
     "free_wizard": "Free a Wizard",
 }
 """English names of the base spells (R-SPELL table)."""
+SPELL_NAMES.update(EXPANSION_SPELL_NAMES)
 
 
 def _spaces(n: int) -> str:
@@ -104,6 +111,8 @@ def describe_action(action: Action) -> str:
         return f"{action.player} hands {action.count} full potion(s) to {action.to}"
     if isinstance(action, ExchangeCards):
         return f"{action.player} and {action.partner} exchange a card"
+    if isinstance(action, Feather):
+        return describe_feather(action)
     return repr(action)
 
 
@@ -178,4 +187,7 @@ def describe_event(event: Event) -> str:
         return f"{d['player']} hands {d['count']} full potion(s) to {d['to']}"
     if k == "cards_exchanged":
         return f"{d['player']} and {d['partner']} exchange a card"
+    module_text = describe_module_event(event)
+    if module_text is not None:
+        return module_text
     return k + ": " + ", ".join(f"{key}={value}" for key, value in d.items())

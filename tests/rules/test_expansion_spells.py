@@ -229,3 +229,24 @@ def test_expansion_action_fields_survive_json():
         load_action({**dump_action(actions[0]), "raven_timing": "later"})
     with pytest.raises(FormatError, match=r"action.steps"):
         load_action({"kind": "feather", "player": "blue", "use": "move_wizard", "steps": 9})
+
+
+def test_expansion_actions_and_events_read_as_sentences():
+    from companion.rules import Config, describe_action, describe_event
+    from companion.rules.bots import play
+    from companion.rules.model import MODULES
+
+    seen = set()
+    for step in play(Config(player_count=3, modules=frozenset(MODULES)), 3, "random"):
+        for e in step.events:
+            text = describe_event(e)
+            assert "=" not in text, f"no sentence for {e.kind}: {text}"
+            seen.add(e.kind)
+        assert "(" not in describe_action(step.action)[:1]
+    assert {"witch_moved", "raven_moved", "web_bounce", "feather_gained"} <= seen
+    assert describe_action(Feather("blue", "move_wizard", wizard="red-1", steps=1)) == (
+        "blue spends feathers to move red-1 1 space clockwise"
+    )
+    assert describe_action(Cast("blue", "tower_sprint", space=3, tier=1)).startswith(
+        "blue casts Tower Sprint"
+    )
