@@ -10,8 +10,9 @@ compared with the renderer's ground truth. Once per session a hand passes over t
 while the hand is in view.
 
 Figures: per-space error rates (tower count, top kind, wizard colours/counts, castle), board-exact
-rate, the colour confusion matrix of wizards, hand frames vs observations emitted on them, median
-and p95 detector time per frame on one core (pose cached, as with a fixed camera) and the ratio
+rate, the mean per-space confidence where the tower count was right and where it was wrong, the
+colour confusion matrix of wizards, hand frames vs observations emitted on them, median and p95
+detector time per frame on one core (pose cached, as with a fixed camera) and the ratio
 of that median to one ``cv2.warpPerspective`` of the same frame to 1024x1024, each overall and
 per tilt bucket and lighting bucket. Seeds: sessions use ``seed * 1000 + i``; the tests use seeds
 below 1000, so with ``--seed >= 1`` the bench never sees a test frame.
@@ -81,6 +82,8 @@ class Tally:
     boards_castle_wrong: int = 0
     not_read: int = 0
     ms: list[float] = field(default_factory=list)
+    conf_right: list[float] = field(default_factory=list)
+    conf_wrong: list[float] = field(default_factory=list)
     warp_ms: list[float] = field(default_factory=list)
 
     def add(self, truth: Any, got: Any) -> None:
@@ -126,6 +129,7 @@ class Tally:
                 self.tokens_wrong += 1
                 bad = True
             exact = exact and not bad
+            (self.conf_wrong if o.towers != t.towers else self.conf_right).append(o.confidence)
         self.boards_exact += int(exact)
         self.boards_castle_wrong += int(not castle_ok)
 
@@ -152,6 +156,13 @@ class Tally:
             "p95_ms": round(float(np.nanpercentile(ms, 95)), 2),
             "warp_median_ms": round(float(np.nanmedian(warp)), 2),
             "ratio_to_warp": round(float(np.nanmedian(ms) / np.nanmedian(warp)), 2),
+            # the detector's per-space confidence where its tower count was right / wrong
+            "confidence_right_mean": round(float(np.mean(self.conf_right)), 3)
+            if self.conf_right
+            else None,
+            "confidence_wrong_mean": round(float(np.mean(self.conf_wrong)), 3)
+            if self.conf_wrong
+            else None,
         }
 
 
@@ -346,6 +357,8 @@ def main(argv: list[str]) -> int:
         ("median_ms", "med ms"),
         ("p95_ms", "p95 ms"),
         ("ratio_to_warp", "x warp"),
+        ("confidence_right_mean", "conf ok"),
+        ("confidence_wrong_mean", "conf bad"),
     ]
     print(f"{'group':<18}{'frames':>7}" + "".join(f"{h:>10}" for _, h in cols))
     for k in sorted(groups):
