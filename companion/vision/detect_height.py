@@ -11,6 +11,9 @@ per-space features:
   per px, white paper = 255), the share of rim points that could be measured (inside the frame,
   not on a marker, not behind the raven castle), and the median edge just *inside* and just
   *outside* the rim (a true roof edge is a step, a printed joint or a texture line is not);
+* per tier: the share of roof-interior probes labelled roof or wizard, and labelled track, by the
+  colour profile, and the share of probes on the camera-facing wall of that tier labelled wall
+  (a stack's side occludes the track behind it);
 * the camera's elevation above the space (deg): steep views shrink the parallax between tiers.
 
 The answer per space is the tower count ``0..K`` and a confidence (its softmax probability),
@@ -44,8 +47,9 @@ MODEL_PATH = Path(__file__).with_name("detect_height.json")
 TRAIN_SEED_BASE = 10_000_000
 """First training session seed (bench sessions use ``seed * 1000 + i`` with seed < 10 000)."""
 
-PER_TIER = 5
-"""Features per candidate tier: median, lower quartile, measured share, inside, outside."""
+PER_TIER = 8
+"""Features per candidate tier: rim edge median, lower quartile, measured share, inside, outside;
+roof-coloured and track-coloured shares of the roof interior; wall-coloured share of the wall."""
 
 
 def n_features(max_towers: int) -> int:
@@ -116,8 +120,8 @@ class HeightModel:
         return {
             "format": "companion-height-model",
             "version": 1,
-            "features": f"{PER_TIER} per tier (median, lower quartile, share, inside, outside) "
-            "+ camera elevation",
+            "features": f"{PER_TIER} per tier (rim median, lower quartile, share, inside, outside, "
+            "roof share, track share, wall share) + camera elevation",
             "mean": r(self.mean),
             "scale": r(self.scale),
             "w1": r(self.w1),
@@ -218,9 +222,10 @@ def train(
     x: NDArray[np.float32],
     y: NDArray[np.int32],
     max_towers: int,
-    hidden: int = 48,
-    steps: int = 3000,
+    hidden: int = 32,
+    steps: int = 1500,
     seed: int = 12345,
+    l2: float = 1e-3,
 ) -> HeightModel:
     """Fit the network by full-batch Adam on the cross-entropy (seeded; a few seconds)."""
     rng = np.random.default_rng(seed)
@@ -243,7 +248,7 @@ def train(
     ]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
-    lr, l2 = 0.01, 1e-4
+    lr = 0.01
     for t in range(1, steps + 1):
         w1, b1, w2, b2 = params
         pre = xs @ w1 + b1
@@ -272,8 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=60, help="random tables (default 60)")
     ap.add_argument("--per-session", type=int, default=8, help="game frames per table")
-    ap.add_argument("--hidden", type=int, default=48, help="hidden units (default 48)")
-    ap.add_argument("--steps", type=int, default=3000, help="training steps (default 3000)")
+    ap.add_argument("--hidden", type=int, default=32, help="hidden units (default 32)")
+    ap.add_argument("--steps", type=int, default=1500, help="training steps (default 1500)")
+    ap.add_argument("--l2", type=float, default=1e-3, help="weight decay (default 1e-3)")
     ap.add_argument("--data", type=Path, help="cache of the rendered features (.npz)")
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)
@@ -289,11 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     k = (x.shape[1] - 1) // PER_TIER
     n = len(y)
     split = int(n * 0.8)  # sessions are in order: the last fifth are tables never trained on
-    model = train(x[:split], y[:split], k, args.hidden, args.steps)
+    model = train(x[:split], y[:split], k, args.hidden, args.steps, l2=args.l2)
     pred = model.predict(x[split:])[0]
     err = float(np.mean(pred != y[split:])) * 100 if n > split else float("nan")
     print(f"held-out tower-count error {err:.2f} % on {n - split} spaces", file=sys.stderr)
-    model = train(x, y, k, args.hidden, args.steps)
+    model = train(x, y, k, args.hidden, args.steps, l2=args.l2)
     args.out.write_text(json.dumps(model.to_json()) + "\n", encoding="utf-8")
     print(
         f"saved {args.out.name}: {n} spaces, {args.hidden} hidden units, "

@@ -101,6 +101,8 @@ class DetectorConfig:
     :param pixel_step: sub-sampling step of the wizard regions, px.
     :param pose_tolerance_px: a new pose that moves no projected point more than this reuses
         the probe tables of the old one (marker corners jitter by noise from frame to frame).
+    :param joint_towers: with the height model, choose the most probable heights that add up to
+        the number of towers counted at setup (``profile.meta["towers"]``; R-COMP-1/3).
     """
 
     max_towers: int = MAX_TOWERS
@@ -117,6 +119,7 @@ class DetectorConfig:
     view_px: int = 160
     pixel_step: int = 3
     pose_tolerance_px: float = 0.75
+    joint_towers: bool = True
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,40 @@ def _masked_quantile(values: NDArray[Any], ok: NDArray[np.bool_], q: float) -> N
     return out
 
 
+def _joint_heights(
+    prob: NDArray[np.float32], fixed: list[bool], total: int
+) -> NDArray[np.int32] | None:
+    """The most probable heights ``(S,)`` under independent per-space probabilities
+    ``prob (S, K + 1)`` whose sum over the spaces not ``fixed`` is ``total`` (dynamic programming
+    over spaces and towers used), or None when no such assignment exists."""
+    S, C = prob.shape
+    if total < 0:
+        return None
+    logp = np.log(np.maximum(prob.astype(np.float64), 1e-9))
+    best = np.full((S + 1, total + 1), -np.inf)
+    best[0, 0] = 0.0
+    choice = np.zeros((S, total + 1), np.int32)
+    for si in range(S):
+        if fixed[si]:
+            best[si + 1] = best[si]
+            continue
+        for n in range(total + 1):
+            ks = np.arange(min(C - 1, n) + 1)
+            cand = best[si, n - ks] + logp[si, ks]
+            j = int(np.argmax(cand))
+            best[si + 1, n] = cand[j]
+            choice[si, n] = ks[j]
+    if not np.isfinite(best[S, total]):
+        return None
+    out = np.zeros(S, np.int32)
+    n = total
+    for si in range(S - 1, -1, -1):
+        if not fixed[si]:
+            out[si] = choice[si, n]
+            n -= int(out[si])
+    return out
+
+
 def _ring(n: int, phase: float = 0.0) -> NDArray[np.float64]:
     a = phase + np.arange(n) * 2 * math.pi / n
     return np.stack([np.cos(a), np.sin(a)], axis=1)
@@ -242,6 +279,8 @@ class _PoseTables:
     castle_ok: NDArray[np.bool_]
     crop: tuple[int, int, int, int]  # x0, y0, x1, y1 of the board's image region
     view_matrix: NDArray[np.float64]
+    wall_px: NDArray[np.int32]  # (S, K, W, 2) camera-facing wall of tier k = 1..K
+    wall_ok: NDArray[np.bool_]
     side_px: NDArray[np.int32]  # (S, K, 2, R, 2) points just inside / outside the roof rim
     side_ok: NDArray[np.bool_]  # (S, K, 2, R)
     elevation: NDArray[np.float32]  # (S,) camera elevation above each space, deg
@@ -298,6 +337,12 @@ class Detector:
         self._roofish = self._is_wizard.copy()
         self._roofish[self._roof_idx + 1] = True
         self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
+        self._is_track = np.zeros(len(names) + 1, bool)
+        for i in range(len(names)):
+            self._is_track[i + 1] = profile.classes[names[i]].group == "track"
+        self._is_wall = np.zeros(len(names) + 1, bool)
+        if "wall" in names:
+            self._is_wall[names.index("wall") + 1] = True
         if isinstance(height_model, str):
             height_model = (
                 HeightModel.load(max_towers=self.config.max_towers)
@@ -394,6 +439,18 @@ class Detector:
                 body.append((da, rr, fz * cs.height))
         for off in _ring(6) * cs.roof_diameter / 2 * 0.55:
             body.append((math.atan2(off[1], off[0]), float(np.hypot(*off)), cs.height + 0.5))
+        tw = g.tower
+        wall = [
+            (da, (tw.base_diameter + (tw.roof_diameter - tw.base_diameter) * fz) / 2 * 0.92, fz)
+            for da in np.radians([-40.0, -20.0, 0.0, 20.0, 40.0])
+            for fz in (0.15, 0.4, 0.65)
+        ]
+        wal = np.zeros((S, K, len(wall), 3))
+        for j, (da, rr, fz) in enumerate(wall):
+            wal[:, :, j, 0] = (centres[:, 0] + rr * np.cos(base_a + da))[:, None]
+            wal[:, :, j, 1] = (centres[:, 1] + rr * np.sin(base_a + da))[:, None]
+            wal[:, :, j, 2] = (np.arange(K) + fz) * t
+        wp = self._project(pose, wal.reshape(-1, 3)).reshape(S, K, len(wall), 2)
         C = len(body)
         cas = np.zeros((S, K + 1, C, 3))
         for j, (da, rr, dz) in enumerate(body):
@@ -422,6 +479,7 @@ class Detector:
         rok &= mask[rpi[..., 1] // 4, rpi[..., 0] // 4] == 0
         kpi, kok = clip(kp)
         spi, sok = clip(sp)
+        wpi, wok = clip(wp)
         sok &= mask[spi[..., 1] // 4, spi[..., 0] // 4] == 0
         cpi, cok = clip(cp)
         allp = np.concatenate([rpi.reshape(-1, 2), kpi.reshape(-1, 2), cpi.reshape(-1, 2)])
@@ -440,6 +498,8 @@ class Detector:
             cok,
             (int(x0), int(y0), int(x1), int(y1)),
             view,
+            wpi,
+            wok,
             spi,
             sok,
             elevation,
@@ -507,9 +567,11 @@ class Detector:
         rim: NDArray[np.float32],
         rim_ok: NDArray[np.bool_],
         side: NDArray[np.float32],
+        kind_labels: NDArray[np.int32],
+        wall_labels: NDArray[np.int32],
         tables: _PoseTables,
     ) -> NDArray[np.float32]:
-        """Per-space features of :mod:`companion.vision.detect_height`, ``(S, 5 K + 1)``."""
+        """Per-space features of :mod:`companion.vision.detect_height`, ``(S, 8 K + 1)``."""
         S, K = rim.shape[:2]
         med = _masked_quantile(rim, rim_ok, 0.5)
         q25 = _masked_quantile(rim, rim_ok, 0.25)
@@ -522,7 +584,15 @@ class Detector:
         out[:, 2 * K : 3 * K] = share
         out[:, 3 * K : 4 * K] = s_med[..., 0]
         out[:, 4 * K : 5 * K] = s_med[..., 1]
-        out[:, 5 * K] = tables.elevation
+        kok = tables.kind_ok
+        nk = np.maximum(kok.sum(-1), 1)
+        out[:, 5 * K : 6 * K] = (self._roofish[kind_labels + 1] & kok).sum(-1) / nk
+        out[:, 6 * K : 7 * K] = (self._is_track[kind_labels + 1] & kok).sum(-1) / nk
+        wok = tables.wall_ok
+        out[:, 7 * K : 8 * K] = (self._is_wall[wall_labels + 1] & wok).sum(-1) / np.maximum(
+            wok.sum(-1), 1
+        )
+        out[:, 8 * K] = tables.elevation
         return out
 
     # -- the detector ----------------------------------------------------------------------------
@@ -659,8 +729,8 @@ class Detector:
         S = g.n_spaces
         edges, side = self._edges(frame, tables, white)  # (S, L, R), (S, K, 2, R)
         # one classification for the castle and roof-kind probes
-        cp, kp = tables.castle_px, tables.kind_px
-        probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2)])
+        cp, kp, wp = tables.castle_px, tables.kind_px, tables.wall_px
+        probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2), wp.reshape(-1, 2)])
         ppx = frame[probe[:, 1], probe[:, 0]]
         pf = features(ppx, white)
         lab = self.profile.classify_bgr(ppx, white)
@@ -669,6 +739,7 @@ class Detector:
         kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
         cl = lab[:n1].reshape(cp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
+        wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
         if cfg.roof_interior > 0:
             is_r = self._roofish[kl + 1] & tables.kind_ok
             roofish = is_r.sum(-1) / np.maximum(tables.kind_ok.sum(-1), 1)  # (S, K)
@@ -702,10 +773,21 @@ class Detector:
         enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
         raw = edges[:, :K]
         edges = np.where(enough, _masked_median(raw, rim_ok), 0.0)
-        feats = self._height_features(raw, rim_ok, side, tables)
+        feats = self._height_features(raw, rim_ok, side, kl, wl, tables)
         model_towers = model_conf = None
         if self._height is not None:
-            model_towers, model_conf = self._height.predict(feats)
+            prob = self._height.probabilities(feats)
+            model_towers = np.argmax(prob, axis=1).astype(np.int32)
+            total = self.profile.meta.get("towers")
+            if isinstance(total, int) and cfg.joint_towers:
+                # every tower stays on the board (R-COMP-1/3): the most probable heights that
+                # add up to the towers counted at setup, the castle's stack included
+                fixed = [si in castle_at for si in range(S)]
+                left = total - sum(castle_at.values())
+                joint = _joint_heights(prob, fixed, left)
+                if joint is not None:
+                    model_towers = joint
+            model_conf = prob[np.arange(S), np.minimum(model_towers, prob.shape[1] - 1)]
         towers_of: list[int] = []
         castle_of: list[bool] = []
         margin_of: list[float] = []
