@@ -363,7 +363,7 @@ def main(argv: list[str]) -> int:
     print(f"{'group':<18}{'frames':>7}" + "".join(f"{h:>10}" for _, h in cols))
     for k in sorted(groups):
         fg = groups[k].figures()
-        print(f"{k:<18}{fg['frames']:>7}" + "".join(f"{fg[c]:>10}" for c, _ in cols))
+        print(f"{k:<18}{fg['frames']:>7}" + "".join(f"{str(fg[c]):>10}" for c, _ in cols))
     print("colour confusion (true -> detected):")
     for t, c in sorted(matrix.items()):
         print(f"  {t:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))

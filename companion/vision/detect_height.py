@@ -225,7 +225,7 @@ def train(
     hidden: int = 32,
     steps: int = 1500,
     seed: int = 12345,
-    l2: float = 1e-3,
+    l2: float = 3e-2,
 ) -> HeightModel:
     """Fit the network by full-batch Adam on the cross-entropy (seeded; a few seconds)."""
     rng = np.random.default_rng(seed)
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-session", type=int, default=8, help="game frames per table")
     ap.add_argument("--hidden", type=int, default=32, help="hidden units (default 32)")
     ap.add_argument("--steps", type=int, default=1500, help="training steps (default 1500)")
-    ap.add_argument("--l2", type=float, default=1e-3, help="weight decay (default 1e-3)")
+    ap.add_argument("--l2", type=float, default=3e-2, help="weight decay (default 0.03)")
     ap.add_argument("--data", type=Path, help="cache of the rendered features (.npz)")
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)
