@@ -94,6 +94,9 @@ class DetectorConfig:
     :param ink_light: lightness (relative to the white paper) below which a roof pixel is ink.
     :param ink_share: share of ink pixels in a roof's middle that makes it a crest roof (the
         printed raven); plain roofs have none.
+    :param disc_votes: how many more outer roof probes must be crest-disc- than plain-roof-
+        coloured (or the reverse) for the colour to decide crest / plain; closer votes leave it
+        to the ink (wizards hide the raven; their shadows and shading look like ink).
     :param hard_pair_min: a colour next to its hard-pair partner (yellow/orange, red/orange,
         blue/purple) needs this many wizard areas: the partner's shaded edges look like it.
     :param token_min: fraction of a token's projected area that counts as a token.
@@ -115,6 +118,7 @@ class DetectorConfig:
     hard_pair_min: float = 0.8
     ink_light: float = 0.25
     ink_share: float = 0.06
+    disc_votes: int = 3
     token_min: float = 0.4
     view_px: int = 160
     pixel_step: int = 3
@@ -852,12 +856,15 @@ class Detector:
                 free = max(int((~wiz_here).sum()), 1)
                 dark = int((kdark[si, towers - 1][okk] & ~wiz_here).sum()) / free
                 if top != "magic":
-                    # the printed raven (dark ink) or, when wizards hide it, the yellow crest
-                    # disc around it (more disc- than plain-roof-coloured probes)
+                    # the yellow crest disc around the printed raven when its colour decides,
+                    # else the raven's dark ink (wizards may hide either)
                     outer = kl[si, towers - 1, N_INNER:][okk[N_INNER:]]
                     n_crest = int((outer == self._crest_roof).sum())
                     n_plain = int((outer == self._plain_roof).sum())
-                    crest = dark >= cfg.ink_share or n_crest > max(n_plain, 2)
+                    if abs(n_crest - n_plain) >= cfg.disc_votes:
+                        crest = n_crest > n_plain
+                    else:
+                        crest = dark >= cfg.ink_share
                     top = "crest" if crest else "plain"
             wizards: dict[str, int] = {}
             tokens = {"witch": False, "raven": False}

@@ -7,6 +7,7 @@ for the assertions only. Seeds here are below 1000; the bench uses others.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, replace
 
@@ -16,7 +17,8 @@ import pytest
 from companion.bench.vision import random_game_state
 from companion.rules import Config, setup
 from companion.rules.observation import Observation
-from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector
+from companion.vision.detect_height import MODEL_PATH, HeightModel, n_features
+from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector, _joint_heights
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile import ColourProfile, build_profile
 from companion.vision.render import RenderResult, random_setup, render
@@ -181,3 +183,48 @@ class TestNeverMoreThanTheRulesAllow:
         totals = [sum(o.wizards.values()) for o in det.observation.spaces.values()]
         assert max(totals) <= 6
         assert max(totals) >= 3  # the misreading is really there, and capped
+
+
+class TestStackHeights:
+    def test_the_board_keeps_its_towers_when_one_roof_is_faint(self) -> None:
+        # three spaces; alone the faint middle roof would be read as empty (0.55 vs 0.45), but
+        # the board holds 3 towers and the first two are sure: the middle one is a tower
+        prob = np.array(
+            [
+                [0.02, 0.95, 0.03],
+                [0.55, 0.45, 0.00],
+                [0.01, 0.97, 0.02],
+            ],
+            np.float32,
+        )
+        assert list(np.argmax(prob, axis=1)) == [1, 0, 1]
+        assert list(_joint_heights(prob, [False] * 3, 3)) == [1, 1, 1]
+        # the castle's space keeps the height read from the castle's rim
+        assert list(_joint_heights(prob, [False, True, False], 2)) == [1, 0, 1]
+        # no assignment can hold more towers than the tiers allow
+        assert _joint_heights(prob, [False] * 3, 7) is None
+
+    def test_the_shipped_height_model_loads_and_a_bad_file_is_refused(self, tmp_path) -> None:
+        model = HeightModel.load()
+        assert model is not None, "the trained height model ships with the package"
+        assert model.n_features == n_features(model.max_towers)
+        data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+        again = HeightModel.from_json(data)
+        x = np.random.default_rng(5).normal(0, 1, (4, model.n_features)).astype(np.float32)
+        np.testing.assert_allclose(again.probabilities(x), model.probabilities(x), atol=1e-6)
+        assert np.allclose(model.probabilities(x).sum(axis=1), 1.0)
+        bad = dict(data, w2=data["w2"][:-1])
+        with pytest.raises(ValueError, match="shapes"):
+            HeightModel.from_json(bad)
+        with pytest.raises(ValueError, match="not a height model"):
+            HeightModel.from_json({"format": "something else"})
+        assert HeightModel.load(tmp_path / "missing.json") is None
+
+    def test_the_untouched_setup_position_is_read_exactly(self, sessions: list[Session]) -> None:
+        # the tracker starts from this reading: castle on 1, one tower on each of 2..10
+        # (crest on even spaces, plain on odd), wizards as seated (R-SETUP-1/3/6)
+        for s in sessions:
+            obs = s.detector.detect(s.setup_frame.frame).observation
+            assert obs is not None
+            for space, truth in s.setup_frame.observation.spaces.items():
+                assert _key(obs.spaces[space]) == _key(truth), (s.tilt, space)
