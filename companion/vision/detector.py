@@ -331,8 +331,12 @@ class Detector:
         self._names = names
         self._roof_idx = np.array([names.index(n) for n in ROOF_CLASSES if n in names], np.int32)
         self._roof_kind = [ROOF_CLASSES[names[i]] for i in self._roof_idx]
-        self._crest_roof = names.index("roof-crest") if "roof-crest" in names else -3
-        self._plain_roof = names.index("roof-plain") if "roof-plain" in names else -3
+        if "roof-crest" in names and "roof-plain" in names:
+            # yellow-blue chroma halfway between the crest disc and the plain roof
+            yb = (profile.classes["roof-crest"].mean[1] + profile.classes["roof-plain"].mean[1]) / 2
+            self._disc_yb = float(yb)
+        else:
+            self._disc_yb = math.inf  # no disc colour learnt: the ink decides
         self._castle_idx = names.index(CASTLE_CLASS) if CASTLE_CLASS in names else -1
         self._wizard_idx = {c: names.index(c) for c in COLOURS if c in names}
         # class index + 1 -> bool (index 0 = reject)
@@ -743,6 +747,7 @@ class Detector:
         kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
         cl = lab[:n1].reshape(cp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
+        kfeat = pf[n1 : n1 + n2].reshape(kp.shape[:-1] + (3,))
         wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
         if cfg.roof_interior > 0:
             is_r = self._roofish[kl + 1] & tables.kind_ok
@@ -858,9 +863,15 @@ class Detector:
                 if top != "magic":
                     # the yellow crest disc around the printed raven when its colour decides,
                     # else the raven's dark ink (wizards may hide either)
-                    outer = kl[si, towers - 1, N_INNER:][okk[N_INNER:]]
-                    n_crest = int((outer == self._crest_roof).sum())
-                    n_plain = int((outer == self._plain_roof).sum())
+                    # chroma only (the disc is yellower than the plain roof; lightness
+                    # follows the light's angle), without wizard and ink pixels
+                    ok_o = okk[N_INNER:]
+                    outer = kl[si, towers - 1, N_INNER:]
+                    fo = kfeat[si, towers - 1, N_INNER:]
+                    use = ok_o & ~self._is_wizard[outer + 1] & (fo[:, 2] >= cfg.ink_light)
+                    yellower = fo[:, 1] > self._disc_yb
+                    n_crest = int((use & yellower).sum())
+                    n_plain = int((use & ~yellower).sum())
                     if abs(n_crest - n_plain) >= cfg.disc_votes:
                         crest = n_crest > n_plain
                     else:
