@@ -765,11 +765,18 @@ class Detector:
         castle_edges = _masked_median(edges[:, K:], rim_ok[:, K:])
         # the castle is black; its tier is where its roof rim is (above it the same black
         # fills every probe when seen from above)
-        castle_at = {
-            si: int(np.argmax(castle_edges[si]))
-            for si in range(S)
-            if castle_frac[si].max() >= cfg.castle_threshold
-        }
+        # there is one raven castle (R-COMP): the space where most castle probes are black
+        # (a dark track or deep shadows can pass the threshold on other spaces too)
+        # (the probes of a tall castle on another space can fall on the real castle's image:
+        # each space is scored at the tier its castle-roof rim points to)
+        castle_tier = np.argmax(castle_edges, axis=1)
+        castle_score = castle_frac[np.arange(S), castle_tier]
+        best_castle = int(np.argmax(castle_score)) if S else 0
+        castle_at = (
+            {best_castle: int(castle_tier[best_castle])}
+            if S and castle_score[best_castle] >= cfg.castle_threshold
+            else {}
+        )
         if castle_at:
             rim_ok = rim_ok.copy()
             rp = tables.rim_px
