@@ -94,6 +94,10 @@ class DetectorConfig:
     :param ink_light: lightness (relative to the white paper) below which a roof pixel is ink.
     :param ink_share: share of ink pixels in a roof's middle that makes it a crest roof (the
         printed raven); plain roofs have none.
+    :param crest_leak: wizard areas of the yellow crest disc (or a crest space's mark) that show
+        in the wizard hull and look like the wizard colour nearest to the disc; subtracted from
+        that colour's area on crest tops (calibrated on renders: one yellow wizard on a crest
+        roof measured 1.6-1.85 areas).
     :param disc_votes: how many more outer roof probes must be crest-disc- than plain-roof-
         coloured (or the reverse) for the colour to decide crest / plain; closer votes leave it
         to the ink (wizards hide the raven; their shadows and shading look like ink).
@@ -119,6 +123,7 @@ class DetectorConfig:
     ink_light: float = 0.25
     ink_share: float = 0.06
     disc_votes: int = 3
+    crest_leak: float = 0.35
     token_min: float = 0.4
     view_px: int = 160
     pixel_step: int = 3
@@ -345,6 +350,12 @@ class Detector:
         self._roofish = self._is_wizard.copy()
         self._roofish[self._roof_idx + 1] = True
         self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
+        # the wizard colour the crest disc is nearest to (usually yellow)
+        self._disc_colour = ""
+        if "roof-crest" in names and self._wizard_idx:
+            wc = list(self._wizard_idx)
+            d2 = profile.distances(profile.classes["roof-crest"].mean[None], only=wc)[0]
+            self._disc_colour = wc[int(np.argmin(d2))]
         self._is_track = np.zeros(len(names) + 1, bool)
         for i in range(len(names)):
             self._is_track[i + 1] = profile.classes[names[i]].group == "track"
@@ -894,8 +905,12 @@ class Detector:
                 pos += n_px
                 one_wiz, one_tok = hull[2], hull[3]
                 counts = np.bincount(lab[lab >= 0], minlength=len(self._names))
+                crest_top = top in ("crest", "crest-space")
                 for colour, ci in self._wizard_idx.items():
                     a = counts[ci] / one_wiz
+                    if crest_top and colour == self._disc_colour:
+                        # the yellow crest disc / mark under the wizards shades into this colour
+                        a = max(a - cfg.crest_leak, 0.0)
                     areas[colour] = float(a)
                     n = int(math.floor(a + 1.0 - cfg.wizard_min)) if a >= cfg.wizard_min else 0
                     if n:
