@@ -86,14 +86,15 @@ class TestReadingTheTable:
         assert share_right(sessions, "castle") >= 0.98
 
     def test_stack_heights_from_the_oblique_view(self, sessions: list[Session]) -> None:
-        # measured 0.87 on these seeds; the target is 0.9975 (the bench reports the gap)
-        assert share_right(sessions, "towers") >= 0.84
+        # measured 0.979 on these seeds (0.87 with the rim rule alone); the target is 0.9975
+        # (the bench reports the gap)
+        assert share_right(sessions, "towers") >= 0.96
 
     def test_wizards_by_colour_and_count(self, sessions: list[Session]) -> None:
-        assert share_right(sessions, "wizards") >= 0.92  # measured 0.953
+        assert share_right(sessions, "wizards") >= 0.95  # measured 0.974
 
     def test_whole_spaces(self, sessions: list[Session]) -> None:
-        assert share_right(sessions, "all") >= 0.78  # measured 0.818
+        assert share_right(sessions, "all") >= 0.92  # measured 0.953
 
     def test_every_space_is_reported_with_a_confidence(self, sessions: list[Session]) -> None:
         s = sessions[0]
