@@ -18,20 +18,29 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    pose; the median Sobel gradient across that projected rim (along its image normal, on the
    smoothed grey frame, scaled by the markers' white) is the evidence for a roof there. Each
    tier projects to a different ellipse (parallax and scale), so only the true top roof lines up
-   with a strong edge all round. The best tier wins when its edge is strong (``roof_threshold``)
-   and stands out from the other tiers (``roof_contrast``); otherwise the space has no tower.
+   with a strong edge all round. These rim measurements, the colour shares inside each candidate
+   roof and on each tier's camera-facing wall, and the camera's elevation go to a small trained
+   network (:mod:`companion.vision.detect_height`, shipped as ``detect_height.json``) that gives
+   each space a probability per tower count; the heights chosen are the most probable ones that
+   add up to the towers counted at setup (every tower stays on the board), and the chosen
+   count's probability is the space's confidence. Without the model file the best tier wins when
+   its edge is strong (``roof_threshold``) and stands out (``roof_contrast``).
    Rim points on the ArUco markers or inside the raven castle's silhouette are ignored.
-   The **raven castle** is found by colour (black probes on its camera-facing side) and its
-   tier by the same rim test on the castle's roof. All probe positions depend only on the pose:
+   The **raven castle** (there is one) is the space whose black probes on the castle's
+   camera-facing side score highest at the tier the rim test on the castle's roof points to.
+   All probe positions depend only on the pose:
    they are computed once and reused while the camera stays put (``pose_tolerance_px``).
-5. **Top kind**: crest roofs carry a printed raven (dark ink) in their middle, plain roofs none;
-   the magic roof by its colour class. For an empty space the track kind is a property of the
+5. **Top kind**: crest roofs carry a yellow crest disc with a printed raven (dark ink), plain
+   roofs neither: the disc's chroma decides when its vote is clear, else the ink; the magic roof
+   by its colour class. For an empty space the track kind is a property of the
    track (crest / plain / fountain / web). A roof under the castle cannot be seen: it is
    reported from the colour vote, with the castle flag set (the tracker knows it from history).
 6. **Wizards** on the top surface: the pixels of the projected cylinder the wizards stand in are
    labelled by the profile (one lookup table per white reference); per colour the
    wizard-coloured area divided by the projected area of one wizard (calibrated on renders)
-   gives the count (<= 6 in total, R-WIZ-4); a faint colour next to its hard-pair partner
+   gives the count (<= 6 in total, R-WIZ-4); where hulls overlap in the image the higher top
+   surface owns the pixels; on crest tops the colour nearest the disc loses the disc's share
+   (``crest_leak``); a faint colour next to its hard-pair partner
    (yellow/orange, red/orange, blue/purple) is the partner's shading and is dropped.
 7. A small top-down **board view** (for the stability gate's frame differencing).
 
