@@ -131,6 +131,9 @@ def space_views(state: GameState) -> list[SpaceView]:
 
 _COLOUR_IDX_CACHE: dict[int, tuple[int, ...]] = {}
 
+_MEMO_LIMIT = 20000
+"""Entries a :class:`Target`'s per-space memo holds before it starts over (~3 MB)."""
+
 
 def _table_colour_index(tb: Table) -> tuple[int, ...]:
     key = id(tb)
@@ -203,6 +206,9 @@ class Target:
             return got
         obs = self._spaces[idx]
         cost = 0.0 if obs is None else self._raw_cost(obs, view)
+        if len(self._memo) >= _MEMO_LIMIT:
+            # a deep search meets tens of thousands of views: keep the memory bounded
+            self._memo.clear()
         self._memo[key] = cost
         return cost
 
