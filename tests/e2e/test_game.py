@@ -43,17 +43,18 @@ def needs_vision(seed: int) -> None:
         pytest.skip(f"BLOCKED (not done): vision parts missing: {missing}")
 
 
-# BLOCKED (not done): on the rendered frames the detector still misreads spaces (the untouched
-# setup position is misread for seeds 1, 2, 5 and 9 — see ``vision_blocker`` — and with seed 3 the
-# tracker commits about 20 wrong states in 45 actions). These tests run the whole pipeline every
-# time; they report XPASS once companion.vision.detector reads the renderer's frames right.
-DETECTOR_BLOCKER = pytest.mark.xfail(
-    reason="BLOCKED: companion.vision.detector misreads rendered frames (wrong commits follow)",
-    strict=False,
+# KNOWN FAILURE (the end-to-end work is not finished): with seed 3 the tracker commits about 20
+# wrong states in 45 actions. The detector reads every true state of that game right when each is
+# rendered alone, but a recorded run shows a frame whose picture does not match the simulated
+# table's state at that commit, and the tracker's potions drift; the cause is being looked for in
+# the simulated table / tracker. Strict: the suite fails as soon as this passes, so the mark goes.
+KNOWN_TRACKING_FAILURE = pytest.mark.xfail(
+    reason="known failure: wrong commits while tracking the rendered seed-3 game end to end",
+    strict=True,
 )
 
 
-@DETECTOR_BLOCKER
+@KNOWN_TRACKING_FAILURE
 def test_a_rendered_3_player_game_is_tracked_through_the_web(companion_factory):
     needs_vision(GAME_SEED)
     c = companion_factory(seed=GAME_SEED, players=3, simulation={"max_actions": 45})
@@ -109,7 +110,6 @@ def test_a_recorded_session_replays_identically(companion_factory, tmp_path):
     assert {"observation", "dice", "done"} <= {i["kind"] for i in inputs}
 
 
-@DETECTOR_BLOCKER
 def test_the_camera_failing_mid_game_keeps_the_game_and_tracking_resumes(companion_factory):
     needs_vision(FAIL_SEED)
     c = companion_factory(seed=FAIL_SEED, players=3, simulation={"max_actions": 30})
