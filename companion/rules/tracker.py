@@ -88,7 +88,7 @@ class TrackerOptions:
     commit_margin: float = 4.0
     max_lag: int = 12
     ask_margin: float = 2.5
-    beam: int = 100
+    beam: int = 30
     depth: int = 4
     deep_depth: int = 6
     deep_roots: int = 3
