@@ -94,7 +94,19 @@ def setup(config: Config, seed: int | None = None) -> GameState:
     stacks_l: list[tuple[int, ...]] = [() for _ in range(length)]
     for t, sp in enumerate(tower_spaces):
         stacks_l[sp - 1] = (t,)
-    # R-SETUP-6: one continuous clockwise rotation of players, towers filled to capacity
+    wiz = place_wizards(tb, tower_spaces)
+    potions = start_potions(tb, config)
+    cards = deal(tb, seed, rng)
+    return GameState(tb, tuple(stacks_l), tuple(wiz), start, potions, Turn(0), Progress(), cards)
+
+
+def place_wizards(tb: Table, tower_spaces: list[int]) -> list[int]:
+    """R-SETUP-6: one continuous clockwise rotation of players puts the wizards on the tower roofs
+    of ``tower_spaces`` (in order from the castle), each tower filled to its setup capacity.
+
+    :returns: packed wizard positions (``space << 4 | tier``), all at tier 1.
+    :raises ValueError: more wizards than the towers can take.
+    """
     wiz = [0] * len(tb.wizard_ids)
     nxt = [lo for lo, _ in tb.wiz_range]
     tower_i = 0
@@ -102,7 +114,7 @@ def setup(config: Config, seed: int | None = None) -> GameState:
     seat = 0
     left = len(wiz)
     while left:
-        lo, hi = tb.wiz_range[seat]
+        _, hi = tb.wiz_range[seat]
         if nxt[seat] < hi:
             if tower_i >= len(SETUP_CAPACITIES):
                 raise ValueError("setup: more wizards than the towers can take (R-SETUP-6)")
@@ -114,21 +126,30 @@ def setup(config: Config, seed: int | None = None) -> GameState:
                 tower_i += 1
                 on_tower = 0
         seat = (seat + 1) % tb.n
+    return wiz
+
+
+def start_potions(tb: Table, config: Config) -> tuple[tuple[int, int, int], ...]:
+    """R-SETUP-2: every player's potions (full, empty, spent) at the start; empty side up, or all
+    full in solo when ``solo_potions_full`` (OPEN-08)."""
     p_each = tb.start_potions[0]
     if tb.solo and config.options["solo_potions_full"]:
-        potions = tuple((p_each, 0, 0) for _ in range(tb.n))
-    else:
-        potions = tuple((0, p_each, 0) for _ in range(tb.n))
-    cards = None
-    if seed is not None:
-        deck = list(full_deck())
-        rng.shuffle(deck)
-        hands: list[list[int]] = [[] for _ in range(tb.n)]
-        for _ in range(HAND_SIZE):
-            for s in range(tb.n):
-                hands[s].append(deck.pop(0))
-        cards = CardState(tuple(tuple(sorted(h)) for h in hands), tuple(deck), (), seed, 0)
-    return GameState(tb, tuple(stacks_l), tuple(wiz), start, potions, Turn(0), Progress(), cards)
+        return tuple((p_each, 0, 0) for _ in range(tb.n))
+    return tuple((0, p_each, 0) for _ in range(tb.n))
+
+
+def deal(tb: Table, seed: int | None, rng: random.Random) -> CardState | None:
+    """R-SETUP-5: shuffle the 90 cards with ``rng`` and deal ``HAND_SIZE`` to each player; None
+    when ``seed`` is None (hands unknown, the tracker's case)."""
+    if seed is None:
+        return None
+    deck = list(full_deck())
+    rng.shuffle(deck)
+    hands: list[list[int]] = [[] for _ in range(tb.n)]
+    for _ in range(HAND_SIZE):
+        for s in range(tb.n):
+            hands[s].append(deck.pop(0))
+    return CardState(tuple(tuple(sorted(h)) for h in hands), tuple(deck), (), seed, 0)
 
 
 def resolve_spells(config: Config, rng: random.Random | None) -> tuple[str, ...]:

@@ -73,7 +73,6 @@ from companion.rules.model import (
     MAGIC_TOWER,
     MAX_ON_TOP,
     MODULES,
-    SETUP_CAPACITIES,
     CardState,
     Config,
     GameState,
@@ -83,7 +82,6 @@ from companion.rules.model import (
     Table,
     Track,
     Turn,
-    full_deck,
     make_state,
 )
 
@@ -222,30 +220,8 @@ def setup(config: Config, seed: int | None = None) -> GameState:
         token_space = free_spaces[len(towers) - 1] % length + 1
         while tb.special[token_space] == "web":
             token_space = token_space % length + 1
-    wiz = [0] * len(tb.wizard_ids)
-    nxt = [lo for lo, _ in tb.wiz_range]
-    tower_i = 0
-    on_tower = 0
-    seat = 0
-    left = len(wiz)
-    while left:
-        lo, hi = tb.wiz_range[seat]
-        if nxt[seat] < hi:
-            if tower_i >= len(SETUP_CAPACITIES):
-                raise ValueError("setup: more wizards than the towers can take (R-SETUP-6)")
-            wiz[nxt[seat]] = free_spaces[tower_i] << 4 | 1
-            nxt[seat] += 1
-            left -= 1
-            on_tower += 1
-            if on_tower == SETUP_CAPACITIES[tower_i]:
-                tower_i += 1
-                on_tower = 0
-        seat = (seat + 1) % tb.n
-    p_each = tb.start_potions[0]
-    if tb.solo and config.options["solo_potions_full"]:
-        potions = tuple((p_each, 0, 0) for _ in range(tb.n))
-    else:
-        potions = tuple((0, p_each, 0) for _ in range(tb.n))
+    wiz = _e.place_wizards(tb, free_spaces)
+    potions = _e.start_potions(tb, config)
     token = token_space << 4
     modules = ModuleState(
         witch=token if "witch" in mods else None,
@@ -254,15 +230,7 @@ def setup(config: Config, seed: int | None = None) -> GameState:
         witch_vial_supply=int(config.options["witch_vials"]) if "witch" in mods else None,
         feathers=tuple(0 for _ in range(tb.n)) if "raven" in mods else None,
     )
-    cards = None
-    if seed is not None:
-        deck = list(full_deck())
-        rng.shuffle(deck)
-        hands: list[list[int]] = [[] for _ in range(tb.n)]
-        for _ in range(_e.HAND_SIZE):
-            for s in range(tb.n):
-                hands[s].append(deck.pop(0))
-        cards = CardState(tuple(tuple(sorted(h)) for h in hands), tuple(deck), (), seed, 0)
+    cards = _e.deal(tb, seed, rng)
     return GameState(
         tb, tuple(stacks_l), tuple(wiz), 1, potions, Turn(0), Progress(), cards, modules
     )
