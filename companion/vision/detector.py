@@ -69,7 +69,14 @@ from companion.vision.camera import CameraModel
 from companion.vision.detect_height import PER_TIER, HeightModel
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
-from companion.vision.profile import ColourProfile, features, white_from_markers, white_from_pixels
+from companion.vision.profile import (
+    CHROMA_EPS,
+    MIN_LIGHT,
+    ColourProfile,
+    features,
+    white_from_markers,
+    white_from_pixels,
+)
 
 OK = "ok"
 NO_FRAME = "no-frame"
@@ -138,6 +145,9 @@ class DetectorConfig:
     pixel_step: int = 3
     pose_tolerance_px: float = 0.75
     joint_towers: bool = True
+    count_chroma_sd: float = 0.04
+    count_light_sd: float = 0.15
+    count_noise: float = 0.04
 
 
 @dataclass(frozen=True)
@@ -310,6 +320,41 @@ class _PoseTables:
     owners: dict[tuple[int, ...], NDArray[np.int8]] = field(default_factory=dict)
 
 
+class _NearestClass(ColourProfile):
+    """Every class of a profile with one shared spread and no reject: each pixel goes to the
+    nearest prototype. The chroma of a dark pixel is noisy (sensor noise divided by a small
+    sum), so its chroma weighs less and its lightness more."""
+
+    def __init__(
+        self,
+        classes: dict[str, Any],
+        *,
+        white_bgr: tuple[float, float, float],
+        chroma_sd: float,
+        light_sd: float,
+        noise: float,
+    ) -> None:
+        super().__init__(classes, reject_d2=math.inf, white_bgr=white_bgr)
+        self._chroma_var = chroma_sd**2
+        self._light_var = light_sd**2
+        self._noise = noise
+
+    def classify(
+        self, feats: NDArray[Any], only: Any = None
+    ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+        f = np.asarray(feats, np.float32).reshape(-1, 3)
+        m = self._means
+        s = 3.0 * np.maximum(f[:, 2], 0.0) + CHROMA_EPS
+        var_c = self._chroma_var + (self._noise / s) ** 2
+        d2 = ((f[:, None, :2] - m[None, :, :2]) ** 2).sum(-1) / var_c[:, None] + (
+            f[:, None, 2] - m[None, :, 2]
+        ) ** 2 / self._light_var
+        best = np.argmin(d2, axis=1).astype(np.int32)
+        bd = d2[np.arange(len(best)), best].astype(np.float32)
+        best[f[:, 2] < MIN_LIGHT] = -1
+        return best, bd
+
+
 class Detector:
     """Frames in, readings out. See the module docstring for the method.
 
@@ -378,6 +423,17 @@ class Detector:
                 else HeightModel.load(height_model, self.config.max_towers)
             )
         self._height = height_model
+        # wizard counting: every class with one shared covariance and no reject, so a pixel
+        # goes to the nearer of the wizard colour and the surface behind it; a blurred or
+        # mixed edge pixel counts for the wizard when it is more than half wizard (an unbiased
+        # area under blur and noise, where the profile's tight prototypes reject edge pixels)
+        self._count_profile = _NearestClass(
+            dict(profile.classes),
+            white_bgr=profile.white_bgr,
+            chroma_sd=self.config.count_chroma_sd,
+            light_sd=self.config.count_light_sd,
+            noise=self.config.count_noise,
+        )
 
     # -- pose ------------------------------------------------------------------------------------
 
@@ -667,7 +723,7 @@ class Detector:
         xs: NDArray[Any],
         white: NDArray[Any],
     ) -> NDArray[np.int32]:
-        idx = self.profile.classify_bgr(frame[ys, xs].reshape(-1, 3), white)
+        idx = self._count_profile.classify_bgr(frame[ys, xs].reshape(-1, 3), white)
         return idx.reshape(np.shape(ys))
 
     def _edges(
@@ -765,7 +821,9 @@ class Detector:
         n1, n2 = cp[..., 0].size, kp[..., 0].size
         # the raven printed on a crest roof is dark ink: no plain roof has dark pixels inside
         kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
-        cl = lab[:n1].reshape(cp.shape[:-1])
+        # the black castle by the nearest class without reject (under dim light its chroma is
+        # noise and the profile's tight prototype rejects it)
+        cl = self._count_profile.classify_bgr(ppx[:n1], white).reshape(cp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
         kfeat = pf[n1 : n1 + n2].reshape(kp.shape[:-1] + (3,))
         wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
