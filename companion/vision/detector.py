@@ -30,18 +30,25 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    camera-facing side score highest at the tier the rim test on the castle's roof points to.
    All probe positions depend only on the pose:
    they are computed once and reused while the camera stays put (``pose_tolerance_px``).
-5. **Top kind**: crest roofs carry a yellow crest disc with a printed raven (dark ink), plain
-   roofs neither: the disc's chroma decides when its vote is clear, else the ink; the magic roof
-   by its colour class. For an empty space the track kind is a property of the
-   track (crest / plain / fountain / web). A roof under the castle cannot be seen: it is
-   reported from the colour vote, with the castle flag set (the tracker knows it from history).
+5. **Top kind**: crest roofs carry a yellow crest disc with a printed raven (dark grey ink),
+   plain roofs neither. The ink decides first, relative to the bare roof outside the disc on
+   the same roof (the same light on both): dark grey pixels there say crest, the raven's place
+   in view and bare says plain. Where wizards hide the raven, the disc's yellow-blue chroma
+   above the bare roof around it decides, compared with what the crest roofs with their raven
+   in view measure in the same frame (or the last frames); over-exposed frames shrink that
+   contrast, so no fixed threshold from the setup frame is used. The magic roof by its colour
+   class. For an empty space the track kind is a property of the track (crest / plain /
+   fountain / web). A roof under the castle cannot be seen: it is reported from the colour
+   vote, with the castle flag set (the tracker knows it from history).
 6. **Wizards** on the top surface: the pixels of the projected cylinder the wizards stand in are
-   labelled by the profile (one lookup table per white reference); per colour the
-   wizard-coloured area divided by the projected area of one wizard (calibrated on renders)
-   gives the count (<= 6 in total, R-WIZ-4); where hulls overlap in the image the higher top
-   surface owns the pixels; on crest tops the colour nearest the disc loses the disc's share
-   (``crest_leak``); a faint colour next to its hard-pair partner
-   (yellow/orange, red/orange, blue/purple) is the partner's shading and is dropped.
+   labelled by the nearest class of the profile with one shared spread and no reject (a
+   blurred edge pixel counts for the wizard when it is more than half wizard, which keeps the
+   area unbiased; a dark pixel's noisy chroma weighs less); per colour the wizard-coloured
+   area divided by the projected area of one wizard gives the count (<= 6 in total, R-WIZ-4);
+   where hulls overlap in the image the higher top surface owns the pixels; on crest tops the
+   colour nearest the disc loses the disc's share (``crest_leak``); a faint colour next to its
+   hard-pair partner (yellow/orange, red/orange, blue/purple) is the partner's shading and is
+   dropped.
 7. A small top-down **board view** (for the stability gate's frame differencing).
 
 Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` takes z *down*
@@ -148,6 +155,12 @@ class DetectorConfig:
     count_chroma_sd: float = 0.04
     count_light_sd: float = 0.15
     count_noise: float = 0.04
+    ink_rel: float = 0.4
+    ink_probes: int = 20
+    ink_chroma: float = 0.2
+    contrast_probes: int = 4
+    gap_memory: int = 64
+    ink_min: int = 2
 
 
 @dataclass(frozen=True)
@@ -289,9 +302,23 @@ RIM = _ring(48)
 SIDE_MM = 2.5
 """Distance of the inside / outside probes from a roof rim, mm."""
 N_INNER = 8
-KIND_RING = np.concatenate([_ring(N_INNER) * 0.28, _ring(16, 0.2) * 0.48])
-"""Roof-interior probes (fractions of the roof radius): an inner ring on the printed raven and
-an outer ring on the crest disc around it (the disc covers 0.62..0.7 of the radius)."""
+N_DISC = 16
+N_KIND = N_INNER + N_DISC
+N_BARE = 16
+KIND_RING = np.concatenate(
+    [
+        _ring(N_INNER) * 0.28,
+        _ring(N_DISC, 0.2) * 0.48,
+        _ring(N_BARE, 0.1) * 0.8,
+        _ring(6, 0.3) * 0.14,
+        _ring(12, 0.15) * 0.38,
+    ]
+)
+"""Roof-interior probes (fractions of the roof radius): an inner ring on the printed raven, a
+ring on the crest disc around it (the disc covers 0.62..0.7 of the radius; together the first
+``N_KIND``), a ring on the bare roof outside the disc, then two more rings on the raven."""
+INK_PROBES = np.r_[0:N_INNER, N_KIND + N_BARE : len(KIND_RING)]
+"""The probes on the printed raven (inside 0.4 of the roof radius)."""
 
 
 @dataclass
@@ -394,8 +421,12 @@ class Detector:
             # yellow-blue chroma halfway between the crest disc and the plain roof
             yb = (profile.classes["roof-crest"].mean[1] + profile.classes["roof-plain"].mean[1]) / 2
             self._disc_yb = float(yb)
+            self._disc_gap = float(
+                profile.classes["roof-crest"].mean[1] - profile.classes["roof-plain"].mean[1]
+            )
         else:
             self._disc_yb = math.inf  # no disc colour learnt: the ink decides
+            self._disc_gap = 0.0
         self._castle_idx = names.index(CASTLE_CLASS) if CASTLE_CLASS in names else -1
         self._wizard_idx = {c: names.index(c) for c in COLOURS if c in names}
         # class index + 1 -> bool (index 0 = reject)
@@ -423,6 +454,7 @@ class Detector:
                 else HeightModel.load(height_model, self.config.max_towers)
             )
         self._height = height_model
+        self._crest_gaps: list[float] = []
         # wizard counting: every class with one shared covariance and no reject, so a pixel
         # goes to the nearer of the wizard colour and the surface behind it; a blurred or
         # mixed edge pixel counts for the wizard when it is more than half wizard (an unbiased
@@ -668,7 +700,8 @@ class Detector:
         out[:, 2 * K : 3 * K] = share
         out[:, 3 * K : 4 * K] = s_med[..., 0]
         out[:, 4 * K : 5 * K] = s_med[..., 1]
-        kok = tables.kind_ok
+        kok = tables.kind_ok[..., :N_KIND]
+        kind_labels = kind_labels[..., :N_KIND]
         nk = np.maximum(kok.sum(-1), 1)
         out[:, 5 * K : 6 * K] = (self._roofish[kind_labels + 1] & kok).sum(-1) / nk
         out[:, 6 * K : 7 * K] = (self._is_track[kind_labels + 1] & kok).sum(-1) / nk
@@ -678,6 +711,114 @@ class Detector:
         )
         out[:, 8 * K] = tables.elevation
         return out
+
+    def _top_kinds(
+        self,
+        towers_of: list[int],
+        castle_of: list[bool],
+        tables: _PoseTables,
+        kl: NDArray[np.int32],
+        kc: NDArray[np.int32],
+        kfeat: NDArray[np.float32],
+        kdark: NDArray[np.bool_],
+    ) -> list[str]:
+        """Top kind of every space (Observation ``top``).
+
+        The magic roof by its colour class. Crest or plain: the printed raven's ink (dark grey
+        pixels far below the bare roof's lightness) says crest; the raven's place in view and
+        bare says plain. Where wizards hide the raven, the crest disc's colour decides: its
+        yellow-blue chroma above the bare roof around it, compared with the roofs of the same
+        frame whose raven decided (same light, white balance and clipping), else with the
+        setup frame's disc and roof colours, else the share of dark pixels.
+
+        :param kl: ``(S, K, Q)`` profile labels of the roof-interior probes (-1 reject).
+        :param kc: ``(S, K, Q)`` nearest-class labels of the same probes.
+        :param kfeat: ``(S, K, Q, 3)`` colour features of the same probes.
+        :param kdark: ``(S, K, Q)`` probes darker than ``ink_light``.
+        """
+        g, cfg = self.geometry, self.config
+        tops: list[str] = []
+        pending: dict[int, tuple[float | None, bool]] = {}
+        ref: dict[bool, list[float]] = {True: [], False: []}
+        bare = slice(N_KIND, N_KIND + N_BARE)
+        for si, space in enumerate(g.spaces):
+            towers, castle = towers_of[si], castle_of[si]
+            if towers == 0:
+                tops.append(g.track.kind(space))
+                continue
+            t = towers - 1
+            okk = tables.kind_ok[si, t]
+            labs = kl[si, t, :N_KIND][okk[:N_KIND]]
+            votes = {
+                kind: int((labs == ri).sum())
+                for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True)
+            }
+            top = max(votes, key=lambda k: votes[k]) if votes else "plain"
+            if top == "magic":
+                tops.append(top)
+                continue
+            wiz_here = self._is_wizard[labs + 1]
+            free = max(int((~wiz_here).sum()), 1)
+            dark = int((kdark[si, t, :N_KIND][okk[:N_KIND]] & ~wiz_here).sum()) / free
+            # the disc ring (chroma only, without wizard and ink pixels)
+            fo = kfeat[si, t, N_INNER:N_KIND]
+            use = (
+                okk[N_INNER:N_KIND]
+                & ~self._is_wizard[kl[si, t, N_INNER:N_KIND] + 1]
+                & ~self._is_wizard[kc[si, t, N_INNER:N_KIND] + 1]
+                & (fo[:, 2] >= cfg.ink_light)
+            )
+            yellower = fo[:, 1] > self._disc_yb
+            n_crest = int((use & yellower).sum())
+            n_plain = int((use & ~yellower).sum())
+            fallback = (
+                n_crest > n_plain
+                if abs(n_crest - n_plain) >= cfg.disc_votes
+                else (dark >= cfg.ink_share)
+            )
+            fa = kfeat[si, t, bare]
+            use_a = okk[bare] & ~self._is_wizard[kc[si, t, bare] + 1]
+            gap: float | None = None
+            if use.sum() >= cfg.contrast_probes and use_a.sum() >= cfg.contrast_probes:
+                gap = float(np.median(fo[use, 1]) - np.median(fa[use_a, 1]))
+            n_ink = -1
+            use_i = okk[INK_PROBES] & ~self._is_wizard[kc[si, t, INK_PROBES] + 1]
+            if use_a.sum() >= cfg.contrast_probes and not castle:
+                # the raven's ink is far darker than the bare roof (the same light on both)
+                # and grey (the shaded side of a wizard is dark but coloured)
+                fi = kfeat[si, t, INK_PROBES]
+                roof_light = float(np.median(fa[use_a, 2]))
+                # (the mean chroma of the dark pixels: single dark pixels are too noisy)
+                dark_i = use_i & (fi[:, 2] < cfg.ink_rel * roof_light)
+                n_ink = int(dark_i.sum())
+                if n_ink:
+                    m = fi[dark_i, :2].mean(axis=0)
+                    noise = cfg.count_noise / (3.0 * float(fi[dark_i, 2].mean()) + CHROMA_EPS)
+                    if math.hypot(*m) > cfg.ink_chroma + 2.0 * noise / math.sqrt(n_ink):
+                        n_ink = -1  # dark but coloured: the shaded side of a wizard
+            if n_ink >= cfg.ink_min or (n_ink == 0 and use_i.sum() >= cfg.ink_probes):
+                crest = n_ink > 0
+                if gap is not None:
+                    ref[crest].append(gap)
+                tops.append("crest" if crest else "plain")
+            else:
+                tops.append("")
+                # (a roof under the castle cannot be seen: the colour vote, as before)
+                pending[si] = (None if castle else gap, fallback)
+        # a plain roof's disc ring and bare ring are the same surface (gap ~ 0); a crest roof's
+        # gap is what the crest roofs with their raven in view measure in this frame (or in
+        # the last frames: the light changes slowly)
+        self._crest_gaps.extend(ref[True])
+        del self._crest_gaps[: -cfg.gap_memory]
+        crest_ref = ref[True] or self._crest_gaps
+        m_crest = float(np.median(crest_ref)) if crest_ref else None
+        m_plain = float(np.median(ref[False])) if ref[False] else 0.0
+        for si, (gap, fallback) in pending.items():
+            crest = fallback
+            if gap is not None and m_crest is not None and m_crest > m_plain:
+                crest = gap >= (m_crest + m_plain) / 2
+            tops[si] = "crest" if crest else "plain"
+        return tops
 
     # -- the detector ----------------------------------------------------------------------------
 
@@ -823,7 +964,9 @@ class Detector:
         kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
         # the black castle by the nearest class without reject (under dim light its chroma is
         # noise and the profile's tight prototype rejects it)
-        cl = self._count_profile.classify_bgr(ppx[:n1], white).reshape(cp.shape[:-1])
+        nearest = self._count_profile.classify_bgr(ppx[: n1 + n2], white)
+        cl = nearest[:n1].reshape(cp.shape[:-1])
+        kc = nearest[n1:].reshape(kp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
         kfeat = pf[n1 : n1 + n2].reshape(kp.shape[:-1] + (3,))
         wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
@@ -927,41 +1070,13 @@ class Detector:
             if ys_all
             else np.zeros(0, np.int32)
         )
+        tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark)
         out: dict[int, SpaceObservation] = {}
         details: dict[int, SpaceDetail] = {}
         pos = 0
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
-            if towers == 0:
-                top = g.track.kind(space)
-            else:
-                okk = tables.kind_ok[si, towers - 1]
-                labs = kl[si, towers - 1][okk]
-                votes = {
-                    kind: int((labs == ri).sum())
-                    for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True)
-                }
-                top = max(votes, key=lambda k: votes[k]) if votes else "plain"
-                wiz_here = self._is_wizard[labs + 1]
-                free = max(int((~wiz_here).sum()), 1)
-                dark = int((kdark[si, towers - 1][okk] & ~wiz_here).sum()) / free
-                if top != "magic":
-                    # the yellow crest disc around the printed raven when its colour decides,
-                    # else the raven's dark ink (wizards may hide either)
-                    # chroma only (the disc is yellower than the plain roof; lightness
-                    # follows the light's angle), without wizard and ink pixels
-                    ok_o = okk[N_INNER:]
-                    outer = kl[si, towers - 1, N_INNER:]
-                    fo = kfeat[si, towers - 1, N_INNER:]
-                    use = ok_o & ~self._is_wizard[outer + 1] & (fo[:, 2] >= cfg.ink_light)
-                    yellower = fo[:, 1] > self._disc_yb
-                    n_crest = int((use & yellower).sum())
-                    n_plain = int((use & ~yellower).sum())
-                    if abs(n_crest - n_plain) >= cfg.disc_votes:
-                        crest = n_crest > n_plain
-                    else:
-                        crest = dark >= cfg.ink_share
-                    top = "crest" if crest else "plain"
+            top = tops[si]
             wizards: dict[str, int] = {}
             tokens = {"witch": False, "raven": False}
             areas: dict[str, float] = {}
