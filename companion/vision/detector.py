@@ -133,6 +133,22 @@ class DetectorConfig:
         the probe tables of the old one (marker corners jitter by noise from frame to frame).
     :param joint_towers: with the height model, choose the most probable heights that add up to
         the number of towers counted at setup (``profile.meta["towers"]``; R-COMP-1/3).
+    :param count_chroma_sd: shared chroma spread of the nearest-class labelling of wizard
+        hulls and castle probes (feature units).
+    :param count_light_sd: shared lightness spread of that labelling (lightness follows
+        shading, so it weighs less than chroma).
+    :param count_noise: chroma noise of a pixel at lightness 1/3 of the white paper; a dark
+        pixel's chroma spread grows as ``count_noise / (3 light + eps)``.
+    :param ink_rel: a roof-interior pixel darker than this fraction of the bare roof's
+        lightness is the raven's ink (when grey).
+    :param ink_probes: raven probes free of wizards needed to call a roof without ink plain.
+    :param ink_min: ink probes that make a roof crest.
+    :param ink_chroma: largest mean chroma of the ink probes (plus their noise): the shaded
+        side of a wizard is dark but coloured.
+    :param contrast_probes: free probes needed on the disc ring and on the bare roof to
+        measure their chroma contrast.
+    :param gap_memory: crest-disc contrasts of earlier frames kept for frames whose crest
+        roofs all have their raven hidden.
     """
 
     max_towers: int = MAX_TOWERS
