@@ -12,7 +12,9 @@ and prints:
   as ``missed_boards``.
 * ``detector_fps``: frames analysed per second of detector time (the detector alone), and the
   median / p95 ms per frame; ``frames``, ``observations``.
-* ``rss_mb``: resident memory of the whole service process (VmRSS now and the peak).
+* ``rss_mb``: resident memory of the service process (VmRSS now and the peak, VmHWM) — camera,
+  detector, tracker, journal, web; ``camera_process_rss_mb``: the same for the simulated camera's
+  child process (the renderer: the stand-in for a camera, outside the service as a real one is).
 * ``tracked_equals_truth``: the tracked board (with trapped wizards) equals the true one at the end.
 
 Targets: still-to-page p99 <= 0.6 s, RSS <= 200 MB (base game). ``--no-picture`` skips the
@@ -47,6 +49,14 @@ def _rss_mb() -> tuple[float, float]:
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return round(now, 1), round(peak, 1)
+
+
+def _child_rss_mb(table: Any) -> dict[str, float] | None:
+    cam = getattr(table, "sim_camera", None)
+    if cam is None:
+        return None
+    now, peak = cam.rss_mb()
+    return {"now": now, "peak": peak}
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -180,6 +190,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         elapsed = time.monotonic() - t0
         phone.stop.set()
         rss_now, rss_peak = _rss_mb()
+        child_rss = _child_rss_mb(table)
         truth = table.game.state
         tracked = companion.service.state
         vision = companion.vision
@@ -221,6 +232,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "detector_ms": {"p50": _pct(detect_ms, 0.5), "p95": _pct(detect_ms, 0.95)},
         "detector_fps": round(detected / total_detect_s, 2) if total_detect_s else None,
         "rss_mb": {"now": rss_now, "peak": rss_peak},
+        "camera_process_rss_mb": child_rss,
         "tracked_equals_truth": bool(
             same_table(tracked, truth) and hidden_positions(tracked) == hidden_positions(truth)
         ),

@@ -30,6 +30,7 @@ from typing import Any, TextIO
 from companion.config import Config
 from companion.service.core import CompanionService
 from companion.service.heartbeat import Heartbeats
+from companion.service.memory import return_big_buffers_to_the_system
 from companion.service.parts import Parts
 from companion.service.sdnotify import SystemdNotifier
 
@@ -103,6 +104,7 @@ class Companion:
             be created, or the web port is taken.
         """
         cfg = self.config
+        return_big_buffers_to_the_system()
         try:
             Path(os.path.expanduser(cfg.data.dir)).mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -7,11 +7,28 @@ reaching from the active player's seat while a piece moves. The detector gets on
 calibrated real camera would give: the camera file (:attr:`SimCamera.camera_model`), the board
 geometry, and a colour profile sampled from a rendered frame of the setup position
 (:meth:`SimCamera.profile_from_setup`, through ``companion.vision.profile.build_profile``).
+
+:class:`SimCameraProcess` runs the :class:`SimCamera` in a child process, as a real camera is
+outside the service's process too: the renderer's textures and buffers (about 100 MB) never enter
+the service. The child is ``python -m companion.service.simrender FD`` on one end of a socket pair;
+frames come back as raw ``(H, W, 3) uint8`` bytes, so the detector sees exactly the pixels the
+renderer drew. The child exits when the socket closes — the parent stopped, or died (even by
+``kill -9``) — and also when it notices it was re-parented.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -81,3 +98,204 @@ class SimCamera:
         from companion.vision.profile import build_profile
 
         return build_profile(self.setup_frame(state), self.camera_model, self.geometry, colours)
+
+
+class SimCameraError(RuntimeError):
+    """The simulated camera's child process failed or ended; the message says why."""
+
+
+class SimCameraProcess:
+    """A :class:`SimCamera` in a child process (see the module doc); the same methods.
+
+    :param seed: the session's seed; :param size: frame size ``(w, h)`` px.
+    :param start_timeout_s: how long the child may take to start and set up its camera.
+    :raises SimCameraError: the child did not start or could not set up the camera.
+    """
+
+    def __init__(self, seed: int, size: tuple[int, int], start_timeout_s: float = 120.0) -> None:
+        parent, child = socket.socketpair()
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (package_root, env.get("PYTHONPATH", "")) if p
+        )
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "companion.service.simrender", str(child.fileno())],
+                pass_fds=(child.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+        except OSError as exc:
+            parent.close()
+            raise SimCameraError(f"simulated camera process not started: {exc}") from None
+        finally:
+            child.close()
+        self._conn = Connection(parent.detach())
+        self._lock = threading.Lock()
+        self.pid = self._proc.pid
+        self.seed = seed
+        self.size = size
+        try:
+            self.camera_model, self.geometry = self._call(("init", seed, size), start_timeout_s)
+        except SimCameraError:
+            self.close()
+            raise
+
+    def reset(self, seed: int) -> None:
+        """Another session (a new game): the camera of ``seed`` at the same frame size."""
+        self.seed = seed
+        self.camera_model, self.geometry = self._call(("init", seed, self.size), 60.0)
+
+    def _call(self, request: tuple[Any, ...], timeout_s: float = 30.0) -> Any:
+        with self._lock:
+            try:
+                self._conn.send(request)
+                deadline = time.monotonic() + timeout_s
+                while not self._conn.poll(0.5):
+                    if self._proc.poll() is not None or time.monotonic() > deadline:
+                        raise EOFError
+                kind, payload = self._conn.recv()
+                if kind == "frame":
+                    frame = np.empty(payload, np.uint8)
+                    self._conn.recv_bytes_into(memoryview(frame).cast("B"))
+                    return frame
+            except (EOFError, OSError):
+                code = self._proc.poll()
+                state = "ended" if code is not None else "did not answer"
+                raise SimCameraError(
+                    f"the simulated camera process {state}"
+                    + (f" (exit code {code})" if code is not None else f" in {timeout_s:.0f} s")
+                ) from None
+        if kind == "error":
+            raise SimCameraError(f"simulated camera: {payload}")
+        return payload
+
+    def render_scene(self, scene: Any, number: int) -> np.ndarray:
+        """The frame ``(H, W, 3) uint8 BGR`` of one scene (see :meth:`SimCamera.render_scene`).
+
+        :raises SimCameraError: the child failed or ended."""
+        from companion.rules import dump_state
+
+        hand = None
+        if scene.hand is not None:
+            hand = (scene.hand.space, scene.hand.seat, scene.hand.phase)
+        frame: np.ndarray = self._call(("render", dump_state(scene.state), hand, number))
+        return frame
+
+    def setup_frame(self, state: Any) -> np.ndarray:
+        """A still frame of ``state`` without a hand."""
+        from companion.rules import dump_state
+
+        frame: np.ndarray = self._call(("setup_frame", dump_state(state)))
+        return frame
+
+    def profile_from_setup(self, state: Any, colours: list[str]) -> Any:
+        """The colour profile sampled from the rendered setup frame (in the child); also takes
+        over the board geometry the child used (the track of ``state``)."""
+        from companion.rules import dump_state
+
+        profile, self.geometry = self._call(("profile", dump_state(state), colours), 120.0)
+        return profile
+
+    def rss_mb(self) -> tuple[float, float]:
+        """The child's resident memory ``(now, peak)`` in MB (VmRSS, VmHWM); zeros once gone."""
+        now = peak = 0.0
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    now = int(line.split()[1]) / 1024.0
+                elif line.startswith("VmHWM:"):
+                    peak = int(line.split()[1]) / 1024.0
+        except OSError:
+            pass
+        return round(now, 1), round(peak, 1)
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Stop the child and wait for it (idempotent)."""
+        if self._proc.poll() is None:
+            with contextlib.suppress(OSError), self._lock:
+                self._conn.send(("stop",))
+        with contextlib.suppress(OSError):
+            self._conn.close()
+        try:
+            self._proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait(timeout=timeout_s)
+
+
+def _serve(conn: Connection, parent_pid: int) -> None:
+    """The child's loop: answer the parent's requests until told to stop or orphaned."""
+    from companion.rules import load_state
+    from companion.service.simtable import Hand, Scene
+
+    parts = Parts()
+    cam: SimCamera | None = None
+    while True:
+        try:
+            if not conn.poll(1.0):
+                if os.getppid() != parent_pid:
+                    return  # the parent died and we were re-parented
+                continue
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        op = request[0]
+        if op == "stop":
+            return
+        try:
+            if op == "init":
+                cam = SimCamera(parts, int(request[1]), tuple(request[2]))
+                reply: Any = (cam.camera_model, cam.geometry)
+            elif cam is None:
+                raise RuntimeError(f"{op}: the camera is not set up")
+            elif op == "render":
+                hand = Hand(*request[2]) if request[2] is not None else None
+                scene = Scene(load_state(request[1]), hand, 1)
+                frame = np.ascontiguousarray(cam.render_scene(scene, int(request[3])))
+            elif op == "setup_frame":
+                frame = np.ascontiguousarray(cam.setup_frame(load_state(request[1])))
+            elif op == "profile":
+                profile = cam.profile_from_setup(load_state(request[1]), list(request[2]))
+                reply = (profile, cam.geometry)
+            else:
+                raise RuntimeError(f"unknown request {op!r}")
+        except Exception as exc:
+            reply_error = f"{type(exc).__name__}: {exc}"
+            try:
+                conn.send(("error", reply_error))
+            except OSError:
+                return
+            continue
+        try:
+            if op in ("render", "setup_frame"):
+                conn.send(("frame", frame.shape))
+                conn.send_bytes(memoryview(frame).cast("B"))
+            else:
+                conn.send(("ok", reply))
+        except OSError:
+            return
+
+
+def main(argv: list[str]) -> int:
+    """``python -m companion.service.simrender FD``: serve the parent on the socket ``FD``."""
+    # Ctrl-C reaches the whole process group: the parent stops this child itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from companion.service.memory import return_big_buffers_to_the_system
+
+    return_big_buffers_to_the_system()
+    conn = Connection(int(argv[0]))
+    try:
+        _serve(conn, os.getppid())
+    finally:
+        conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -136,6 +136,7 @@ class SimulatedTable:
         self.answered: list[tuple[str, str]] = []
         self._answering = threading.Lock()
         self.render_ms: list[float] = []
+        self.sim_camera: Any = None  # SimCameraProcess while the picture is rendered
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -218,13 +219,11 @@ class SimulatedTable:
 
     def _start_vision(self) -> None:
         from companion.service.pipeline import CameraThread, VisionWorker
-        from companion.service.simrender import SimCamera
         from companion.service.vision import build_vision
 
         assert self.cursor is not None and self.game is not None
         cfg = self.config
-        cam = SimCamera(self.parts, self.seed, (cfg.camera.width, cfg.camera.height))
-        self.sim_camera = cam
+        cam = self._camera_process((cfg.camera.width, cfg.camera.height))
         profile = cam.profile_from_setup(self.game.initial_state, list(self.settings.colours))
         vision = build_vision(
             self.c,
@@ -260,6 +259,21 @@ class SimulatedTable:
         self.c.service.set_camera_jpeg(self.c.camera_jpeg)
         self.c.camera.start()
         self.c.vision.start()
+
+    def _camera_process(self, size: tuple[int, int]) -> Any:
+        """The simulated camera's child process, started once and kept across games (a new
+        game sets up the camera of its seed)."""
+        from companion.service.simrender import SimCameraProcess
+
+        cam = self.sim_camera
+        if cam is not None and cam.alive and cam.size == size:
+            if cam.seed != self.seed:
+                cam.reset(self.seed)
+            return cam
+        if cam is not None:
+            cam.close()
+        self.sim_camera = SimCameraProcess(self.seed, size)
+        return self.sim_camera
 
     def _on_events(self, event: dict[str, Any]) -> None:
         if self.source is not None:
@@ -383,6 +397,9 @@ class SimulatedTable:
             self._direct_thread = None
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._direct_thread is not None:
-            self._direct_thread.join(timeout=5)
+        """Stop the simulated table: its camera and vision threads, then the camera's child
+        process."""
+        self.stop_pipeline()
+        if self.sim_camera is not None:
+            self.sim_camera.close()
+            self.sim_camera = None

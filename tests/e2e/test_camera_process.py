@@ -1,0 +1,118 @@
+"""The simulated camera renders in a child process that never outlives the companion: stopped
+with Ctrl-C or SIGTERM, or killed with ``kill -9``, no renderer process is left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write_config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "companion.toml"
+    cfg.write_text(
+        f"""
+[camera]
+source = "simulated"
+fps = 5.0
+[web]
+host = "127.0.0.1"
+port = 0
+[game]
+players = 3
+[simulation]
+seed = 2
+speed = 4.0
+[data]
+dir = "{tmp_path / "data"}"
+[service]
+status_every_s = 0
+"""
+    )
+    return cfg
+
+
+def camera_children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` and that run the simulated camera."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid and b"companion.service.simrender" in cmdline:
+            out.append(int(entry.name))
+    return out
+
+
+def gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has exited
+
+
+def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
+    cfg = write_config(tmp_path)
+    log = tmp_path / "companion.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "companion", "demo", "--config", str(cfg), "--no-qr"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        children = camera_children(proc.pid)
+        if children and re.search(r"open http://127\.0\.0\.1:\d+/", log.read_text()):
+            return proc, children[0], log
+        if proc.poll() is not None:
+            raise AssertionError("companion exited at start:\n" + log.read_text())
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("no simulated camera process:\n" + log.read_text())
+
+
+def wait_gone(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_the_camera_process_ends_with_the_companion(tmp_path, how):
+    proc, child, log = start(tmp_path)
+    try:
+        time.sleep(1.0)  # frames are being rendered
+        assert proc.poll() is None, log.read_text()
+        proc.send_signal(getattr(signal, how))
+        code = proc.wait(timeout=30)
+        if how != "SIGKILL":
+            assert code == 0, log.read_text()
+        assert wait_gone(child, 10), f"the camera process {child} outlived the companion ({how})"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if not gone(child):
+            os.kill(child, signal.SIGKILL)
