@@ -1,9 +1,26 @@
-"""Low-level movement on the board: wizard steps, tower lifts, castle relocation, rewards.
+"""Movement on the board, one path for the base game and the expansion: wizard steps, tower
+lifts, castle relocation and nudges, rewards.
 
-These functions take the parts of a state (the static :class:`Table`, ``stacks``, ``wizards``,
-``castle``, ``potions``), check the movement rules and return the new parts, appending
-:class:`Event` values to ``ev``. They raise :class:`IllegalAction` before changing anything, so
-the caller can compose several of them (repeated spells, piggyback) and still be atomic.
+The movement functions work on :class:`Pieces`, a mutable working copy of one state's board
+parts (``stacks``, ``wiz``, ``castle``, ``potions``) and its event list, made for one action
+and never shared. They check the movement rules, change the copy and append :class:`Event`
+values; they raise :class:`IllegalAction` before changing anything, so a caller composes
+several of them (repeated spells, piggyback) and builds the new state from the copy.
+
+The expansion (:mod:`companion.rules.expansion`) subclasses :class:`Pieces` with the module
+pieces (witch, raven, feathers, witch vials) and sets ``mods``: the movement functions then
+call its hooks at fixed points, so "move the pieces, then the effects in R-ORDER order"
+happens in one place for every rule set:
+
+* wizard move: :meth:`Pieces.wizard_dest` (web continuation, *Precise Landing*), capacity and
+  castle entry (shared), :meth:`Pieces.arrive` (witch -> fountain -> raven -> magic tower,
+  R-ORDER-1);
+* tower move: :meth:`Pieces.tower_dest` (webs, illegal destinations), the lift (shared),
+  :meth:`Pieces.lift_tokens` (tokens ride, OPEN-16), revealing and trapping (shared),
+  :meth:`Pieces.seal` (witch sealed), :meth:`Pieces.reward` (one potion, R-TOWER-9),
+  :meth:`Pieces.landed` (the raven pops up, R-ORDER-3);
+* castle: :meth:`Pieces.occupied` (tokens occupy a top, OPEN-17) and the module crest tables
+  of :class:`Table`.
 """
 
 from __future__ import annotations
@@ -15,85 +32,196 @@ Stacks = tuple[tuple[int, ...], ...]
 Wizards = tuple[int, ...]
 Potions = tuple[tuple[int, int, int], ...]
 
+_tuple_new = tuple.__new__
+
+
+def event(kind: str, data: dict[str, object]) -> Event:
+    """``Event(kind, data)`` without the named-tuple constructor's overhead (hot path)."""
+    e: Event = _tuple_new(Event, (kind, data))
+    return e
+
 
 def dest_space(length: int, space: int, steps: int) -> int:
     """``((space - 1 + steps) mod N) + 1``; negative steps go counter-clockwise (§0.4)."""
     return (space - 1 + steps) % length + 1
 
 
+class Pieces:
+    """The board parts of one state while an action is applied (mutable, never shared).
+
+    :param tb: the game's :class:`Table`.
+    :param stacks: per space (index ``space - 1``) tower indices bottom -> top.
+    :param wiz: per wizard ``space << 4 | tier``, 0 = inside the castle.
+    :param castle: the castle's space.
+    :param potions: per seat ``(full, empty, spent)``.
+    :param ev: the action's event list (appended to).
+
+    ``mods`` is False for the base game; the expansion's subclass sets it and overrides the
+    hooks (never called when ``mods`` is False).
+    """
+
+    __slots__ = ("tb", "stacks", "wiz", "castle", "potions", "ev")
+
+    mods = False
+
+    def __init__(
+        self,
+        tb: Table,
+        stacks: Stacks,
+        wiz: Wizards,
+        castle: int,
+        potions: Potions,
+        ev: list[Event],
+    ) -> None:
+        self.tb = tb
+        self.stacks = stacks
+        self.wiz = wiz
+        self.castle = castle
+        self.potions = potions
+        self.ev = ev
+
+    # -- module hooks (the expansion overrides them) -----------------------------------------
+
+    def wizard_dest(self, wi: int, s: int, steps: int, web_steps: object) -> int:
+        """Final space of wizard ``wi`` moving ``steps`` from ``s`` (module rules)."""
+        return dest_space(self.tb.length, s, steps)
+
+    def arrive(self, movers: tuple[int, ...], code: int) -> None:
+        """Wizards ``movers`` ended their move on top surface ``code`` (module effects)."""
+
+    def tower_dest(self, s: int, steps: int, dest: int) -> int:
+        """Final space of a tower moving ``steps`` from ``s``; raises for an illegal one."""
+        return dest
+
+    def lift_tokens(self, s: int, k: int, h: int, delta: int) -> list[str]:
+        """Tokens on the lifted part (tiers ``k..h`` of ``s``) move by ``delta`` (codes)."""
+        return []
+
+    def reveal(self, s: int, tier: int) -> None:
+        """Tier ``tier`` of ``s`` became the top surface (a tower was lifted off it)."""
+
+    def seal(self, dest: int, hd: int) -> bool:
+        """A tower landed on the top surface ``dest``/``hd``; True when it sealed a token."""
+        return False
+
+    def landed(self, dest: int, hd: int, moved: int) -> None:
+        """``moved`` towers landed on tier ``hd`` of ``dest`` (after the reward)."""
+
+    def occupied(self, code: int) -> bool:
+        """A top surface the castle may not take (R-RAVEN-3)."""
+        return code in self.wiz
+
+    def reward(self, seat: int, trapped: bool, sealed: bool) -> bool:
+        """R-TOWER-9: the mover fills one empty potion; with none left his partner's
+        (R-TEAM-7). :returns: True when a potion was filled."""
+        tb = self.tb
+        ev = self.ev
+        if tb.solo and not tb.config.options["solo_fill_potions"]:
+            ev.append(event("no_empty_potion", {"player": tb.colours[seat]}))
+            return False
+        potions = self.potions
+        f, e, sp = potions[seat]
+        target = seat
+        if e == 0:
+            partner = tb.partner[seat]
+            if partner >= 0 and potions[partner][1] > 0:
+                target = partner
+                f, e, sp = potions[partner]
+            else:
+                ev.append(event("no_empty_potion", {"player": tb.colours[seat]}))
+                return False
+        self.potions = potions[:target] + ((f + 1, e - 1, sp),) + potions[target + 1 :]
+        reason = "trapping" if target == seat else "trapping_for_partner"
+        ev.append(event("potion_filled", {"player": tb.colours[target], "reason": reason}))
+        return True
+
+
 def wizard_move(
-    tb: Table,
-    stacks: Stacks,
-    wiz: Wizards,
-    castle: int,
+    p: Pieces,
     wi: int,
     steps: int,
-    ev: list[Event],
     rider: int = -1,
     relocate: bool = True,
-) -> tuple[Wizards, int, bool]:
+    web_steps: object = None,
+) -> bool:
     """Move visible wizard ``wi`` (and a piggyback ``rider``) ``steps`` spaces.
 
     ``relocate=False``: an entry does not move the castle (OPEN-05 switched off).
+    ``web_steps``: the continuation chosen under *Precise Landing* (modules, R-SPELLX-6).
 
-    :returns: ``(wizards, castle, entered)``; ``entered`` = the wizard went into the castle,
-        which then relocated (R-WIZ-5/6, R-RAVEN-3).
-    :raises IllegalAction: hidden or absent wizard (R-WIZ-1), full top (R-WIZ-4).
+    :returns: True when the wizard went into the castle, which then relocated (R-WIZ-5/6,
+        R-RAVEN-3).
+    :raises IllegalAction: hidden or absent wizard (R-WIZ-1), full top (R-WIZ-4); with modules
+        also a move that never leaves the webs or ends where it started (R-MOD-WEB-2/3).
     """
-    p = wiz[wi]
+    wiz = p.wiz
+    tb = p.tb
     ids = tb.wizard_ids
-    if p == 0:
+    pos = wiz[wi]
+    if pos == 0:
         raise IllegalAction(f"{ids[wi]} is already inside the raven castle", "R-WIZ-5")
-    s = p >> 4
-    if p & 15 != len(stacks[s - 1]):
+    s = pos >> 4
+    stacks = p.stacks
+    if pos & 15 != len(stacks[s - 1]):
         raise IllegalAction(f"{ids[wi]} is trapped under a tower and cannot move", "R-WIZ-1")
-    dest = (s - 1 + steps) % tb.length + 1
-    if dest == castle:
+    dest = p.wizard_dest(wi, s, steps, web_steps) if p.mods else (s - 1 + steps) % tb.length + 1
+    if dest == p.castle:
         new = 0
     else:
         hd = len(stacks[dest - 1])
         new = dest << 4 | hd
-        need = 1
-        if rider >= 0 and tb.config.options["piggyback_both_count"]:
-            need = 2
-        if wiz.count(new) + need > MAX_ON_TOP:
+        need = 2 if rider >= 0 and tb.config.options["piggyback_both_count"] else 1
+        have = wiz.count(new)
+        if have + need > MAX_ON_TOP:
             raise IllegalAction(
-                f"the top surface of space {dest} already holds {wiz.count(new)} wizards "
+                f"the top surface of space {dest} already holds {have} wizards "
                 f"(at most {MAX_ON_TOP})",
                 "R-WIZ-4",
             )
-    if rider >= 0:
+    ev = p.ev
+    if rider < 0:
+        p.wiz = wiz[:wi] + (new,) + wiz[wi + 1 :]
+        movers: tuple[int, ...] = (wi,)
+    else:
         lst = list(wiz)
         lst[wi] = new
         lst[rider] = new
-        wiz = tuple(lst)
-    else:
-        wiz = wiz[:wi] + (new,) + wiz[wi + 1 :]
-    movers = (wi,) if rider < 0 else (wi, rider)
+        p.wiz = tuple(lst)
+        movers = (wi, rider)
     for m in movers:
         if new:
-            ev.append(Event("wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "tier": hd}))
+            ev.append(event("wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "tier": hd}))
         else:
             ev.append(
-                Event(
+                event(
                     "wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "into_castle": True}
                 )
             )
     if new:
-        return wiz, castle, False
+        if p.mods:
+            p.arrive(movers, new)
+        return False
     for i, m in enumerate(movers):
-        ev.append(Event("castle_entered", {"wizard": ids[m]}))
+        ev.append(event("castle_entered", {"wizard": ids[m]}))
         if relocate and (i == 0 or not tb.config.options["piggyback_castle_moves_once"]):
-            castle = relocate_castle(tb, stacks, wiz, castle, ev)
-    return wiz, castle, True
+            relocate_castle(p)
+    return True
 
 
-def relocate_castle(tb: Table, stacks: Stacks, wiz: Wizards, castle: int, ev: list[Event]) -> int:
-    """R-RAVEN-3/4: the first space clockwise after the castle whose top surface shows a raven
-    crest and holds no visible wizard; the castle stays when there is none."""
+def relocate_castle(p: Pieces) -> None:
+    """R-RAVEN-3/4: the castle moves to the first space clockwise after it whose top surface
+    shows a raven crest and is not occupied (no visible wizard; with modules no token,
+    OPEN-17; crests of OPEN-11/15); it stays when there is none."""
+    tb = p.tb
     length = tb.length
-    crest_space = tb.crest_space
-    tower_crest = tb.tower_crest
+    if p.mods:
+        crest_space = tb.mod_crest_space
+        tower_crest = tb.mod_tower_crest
+    else:
+        crest_space = tb.crest_space
+        tower_crest = tb.tower_crest
+    stacks = p.stacks
+    castle = p.castle
     for j in range(1, length):
         sp = (castle - 1 + j) % length + 1
         st = stacks[sp - 1]
@@ -102,31 +230,34 @@ def relocate_castle(tb: Table, stacks: Stacks, wiz: Wizards, castle: int, ev: li
                 continue
         elif not crest_space[sp]:
             continue
-        if (sp << 4 | len(st)) in wiz:
+        if p.occupied(sp << 4 | len(st)):
             continue
-        ev.append(Event("castle_moved", {"from": castle, "to": sp, "tier": len(st)}))
-        return sp
-    ev.append(Event("castle_stays", {"at": castle}))
-    return castle
+        p.ev.append(event("castle_moved", {"from": castle, "to": sp, "tier": len(st)}))
+        p.castle = sp
+        return
+    p.ev.append(event("castle_stays", {"at": castle}))
 
 
-def castle_nudge(
-    tb: Table, stacks: Stacks, wiz: Wizards, castle: int, direction: int, ev: list[Event]
-) -> int:
-    """R-SPELL-10: the next space in ``direction`` (+1 cw, -1 ccw) whose top surface holds no
-    visible wizard (no crest needed); fountain/web spaces are skipped (OPEN-11)."""
+def castle_nudge(p: Pieces, direction: int) -> None:
+    """R-SPELL-10: the castle moves to the next space in ``direction`` (+1 cw, -1 ccw) whose
+    top surface is not occupied (no crest needed); fountain/web spaces are skipped (OPEN-11:
+    with modules a fountain may be allowed)."""
+    tb = p.tb
     length = tb.length
     special = tb.special
+    skip = tb.mod_nudge_skip if p.mods else None
+    stacks = p.stacks
+    castle = p.castle
     for j in range(1, length):
         sp = (castle - 1 + direction * j) % length + 1
-        if special[sp] is not None:
+        if skip[sp] if skip is not None else special[sp] is not None:
             continue
-        if (sp << 4 | len(stacks[sp - 1])) in wiz:
+        if p.occupied(sp << 4 | len(stacks[sp - 1])):
             continue
-        ev.append(Event("castle_moved", {"from": castle, "to": sp, "tier": len(stacks[sp - 1])}))
-        return sp
-    ev.append(Event("castle_stays", {"at": castle}))
-    return castle
+        p.ev.append(event("castle_moved", {"from": castle, "to": sp, "tier": len(stacks[sp - 1])}))
+        p.castle = sp
+        return
+    p.ev.append(event("castle_stays", {"at": castle}))
 
 
 def check_lift(tb: Table, stacks: Stacks, space: object, tier: object) -> None:
@@ -140,26 +271,21 @@ def check_lift(tb: Table, stacks: Stacks, space: object, tier: object) -> None:
         )
 
 
-def tower_move(
-    tb: Table,
-    stacks: Stacks,
-    wiz: Wizards,
-    castle: int,
-    s: int,
-    k: int,
-    steps: int,
-    ev: list[Event],
-) -> tuple[Stacks, Wizards, int, bool, int]:
-    """Lift tower ``k`` on space ``s`` with everything above and put it ``steps`` away.
+def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, int, bool]:
+    """Lift tower ``k`` on space ``s`` with everything above, put it ``steps`` away and reward
+    ``seat`` for trapping.
 
     Pieces of tier >= k travel along (R-TOWER-2/4), a castle on top rides (R-TOWER-6), pieces
     at tier k-1 are revealed (R-TOWER-7), visible wizards at the destination are trapped
-    (R-TOWER-8).
+    (R-TOWER-8) and ``seat`` fills one potion for it (R-TOWER-9, R-TEAM-7); with modules the
+    hooks add webs, tokens, sealing and the raven (R-ORDER-3).
 
-    :returns: ``(stacks, wizards, castle, trapped_any, dest)``.
+    :returns: ``(dest, tier of tower k at dest, a potion or vial was filled)``.
     :raises IllegalAction: no such tower (R-TOWER-2), destination is the castle's space
-        (R-TOWER-5).
+        (R-TOWER-5) or, with modules, another illegal destination.
     """
+    tb = p.tb
+    stacks = p.stacks
     length = tb.length
     if type(s) is not int or not 1 <= s <= length:
         check_lift(tb, stacks, s, k)
@@ -167,7 +293,10 @@ def tower_move(
     if type(k) is not int or not 1 <= k <= len(st):
         check_lift(tb, stacks, s, k)
     dest = (s - 1 + steps) % length + 1
-    if dest == castle and castle != s:
+    castle = p.castle
+    if p.mods:
+        dest = p.tower_dest(s, steps, dest)
+    elif dest == castle and castle != s:
         raise IllegalAction(f"a tower may not end on the raven castle's space {dest}", "R-TOWER-5")
     dst = stacks[dest - 1]
     hd = len(dst)
@@ -175,72 +304,56 @@ def tower_move(
     lst = list(stacks)
     lst[s - 1] = st[: k - 1]
     lst[dest - 1] = dst + moved
-    new_stacks = tuple(lst)
+    p.stacks = tuple(lst)
+    wiz = p.wiz
     ids = tb.wizard_ids
-    top_code = dest << 4 | hd
     lo = s << 4 | k
     hi = s << 4 | 15
     delta = ((dest - s) << 4) + hd - k + 1
     carried: list[int] = []
     for tier in range(k, len(st) + 1):
         if (lo - k + tier) in wiz:
-            carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
+            carried = [i for i, q in enumerate(wiz) if lo <= q <= hi]
+            p.wiz = tuple([q + delta if lo <= q <= hi else q for q in wiz])
             break
-    new_wiz = tuple([p + delta if lo <= p <= hi else p for p in wiz]) if carried else wiz
     tower_ids = tb.tower_ids
-    ev.append(
-        Event(
-            "tower_moved",
-            {
-                "towers": [tower_ids[t] for t in moved],
-                "from": s,
-                "tier": k,
-                "to": dest,
-                "carried_wizards": [ids[i] for i in carried],
-                "carried_castle": castle == s,
-            },
-        )
-    )
-    reveal_code = s << 4 | (k - 1)
+    data: dict[str, object] = {
+        "towers": [tower_ids[t] for t in moved],
+        "from": s,
+        "tier": k,
+        "to": dest,
+        "carried_wizards": [ids[i] for i in carried],
+        "carried_castle": castle == s,
+    }
+    ev = p.ev
+    if p.mods:
+        tokens = p.lift_tokens(s, k, len(st), delta)
+        if tokens:
+            data["carried_tokens"] = tokens
+    ev.append(event("tower_moved", data))
+    reveal_code = lo - 1
     if reveal_code in wiz:
         ev.append(
-            Event(
+            event(
                 "wizards_revealed",
-                {"space": s, "wizards": [ids[i] for i, p in enumerate(wiz) if p == reveal_code]},
+                {"space": s, "wizards": [ids[i] for i, q in enumerate(wiz) if q == reveal_code]},
             )
         )
+    if p.mods:
+        p.reveal(s, k - 1)
+    top_code = dest << 4 | hd
     trapped = top_code in wiz
     if trapped:
         ev.append(
-            Event(
+            event(
                 "wizards_trapped",
-                {"space": dest, "wizards": [ids[i] for i, p in enumerate(wiz) if p == top_code]},
+                {"space": dest, "wizards": [ids[i] for i, q in enumerate(wiz) if q == top_code]},
             )
         )
+    sealed = p.seal(dest, hd) if p.mods else False
     if castle == s:
-        castle = dest
-    return new_stacks, new_wiz, castle, trapped, dest
-
-
-def reward(tb: Table, potions: Potions, seat: int, ev: list[Event]) -> tuple[Potions, bool]:
-    """R-TOWER-9: the mover fills one empty potion; with none left his partner's (R-TEAM-7).
-
-    :returns: ``(potions, filled)``.
-    """
-    if tb.solo and not tb.config.options["solo_fill_potions"]:
-        ev.append(Event("no_empty_potion", {"player": tb.colours[seat]}))
-        return potions, False
-    f, e, sp = potions[seat]
-    target = seat
-    if e == 0:
-        partner = tb.partner[seat]
-        if partner >= 0 and potions[partner][1] > 0:
-            target = partner
-            f, e, sp = potions[partner]
-        else:
-            ev.append(Event("no_empty_potion", {"player": tb.colours[seat]}))
-            return potions, False
-    potions = potions[:target] + ((f + 1, e - 1, sp),) + potions[target + 1 :]
-    reason = "trapping" if target == seat else "trapping_for_partner"
-    ev.append(Event("potion_filled", {"player": tb.colours[target], "reason": reason}))
-    return potions, True
+        p.castle = dest
+    filled = (trapped or sealed) and p.reward(seat, trapped, sealed)
+    if p.mods:
+        p.landed(dest, hd, len(moved))
+    return dest, hd + 1, filled

@@ -28,11 +28,14 @@ from companion.rules.actions import (
     fast_move_tower,
     fast_move_wizard,
 )
+from companion.rules.board import Pieces
+from companion.rules.board import event as _ev
 from companion.rules.model import (
     BASE_SPELLS,
     BASE_TOWERS,
     CARD_KINDS,
     KIND_INDEX,
+    MAX_ON_TOP,
     SETUP_CAPACITIES,
     Card,
     CardState,
@@ -184,9 +187,7 @@ def apply(state: GameState, action: Action) -> tuple[GameState, list[Event]]:
         unchanged (all values are immutable).
     :raises TypeError: ``action`` is not an action value.
     """
-    if state.modules is not None:
-        return _x.apply(state, action)
-    handler = _HANDLERS.get(type(action))
+    handler = (_HANDLERS if state.modules is None else _x.HANDLERS).get(type(action))
     if handler is None:
         raise TypeError(f"not an action: {action!r}")
     if state.game.over:
@@ -304,44 +305,51 @@ def _play_card(
         game = g
     if ended:
         ev.append(
-            Event("turn_ended", {"player": st.table.colours[t.player], "reason": "castle_entry"})
+            _ev("turn_ended", {"player": st.table.colours[t.player], "reason": "castle_entry"})
         )
     return turn, cards, game
 
 
 def _dice_event(card: Any, rolls: tuple[int, ...], ev: list[Event]) -> None:
     if card.dice:
-        ev.append(Event("dice_rolled", {"rolls": list(rolls), "used": rolls[-1]}))
+        ev.append(_ev("dice_rolled", {"rolls": list(rolls), "used": rolls[-1]}))
 
 
-def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
+def wizard_card(st: GameState, a: MoveWizard) -> tuple[int, int, int]:
+    """Checks of a wizard card action before the move (turn, card, controlled wizard; also
+    used with modules). :returns: ``(seat, card kind index, wizard index)``."""
     seat = _card_turn(st, a.player)
     kidx = _card_kind(st, seat, a.card, "wizard", a.steps, a.rolls)
     tb = st.table
     wi = tb.wizard_index.get(a.wizard)
     if wi is None:
         raise IllegalAction(f"there is no wizard {a.wizard!r} in this game", "R-SETUP-2")
-    wiz = st.wizards
-    ctrl = _controlled(tb, wiz, seat)
+    ctrl = _controlled(tb, st.wizards, seat)
     if tb.wizard_owner[wi] != ctrl:
         rule = "R-TEAM-5" if ctrl != seat else "R-CARD-1"
         raise IllegalAction(
             f"a wizard card moves only {tb.colours[ctrl]}'s own visible wizards, not {a.wizard}",
             rule,
         )
+    return seat, kidx, wi
+
+
+def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
+    seat, kidx, wi = wizard_card(st, a)
+    tb = st.table
     ev: list[Event] = []
     if a.card.dice:
         _dice_event(a.card, a.rolls, ev)
+    p = Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
     try:
-        wiz, castle, entered = board.wizard_move(tb, st.stacks, wiz, st.castle, wi, a.steps, ev)
+        entered = board.wizard_move(p, wi, a.steps)
     except IllegalAction as exc:
         return _committed_card_lost(st, a, seat, kidx, exc)
     turn, cards, game = _play_card(st, seat, kidx, ev, entered)
-    potions = st.potions
     if entered:
-        game = _end_check(tb, wiz, potions, game, turn, ev)
+        game = _end_check(tb, p.wiz, p.potions, game, turn, ev)
     return (
-        make_state(tb, st.stacks, wiz, castle, potions, turn, game, cards, st.modules),
+        make_state(tb, st.stacks, p.wiz, p.castle, p.potions, turn, game, cards, st.modules),
         ev,
     )
 
@@ -353,19 +361,18 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     ev: list[Event] = []
     if a.card.dice:
         _dice_event(a.card, a.rolls, ev)
+    p = Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
     try:
-        stacks, wiz, castle, trapped, _ = board.tower_move(
-            tb, st.stacks, st.wizards, st.castle, a.space, a.tier, a.steps, ev
-        )
+        _, _, filled = board.tower_move(p, a.space, a.tier, a.steps, seat)
     except IllegalAction as exc:
         return _committed_card_lost(st, a, seat, kidx, exc)
     turn, cards, game = _play_card(st, seat, kidx, ev, False)
-    potions = st.potions
-    if trapped:
-        potions, filled = board.reward(tb, potions, seat, ev)
-        if filled:
-            game = _end_check(tb, wiz, potions, game, turn, ev)
-    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+    if filled:
+        game = _end_check(tb, p.wiz, p.potions, game, turn, ev)
+    return (
+        make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, st.modules),
+        ev,
+    )
 
 
 def _committed_card_lost(
@@ -375,7 +382,7 @@ def _committed_card_lost(
     if not (a.card_committed and st.table.master):
         raise exc
     ev = [
-        Event(
+        _ev(
             "announced_move_impossible",
             {"player": a.player, "card": a.card.to_json(), "reason": exc.reason},
         )
@@ -442,7 +449,7 @@ def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event
                     "R-TURN-3",
                 )
     ev = [
-        Event(
+        _ev(
             "card_discarded_without_effect",
             {"player": a.player, "card": None if card is None else card.to_json()},
         )
@@ -494,14 +501,14 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
         raise IllegalAction(
             "the hand may be redrawn only before any card is played this turn", "R-TURN-5"
         )
-    ev: list[Event] = [Event("hand_discarded_and_redrawn", {"player": a.player})]
+    ev: list[Event] = [_ev("hand_discarded_and_redrawn", {"player": a.player})]
     cards = st.cards
     if cards is not None:
         hand = cards.hands[seat]
         hands = cards.hands[:seat] + ((),) + cards.hands[seat + 1 :]
         cards = CardState(hands, cards.draw, cards.discard + hand, cards.seed, cards.reshuffles)
         cards, _ = _draw(cards, seat, HAND_SIZE, tb.solo)
-    stacks, wiz, castle, potions = st.stacks, st.wizards, st.castle, st.potions
+    p = Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
     game = st.game
     turn = st.turn._replace(redrawn=True)
     push = a.push
@@ -511,14 +518,12 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
     else:
         if not isinstance(push, tuple) or len(push) != 2:
             raise IllegalAction("the push names a (space, tier)", "R-TURN-5")
-        stacks, wiz, castle, trapped, _ = board.tower_move(
-            tb, stacks, wiz, castle, push[0], push[1], 1, ev
-        )
-        if trapped:
-            potions, filled = board.reward(tb, potions, seat, ev)
-            if filled:
-                game = _end_check(tb, wiz, potions, game, turn, ev)
-    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+        if board.tower_move(p, push[0], push[1], 1, seat)[2]:
+            game = _end_check(tb, p.wiz, p.potions, game, turn, ev)
+    return (
+        make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, st.modules),
+        ev,
+    )
 
 
 def _end_turn_allowed(st: GameState) -> str | None:
@@ -555,13 +560,13 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
     colour = tb.colours[seat]
     ev: list[Event] = []
     if not t.ended:
-        ev.append(Event("turn_ended", {"player": colour, "reason": "end_turn"}))
+        ev.append(_ev("turn_ended", {"player": colour, "reason": "end_turn"}))
     cards = st.cards
     if cards is not None:
         need = HAND_SIZE - len(cards.hands[seat])
         if need > 0:
             cards, got = _draw(cards, seat, need, tb.solo)
-            ev.append(Event("hand_refilled", {"player": colour, "count": got}))
+            ev.append(_ev("hand_refilled", {"player": colour, "count": got}))
     game = st.game
     if tb.solo:
         limit = tb.config.options["solo_card_limit"]
@@ -589,10 +594,18 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
             )
         game = game._replace(remaining_turns=game.remaining_turns - 1)
     nxt = (seat + 1) % tb.n
-    ev.append(Event("next_player", {"player": tb.colours[nxt]}))
+    ev.append(_ev("next_player", {"player": tb.colours[nxt]}))
     return (
         make_state(
-            tb, st.stacks, st.wizards, st.castle, st.potions, Turn(nxt), game, cards, st.modules
+            tb,
+            st.stacks,
+            st.wizards,
+            st.castle,
+            st.potions,
+            _FRESH_TURNS[nxt],
+            game,
+            cards,
+            st.modules,
         ),
         ev,
     )
@@ -637,7 +650,7 @@ def _end_check(
             data: dict[str, Any] = {"player": tb.colours[seat], "remaining_turns": remaining}
             if tb.config.teams:
                 data["team"] = [tb.colours[s] for s in tb.team_of(seat)]
-            ev.append(Event("game_end_triggered", data))
+            ev.append(_ev("game_end_triggered", data))
             if immediate:
                 result = _result(tb, wiz, potions, "team_goal")
                 ev.append(_game_over_event(tb, result))
@@ -683,7 +696,7 @@ def _result(
 
 
 def _game_over_event(tb: Table, result: Result) -> Event:
-    return Event(
+    return _ev(
         "game_over",
         {
             "reason": result.reason,
@@ -779,70 +792,88 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
             f"{spell} x{times} costs {cost} full potion(s); {a.player} has {f}", "R-SPELL-1"
         )
     potions = st.potions[:seat] + ((f - cost, e, sp + cost),) + st.potions[seat + 1 :]
-    ev: list[Event] = [Event("spell_cast", {"player": a.player, "spell": spell, "times": times})]
+    ev: list[Event] = [_ev("spell_cast", {"player": a.player, "spell": spell, "times": times})]
     if cost:
-        ev.append(Event("potions_spent", {"player": a.player, "count": cost}))
+        ev.append(_ev("potions_spent", {"player": a.player, "count": cost}))
     t = st.turn
     casts = t.casts + ((seat, spell, spell_window(st), times),)
     cur = t.player
     ctrl = _controlled(tb, st.wizards, cur)
-    stacks, wiz, castle = st.stacks, st.wizards, st.castle
     game = st.game
     cards = st.cards
     turn = t._replace(casts=casts)
-    check_end = False
-    ended = False
-    if spell in ("advance_wizard", "headwind_wizard"):
-        wi = tb.wizard_index.get(a.wizard) if isinstance(a.wizard, str) else None
-        if wi is None:
-            raise IllegalAction(f"there is no wizard {a.wizard!r} in this game", "R-SPELL-5")
-        step = 1 if spell == "advance_wizard" else -1
-        for _ in range(times):
-            relocate = tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
-            wiz, castle, entered = board.wizard_move(
-                tb, stacks, wiz, castle, wi, step, ev, relocate=relocate
-            )
-            if entered:
-                check_end = True
-                ended = tb.wizard_owner[wi] == ctrl
-    elif spell in ("advance_tower", "headwind_tower"):
-        space, tier = a.space, a.tier
-        step = 2 if spell == "advance_tower" else -2
-        for _ in range(times):
-            board.check_lift(tb, stacks, space, tier)
-            assert isinstance(space, int) and isinstance(tier, int)
-            hd = len(stacks[board.dest_space(tb.length, space, step) - 1])
-            stacks, wiz, castle, trapped, dest = board.tower_move(
-                tb, stacks, wiz, castle, space, tier, step, ev
-            )
-            if trapped:
-                potions, filled = board.reward(tb, potions, seat, ev)
-                check_end = check_end or filled
-            space, tier = dest, hd + 1
-    elif spell == "swap_tower":
-        stacks, wiz = _swap(tb, stacks, wiz, castle, a, ev)
-    elif spell == "move_castle":
-        if a.direction not in ("cw", "ccw"):
-            raise IllegalAction("the castle moves 'cw' or 'ccw'", "R-SPELL-10")
-        d = 1 if a.direction == "cw" else -1
-        for _ in range(times):
-            castle = board.castle_nudge(tb, stacks, wiz, castle, d, ev)
-    elif spell == "piggyback":
+    if spell == "piggyback":
         return _piggyback(st, a, seat, potions, casts, ev)
+    p = Pieces(tb, st.stacks, st.wizards, st.castle, potions, ev)
+    check_end = False
+    entered_by = -1
+    if spell in ("advance_wizard", "headwind_wizard"):
+        step = 1 if spell == "advance_wizard" else -1
+        entered_by = move_wizard_spell(p, seat, a.wizard, step, times)
+    elif spell in ("advance_tower", "headwind_tower"):
+        step = 2 if spell == "advance_tower" else -2
+        check_end = move_tower_spell(p, seat, a.space, a.tier, step, times)
+    elif spell == "swap_tower":
+        p.stacks, p.wiz = _swap(tb, p.stacks, p.wiz, p.castle, a, ev)
+    elif spell == "move_castle":
+        castle_spell(p, a.direction, times)
     elif spell == "free_wizard":
-        wiz, castle, entered = _free(tb, stacks, wiz, castle, seat, a, ev)
-        if entered:
-            check_end = True
-            wi = tb.wizard_index[a.wizard]  # type: ignore[index]
-            ended = tb.wizard_owner[wi] == ctrl
+        entered_by = free_wizard(p, seat, a)
     else:  # pragma: no cover - expansion spells are refused by setup
         raise IllegalAction(f"the spell {spell!r} is not implemented", "R-SPELLX-1")
-    if ended and not turn.ended:
-        turn = turn._replace(ended=True)
-        ev.append(Event("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
+    if entered_by >= 0:
+        check_end = True
+        if tb.wizard_owner[entered_by] == ctrl and not turn.ended:
+            turn = turn._replace(ended=True)
+            ev.append(_ev("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
     if check_end:
-        game = _end_check(tb, wiz, potions, game, turn, ev)
-    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+        game = _end_check(tb, p.wiz, p.potions, game, turn, ev)
+    return (
+        make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, st.modules),
+        ev,
+    )
+
+
+def move_wizard_spell(
+    p: Pieces, seat: int, wizard: object, step: int, times: int, web_steps: object = None
+) -> int:
+    """A spell moving ``wizard`` ``step`` spaces ``times`` times (R-SPELL-5/8, R-SPELLX-2/3;
+    OPEN-05: an entry by another player's spell moves the castle per the option); stops
+    when the wizard enters the castle. ``web_steps``: *Precise Landing* (modules).
+
+    :returns: the wizard's index if it entered, else -1."""
+    tb = p.tb
+    wi = tb.wizard_index.get(wizard) if isinstance(wizard, str) else None
+    if wi is None:
+        raise IllegalAction(f"there is no wizard {wizard!r} in this game", "R-SPELL-5")
+    relocate = tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
+    for _ in range(times):
+        if board.wizard_move(p, wi, step, relocate=relocate, web_steps=web_steps):
+            return wi
+    return -1
+
+
+def move_tower_spell(
+    p: Pieces, seat: int, space: object, tier: object, step: int, times: int
+) -> bool:
+    """A spell moving tower ``tier`` on ``space`` ``step`` spaces ``times`` times (the same
+    tower each time; R-SPELL-6/9, R-SPELLX-4). :returns: True when a potion was filled."""
+    filled = False
+    for _ in range(times):
+        if type(space) is not int or type(tier) is not int:
+            board.check_lift(p.tb, p.stacks, space, tier)
+        assert isinstance(space, int) and isinstance(tier, int)
+        space, tier, got = board.tower_move(p, space, tier, step, seat)
+        filled = filled or got
+    return filled
+
+
+def castle_spell(p: Pieces, direction: object, times: int) -> None:
+    """R-SPELL-10: *Move the Castle* ``times`` times ``cw`` or ``ccw``."""
+    if direction not in ("cw", "ccw"):
+        raise IllegalAction("the castle moves 'cw' or 'ccw'", "R-SPELL-10")
+    for _ in range(times):
+        board.castle_nudge(p, 1 if direction == "cw" else -1)
 
 
 def _swap(
@@ -880,7 +911,7 @@ def _swap(
     on_b = [ids[i] for i, p in enumerate(wiz) if p == code_b]
     new_wiz = tuple(code_b if p == code_a else code_a if p == code_b else p for p in wiz)
     ev.append(
-        Event(
+        _ev(
             "towers_swapped",
             {
                 "a": sa,
@@ -894,28 +925,27 @@ def _swap(
     return tuple(lst), new_wiz
 
 
-def _free(
-    tb: Table,
-    stacks: board.Stacks,
-    wiz: board.Wizards,
-    castle: int,
-    seat: int,
-    a: Cast,
-    ev: list[Event],
-) -> tuple[board.Wizards, int, bool]:
+def free_wizard(p: Pieces, seat: int, a: Cast) -> int:
     """R-SPELL-12: lift tower ``tier`` on ``space``, free one own (team: or partner's) wizard
-    from underneath onto the top surface, or into the castle when it sits there."""
-    board.check_lift(tb, stacks, a.space, a.tier)
+    from underneath onto the top surface, or into the castle when it sits there. The freed
+    wizard is put on the top, not moved (no arrival effects with modules).
+
+    :returns: the freed wizard's index if it entered the castle, else -1.
+    """
+    tb = p.tb
+    board.check_lift(tb, p.stacks, a.space, a.tier)
     space, tier = a.space, a.tier
     assert isinstance(space, int) and isinstance(tier, int)
     under = space << 4 | (tier - 1)
     ids = tb.wizard_ids
-    seen = [ids[i] for i, p in enumerate(wiz) if p == under]
+    wiz = p.wiz
+    ev = p.ev
+    seen = [ids[i] for i, q in enumerate(wiz) if q == under]
     ev.append(
-        Event("tower_lifted_and_replaced", {"space": space, "tier": tier, "seen_underneath": seen})
+        _ev("tower_lifted_and_replaced", {"space": space, "tier": tier, "seen_underneath": seen})
     )
     allowed = tb.team_of(seat)
-    candidates = [i for i, p in enumerate(wiz) if p == under and tb.wizard_owner[i] in allowed]
+    candidates = [i for i, q in enumerate(wiz) if q == under and tb.wizard_owner[i] in allowed]
     if a.wizard is None:
         if candidates:
             raise IllegalAction(
@@ -923,32 +953,32 @@ def _free(
                 "are under that tower",
                 "R-SPELL-12",
             )
-        ev.append(Event("free_failed", {"player": tb.colours[seat], "space": space, "tier": tier}))
-        return wiz, castle, False
+        ev.append(_ev("free_failed", {"player": tb.colours[seat], "space": space, "tier": tier}))
+        return -1
     wi = tb.wizard_index.get(a.wizard) if isinstance(a.wizard, str) else None
     if wi is None or wi not in candidates:
         raise IllegalAction(
             f"{a.wizard} is not one of your wizards directly under tower {tier} on space {space}",
             "R-SPELL-12",
         )
-    h = len(stacks[space - 1])
+    h = len(p.stacks[space - 1])
     if not tb.config.options["free_wizard_to_top_of_stack"] and tier < h:
         code = space << 4 | tier  # on the roof of the trapping tower, still inside the stack
-        wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
-        ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "tier": tier}))
-        return wiz, castle, False
-    if castle == space:
-        wiz = wiz[:wi] + (0,) + wiz[wi + 1 :]
-        ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "into_castle": True}))
-        ev.append(Event("castle_entered", {"wizard": a.wizard}))
-        castle = board.relocate_castle(tb, stacks, wiz, castle, ev)
-        return wiz, castle, True
+        p.wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
+        ev.append(_ev("wizard_freed", {"wizard": a.wizard, "space": space, "tier": tier}))
+        return -1
+    if p.castle == space:
+        p.wiz = wiz[:wi] + (0,) + wiz[wi + 1 :]
+        ev.append(_ev("wizard_freed", {"wizard": a.wizard, "space": space, "into_castle": True}))
+        ev.append(_ev("castle_entered", {"wizard": a.wizard}))
+        board.relocate_castle(p)
+        return wi
     code = space << 4 | h
-    if wiz.count(code) >= 6 and tb.config.options["free_wizard_full_top_illegal"]:
+    if wiz.count(code) >= MAX_ON_TOP and tb.config.options["free_wizard_full_top_illegal"]:
         raise IllegalAction(f"the top of space {space} already holds 6 wizards", "R-SPELL-12")
-    wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
-    ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "tier": h}))
-    return wiz, castle, False
+    p.wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
+    ev.append(_ev("wizard_freed", {"wizard": a.wizard, "space": space, "tier": h}))
+    return -1
 
 
 def _piggyback(
@@ -992,11 +1022,12 @@ def _piggyback(
         st.cards,
         st.modules,
     )
-    wiz, castle, entered = board.wizard_move(tb, st.stacks, wiz, st.castle, wi, m.steps, ev, ri)
+    p = Pieces(tb, st.stacks, wiz, st.castle, potions, ev)
+    entered = board.wizard_move(p, wi, m.steps, ri)
     turn, cards, game = _play_card(st2, cur, kidx, ev, entered)
     if entered:
-        game = _end_check(tb, wiz, potions, game, turn, ev)
-    return make_state(tb, st.stacks, wiz, castle, potions, turn, game, cards, st.modules), ev
+        game = _end_check(tb, p.wiz, potions, game, turn, ev)
+    return make_state(tb, st.stacks, p.wiz, p.castle, potions, turn, game, cards, st.modules), ev
 
 
 # --------------------------------------------------------------------------------------------
@@ -1027,7 +1058,7 @@ def _apply_give_potion(st: GameState, a: GivePotion) -> tuple[GameState, list[Ev
     pot[seat] = (f - n, e, sp)
     g = pot[to]
     pot[to] = (g[0] + n, g[1], g[2])
-    ev = [Event("potion_given", {"player": a.player, "to": a.to, "count": n})]
+    ev = [_ev("potion_given", {"player": a.player, "to": a.to, "count": n})]
     return (
         make_state(
             tb, st.stacks, st.wizards, st.castle, tuple(pot), st.turn, st.game, st.cards, st.modules
@@ -1063,7 +1094,7 @@ def _apply_exchange(st: GameState, a: ExchangeCards) -> tuple[GameState, list[Ev
         hands[seat] = tuple(sorted(mine))
         hands[partner] = tuple(sorted(theirs))
         cards = cards._replace(hands=tuple(hands))
-    ev = [Event("cards_exchanged", {"player": a.player, "partner": a.partner})]
+    ev = [_ev("cards_exchanged", {"player": a.player, "partner": a.partner})]
     return (
         make_state(
             tb,

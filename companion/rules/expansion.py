@@ -86,6 +86,7 @@ from companion.rules.model import (
 )
 
 Potion = tuple[int, int, int]
+_ev = board.event
 _tuple_new = tuple.__new__
 
 FEATHER_USES = ("extra_card", "free_spell", "move_wizard")
@@ -261,15 +262,12 @@ def page_cards(seed: int, share: float = 1 / 6) -> frozenset[str]:
 # Working copy of one apply
 
 
-class _W:
-    """Mutable scratch copy of a state's parts while one action is applied (never shared)."""
+class _W(board.Pieces):
+    """The board parts and module pieces of a state while one action is applied (mutable,
+    never shared): :class:`~companion.rules.board.Pieces` with the module hooks of the
+    movement path (webs, tokens, fountain, magic tower, sealing, the raven)."""
 
     __slots__ = (
-        "tb",
-        "stacks",
-        "wiz",
-        "castle",
-        "potions",
         "witch",
         "raven",
         "vials",
@@ -277,11 +275,13 @@ class _W:
         "feathers",
         "armed",
         "free_casts",
-        "ev",
         "protect",
         "mover",
         "m",
+        "lifted_witch",
     )
+
+    mods = True
 
     def __init__(self, st: GameState, protect: tuple[str, ...] = ()) -> None:
         m = st.modules
@@ -302,8 +302,9 @@ class _W:
             self.armed,
             self.free_casts,
         ) = m
-        self.ev: list[Event] = []
+        self.ev = []
         self.mover = st.turn.player
+        self.lifted_witch: int | None = None
         if not protect:
             self.protect: tuple[int, ...] = ()
             return
@@ -379,10 +380,10 @@ class _W:
         assert f is not None
         colour = self.tb.colours[seat]
         if f[seat] >= int(self.tb.config.options["max_feathers"]):
-            self.ev.append(Event("feather_cap_reached", {"player": colour, "reason": why}))
+            self.ev.append(_ev("feather_cap_reached", {"player": colour, "reason": why}))
             return
         self.feathers = f[:seat] + (f[seat] + 1,) + f[seat + 1 :]
-        self.ev.append(Event("feather_gained", {"player": colour, "reason": why}))
+        self.ev.append(_ev("feather_gained", {"player": colour, "reason": why}))
 
     def spend_feathers(self, seat: int, n: int, why: str) -> None:
         f = self.feathers
@@ -394,7 +395,7 @@ class _W:
             )
         self.feathers = f[:seat] + (f[seat] - n,) + f[seat + 1 :]
         self.ev.append(
-            Event("feather_spent", {"player": self.tb.colours[seat], "count": n, "use": why})
+            _ev("feather_spent", {"player": self.tb.colours[seat], "count": n, "use": why})
         )
 
     # -- geometry ------------------------------------------------------------------------------
@@ -413,6 +414,8 @@ class _W:
         space = code >> 4
         return sorted({owner[i] for i, p in enumerate(self.wiz) if p and p >> 4 == space})
 
+    # -- movement hooks (board.wizard_move / tower_move / relocate_castle / castle_nudge) ------
+
     def occupied(self, code: int) -> bool:
         """A top surface the castle may not take (R-RAVEN-3, OPEN-17)."""
         if code in self.wiz:
@@ -421,53 +424,131 @@ class _W:
             return code == self.witch or code == self.raven
         return False
 
+    def wizard_dest(self, wi: int, s: int, steps: int, web_steps: object) -> int:
+        """Web continuation (R-MOD-WEB-2, OPEN-19) and *Precise Landing* (R-SPELLX-6)."""
+        tb = self.tb
+        seg = None
+        if web_steps is not None:
+            owner = tb.wizard_owner[wi]
+            precise = (owner, "precise_landing")
+            if precise not in self.armed:
+                raise IllegalAction(
+                    f"{tb.colours[owner]} has not cast Precise Landing this turn", "R-SPELLX-6"
+                )
+            if type(web_steps) is not int or not 1 <= web_steps <= 3:
+                raise IllegalAction("Precise Landing continues 1 to 3 spaces", "R-SPELLX-6")
+            seg = web_steps
+        dest = (s - 1 + steps) % tb.length + 1
+        if tb.special[dest] == "web":
+            if seg is not None:
+                armed = list(self.armed)
+                armed.remove(precise)
+                self.armed = tuple(armed)
+            dest = _web_path(self, s, steps, tb.wizard_ids[wi], seg)
+        if dest == s:
+            raise IllegalAction("the move would end where it started", "R-MOD-WEB-2")
+        return dest
 
-# --------------------------------------------------------------------------------------------
-# Castle (R-RAVEN-3, R-SPELL-10 with module defaults)
-
-
-def _relocate_castle(w: _W) -> None:
-    tb = w.tb
-    length = tb.length
-    mt_crest = bool(tb.config.options["magic_tower_crest"])
-    fountain_crest = bool(tb.config.options["fountain_web_crest"])
-    castle = w.castle
-    for j in range(1, length):
-        sp = (castle - 1 + j) % length + 1
-        st = w.stacks[sp - 1]
-        if st:
-            t = st[-1]
-            if not (tb.tower_crest[t] or (mt_crest and tb.tower_magic[t])):
-                continue
-        elif not tb.crest_space[sp] and not (
-            fountain_crest and tb.special[sp] == "fountain" and sp in tb.track.raven_crest
+    def arrive(self, movers: tuple[int, ...], code: int) -> None:
+        """Arrival effects (R-ORDER-1) when anything of a module is on the top ``code``."""
+        tb = self.tb
+        dest = code >> 4
+        st = self.stacks[dest - 1]
+        if (
+            self.witch == code
+            or self.raven == code
+            or tb.special[dest] is not None
+            or (st and tb.tower_magic[st[-1]])
         ):
-            continue
-        if w.occupied(sp << 4 | len(st)):
-            continue
-        w.ev.append(Event("castle_moved", {"from": castle, "to": sp, "tier": len(st)}))
-        w.castle = sp
-        return
-    w.ev.append(Event("castle_stays", {"at": castle}))
+            for m in movers:
+                _arrive(self, m, code)
 
+    def tower_dest(self, s: int, steps: int, dest: int) -> int:
+        """Illegal tower destinations (R-TOWER-5, R-MOD-FOUNTAIN-4, R-MOD-WEB-3,
+        R-MOD-MAGICTOWER-3) raise :class:`_BadDestination`; webs continue the move."""
+        tb = self.tb
+        if tb.special[dest] is not None or dest == self.castle or dest == s:
+            dest = _tower_dest_check(self, s, steps)
+        dst = self.stacks[dest - 1]
+        if dst and tb.tower_magic[dst[-1]]:
+            raise _BadDestination(
+                f"no tower may be placed on the magic tower (space {dest})", "R-MOD-MAGICTOWER-3"
+            )
+        return dest
 
-def _nudge_castle(w: _W, direction: int) -> None:
-    tb = w.tb
-    on_fountain = bool(tb.config.options["castle_spell_may_stop_on_fountain"])
-    castle = w.castle
-    for j in range(1, tb.length):
-        sp = (castle - 1 + direction * j) % tb.length + 1
-        kind = tb.special[sp]
-        if kind is not None and not (kind == "fountain" and on_fountain):
-            continue
-        if w.occupied(w.top(sp)):
-            continue
-        w.ev.append(
-            Event("castle_moved", {"from": castle, "to": sp, "tier": len(w.stacks[sp - 1])})
-        )
-        w.castle = sp
-        return
-    w.ev.append(Event("castle_stays", {"at": castle}))
+    def lift_tokens(self, s: int, k: int, h: int, delta: int) -> list[str]:
+        """Tokens on the lifted roofs ride along (OPEN-16; switched off: they stay on the
+        space, on the tower below)."""
+        witch = self.witch
+        self.lifted_witch = witch
+        raven = self.raven
+        lo = s << 4 | k
+        hi = s << 4 | 15
+        carried: list[str] = []
+        if witch is not None and lo <= witch <= hi:
+            if self.tb.config.options["tokens_ride_towers"] or witch != s << 4 | h:
+                self.witch = witch + delta
+                carried.append("witch")
+            else:
+                self.witch = lo - 1
+        if raven is not None and lo <= raven <= hi:
+            if self.tb.config.options["tokens_ride_towers"]:
+                self.raven = raven + delta
+                carried.append("raven")
+            else:
+                self.raven = lo - 1
+        return carried
+
+    def reveal(self, s: int, tier: int) -> None:
+        if self.lifted_witch == s << 4 | tier:
+            self.ev.append(_ev("witch_revealed", {"space": s, "tier": tier}))
+
+    def seal(self, dest: int, hd: int) -> bool:
+        if self.witch == dest << 4 | hd:
+            self.ev.append(_ev("witch_sealed", {"space": dest, "tier": hd}))
+            return True
+        return False
+
+    def reward(self, seat: int, trapped: bool, sealed: bool) -> bool:
+        """One potion for trapping wizards and/or sealing the witch (R-TOWER-9, R-TEAM-7,
+        R-MOD-WITCH-7: a normal empty potion first, an empty witch vial only for sealing)."""
+        tb = self.tb
+        ev = self.ev
+        if tb.solo and not tb.config.options["solo_fill_potions"]:
+            ev.append(_ev("no_empty_potion", {"player": tb.colours[seat]}))
+            return False
+        f, e, sp = self.potions[seat]
+        reason = "sealing" if sealed and not trapped else "trapping"
+        if e:
+            self.set_potion(seat, (f + 1, e - 1, sp))
+            ev.append(_ev("potion_filled", {"player": tb.colours[seat], "reason": reason}))
+            return True
+        partner = tb.partner[seat]
+        if trapped and partner >= 0 and self.potions[partner][1] > 0:
+            pf, pe, psp = self.potions[partner]
+            self.set_potion(partner, (pf + 1, pe - 1, psp))
+            ev.append(
+                _ev(
+                    "potion_filled",
+                    {"player": tb.colours[partner], "reason": "trapping_for_partner"},
+                )
+            )
+            return True
+        if sealed and self.vials is not None and self.vials[seat][1] > 0:
+            vf, ve, vs = self.vials[seat]
+            self.set_vial(seat, (vf + 1, ve - 1, vs))
+            ev.append(_ev("witch_vial_filled", {"player": tb.colours[seat], "reason": "sealing"}))
+            return True
+        ev.append(_ev("no_empty_potion", {"player": tb.colours[seat]}))
+        return False
+
+    def landed(self, dest: int, hd: int, moved: int) -> None:
+        """R-MOD-RAVEN-7: a covered raven pops up to the new top and gives feathers."""
+        if self.raven == dest << 4 | hd:
+            new = dest << 4 | (hd + moved)
+            self.raven = new
+            self.ev.append(_ev("raven_popped_up", {"space": dest, "tier": hd + moved}))
+            _raven_arrives(self, new, "raven_popped_up")
 
 
 # --------------------------------------------------------------------------------------------
@@ -483,12 +564,12 @@ def _token_dest(w: _W, name: str, space: int, steps: int) -> int:
     dest = (space - 1 + seg) % length + 1
     for _ in range(_MAX_BOUNCES * 2):
         if dest == w.castle:
-            w.ev.append(Event(f"{name}_skips_castle", {"at": dest}))
+            w.ev.append(_ev(f"{name}_skips_castle", {"at": dest}))
             dest = dest % length + 1
             seg += 1
             continue
         if tb.special[dest] == "web":
-            w.ev.append(Event("web_bounce", {"piece": name, "at": dest, "extra_steps": seg}))
+            w.ev.append(_ev("web_bounce", {"piece": name, "at": dest, "extra_steps": seg}))
             dest = (dest - 1 + seg) % length + 1
             continue
         return dest
@@ -505,29 +586,29 @@ def _witch_hit(w: _W, seat: int, why: str) -> None:
     vf, ve, vs = vials[seat]
     if f == 0 and vf == 0:
         if e or ve:
-            w.ev.append(Event("witch_no_effect", {"player": colour, "reason": why}))
+            w.ev.append(_ev("witch_no_effect", {"player": colour, "reason": why}))
             return
         if not w.supply and tb.config.options["witch_vial_exhausted_no_effect"]:
-            w.ev.append(Event("witch_no_effect", {"player": colour, "reason": "no_vial_left"}))
+            w.ev.append(_ev("witch_no_effect", {"player": colour, "reason": "no_vial_left"}))
             return
     if seat in w.protect:
         fe = w.feathers
         if fe is not None and fe[seat] > 0:
             w.spend_feathers(seat, 1, "witch_protect")
-            w.ev.append(Event("witch_blocked", {"player": colour, "reason": why}))
+            w.ev.append(_ev("witch_blocked", {"player": colour, "reason": why}))
             return
         raise IllegalAction(f"{colour} has no feather to block the witch", "R-MOD-WITCH-10")
     if f:
         w.set_potion(seat, (f - 1, e + 1, sp))
-        w.ev.append(Event("potion_emptied", {"player": colour, "reason": why}))
+        w.ev.append(_ev("potion_emptied", {"player": colour, "reason": why}))
     elif vf:
         w.set_vial(seat, (vf - 1, ve + 1, vs))
-        w.ev.append(Event("witch_vial_emptied", {"player": colour, "reason": why}))
+        w.ev.append(_ev("witch_vial_emptied", {"player": colour, "reason": why}))
     else:
         assert w.supply is not None
         w.supply = max(0, w.supply - 1)
         w.set_vial(seat, (vf, ve + 1, vs))
-        w.ev.append(Event("witch_vial_taken", {"player": colour, "reason": why}))
+        w.ev.append(_ev("witch_vial_taken", {"player": colour, "reason": why}))
 
 
 def _witch_arrives(w: _W, code: int) -> None:
@@ -537,7 +618,7 @@ def _witch_arrives(w: _W, code: int) -> None:
     seats = w.owners_on(code)
     if seats:
         w.ev.append(
-            Event("witch_effect", {"space": code >> 4, "players": [w.tb.colours[s] for s in seats]})
+            _ev("witch_effect", {"space": code >> 4, "players": [w.tb.colours[s] for s in seats]})
         )
     for s in seats:
         _witch_hit(w, s, "witch_arrived")
@@ -550,7 +631,7 @@ def _raven_arrives(w: _W, code: int, why: str = "raven_arrived") -> None:
     seats = w.owners_on(code)
     if seats:
         w.ev.append(
-            Event("raven_effect", {"space": code >> 4, "players": [w.tb.colours[s] for s in seats]})
+            _ev("raven_effect", {"space": code >> 4, "players": [w.tb.colours[s] for s in seats]})
         )
     for s in seats:
         w.add_feather(s, why)
@@ -566,7 +647,7 @@ def _move_witch(w: _W, steps: int = 1) -> None:
         dest = _token_dest(w, "witch", frm, steps)
     code = dest << 4 | len(w.stacks[dest - 1])
     w.witch = code
-    w.ev.append(Event("witch_moved", {"from": frm, "to": dest, "tier": code & 15}))
+    w.ev.append(_ev("witch_moved", {"from": frm, "to": dest, "tier": code & 15}))
     _witch_arrives(w, code)
 
 
@@ -580,7 +661,7 @@ def _move_raven(w: _W, steps: int) -> None:
         dest = _token_dest(w, "raven", frm, steps)
     code = dest << 4 | len(w.stacks[dest - 1])
     w.raven = code
-    w.ev.append(Event("raven_moved", {"from": frm, "to": dest, "tier": code & 15}))
+    w.ev.append(_ev("raven_moved", {"from": frm, "to": dest, "tier": code & 15}))
     _raven_arrives(w, code)
 
 
@@ -611,9 +692,9 @@ def _witch_page(w: _W, page: bool, guess: Any) -> bool:
     gs, gt = guess
     board.check_lift(w.tb, w.stacks, gs, gt)
     if code != (gs << 4 | (gt - 1)):
-        w.ev.append(Event("witch_guess_wrong", {"space": gs, "tier": gt}))
+        w.ev.append(_ev("witch_guess_wrong", {"space": gs, "tier": gt}))
         return False
-    w.ev.append(Event("witch_released", {"space": gs, "tier": gt}))
+    w.ev.append(_ev("witch_released", {"space": gs, "tier": gt}))
     _move_witch(w)
     return True
 
@@ -639,101 +720,9 @@ def _web_path(w: _W, start: int, steps: int, piece: str, seg: int | None = None)
         bounces += 1
         if bounces > _MAX_BOUNCES:
             raise IllegalAction("the move never leaves the webs", "R-MOD-WEB-2")
-        w.ev.append(Event("web_bounce", {"piece": piece, "at": dest, "extra_steps": abs(cont)}))
+        w.ev.append(_ev("web_bounce", {"piece": piece, "at": dest, "extra_steps": abs(cont)}))
         dest = (dest - 1 + cont) % length + 1
     return dest
-
-
-def _wizard_move(
-    w: _W,
-    wi: int,
-    steps: int,
-    rider: int = -1,
-    relocate: bool = True,
-    web_steps: Any = None,
-) -> bool:
-    """Move visible wizard ``wi`` (and a piggyback ``rider``) with module rules and resolve
-    the arrival effects (R-WIZ-*, R-MOD-WEB-2/4, R-ORDER-1).
-
-    :returns: True when it entered the castle.
-    :raises IllegalAction: hidden/absent wizard, full top, Precise Landing misuse.
-    """
-    tb = w.tb
-    wiz = w.wiz
-    ids = tb.wizard_ids
-    p = wiz[wi]
-    if p == 0:
-        raise IllegalAction(f"{ids[wi]} is already inside the raven castle", "R-WIZ-5")
-    s = p >> 4
-    if p & 15 != len(w.stacks[s - 1]):
-        raise IllegalAction(f"{ids[wi]} is trapped under a tower and cannot move", "R-WIZ-1")
-    seg = None
-    if web_steps is not None:
-        owner = tb.wizard_owner[wi]
-        precise = (owner, "precise_landing")
-        if precise not in w.armed:
-            raise IllegalAction(
-                f"{tb.colours[owner]} has not cast Precise Landing this turn", "R-SPELLX-6"
-            )
-        if type(web_steps) is not int or not 1 <= web_steps <= 3:
-            raise IllegalAction("Precise Landing continues 1 to 3 spaces", "R-SPELLX-6")
-        seg = web_steps
-    dest = (s - 1 + steps) % tb.length + 1
-    if tb.special[dest] == "web":
-        if seg is not None:
-            armed = list(w.armed)
-            armed.remove(precise)
-            w.armed = tuple(armed)
-        dest = _web_path(w, s, steps, ids[wi], seg)
-    if dest == s:
-        raise IllegalAction("the move would end where it started", "R-MOD-WEB-2")
-    movers = (wi,) if rider < 0 else (wi, rider)
-    if dest == w.castle:
-        new = 0
-    else:
-        hd = len(w.stacks[dest - 1])
-        new = dest << 4 | hd
-        need = len(movers) if tb.config.options["piggyback_both_count"] else 1
-        have = wiz.count(new)
-        if have + need > MAX_ON_TOP:
-            raise IllegalAction(
-                f"the top surface of space {dest} already holds {have} wizards "
-                f"(at most {MAX_ON_TOP})",
-                "R-WIZ-4",
-            )
-    if rider < 0:
-        w.wiz = wiz[:wi] + (new,) + wiz[wi + 1 :]
-    else:
-        lst = list(wiz)
-        lst[wi] = new
-        lst[rider] = new
-        w.wiz = tuple(lst)
-    ev = w.ev
-    for m in movers:
-        if new:
-            ev.append(Event("wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "tier": hd}))
-        else:
-            ev.append(
-                Event(
-                    "wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "into_castle": True}
-                )
-            )
-    if not new:
-        for i, m in enumerate(movers):
-            ev.append(Event("castle_entered", {"wizard": ids[m]}))
-            if relocate and (i == 0 or not tb.config.options["piggyback_castle_moves_once"]):
-                _relocate_castle(w)
-        return True
-    st = w.stacks[dest - 1]
-    if (
-        w.witch == new
-        or w.raven == new
-        or tb.special[dest] is not None
-        or (st and tb.tower_magic[st[-1]])
-    ):
-        for m in movers:
-            _arrive(w, m, new)
-    return False
 
 
 def _beneficiary(w: _W, wi: int) -> int:
@@ -763,7 +752,7 @@ def _arrive(w: _W, wi: int, code: int) -> None:
         who = _beneficiary(w, wi)
         if who >= 0:
             w.free_casts = w.free_casts + ((who, "magic_tower"),)
-            w.ev.append(Event("magic_tower_free_spell", {"player": tb.colours[who]}))
+            w.ev.append(_ev("magic_tower_free_spell", {"player": tb.colours[who]}))
 
 
 def _fountain(w: _W, seat: int) -> None:
@@ -780,12 +769,12 @@ def _fountain(w: _W, seat: int) -> None:
         f, e, sp = w.potions[seat]
         if e:
             w.set_potion(seat, (f + 1, e - 1, sp))
-            w.ev.append(Event("potion_filled", {"player": colour, "reason": "fountain"}))
+            w.ev.append(_ev("potion_filled", {"player": colour, "reason": "fountain"}))
         elif sp:
             w.set_potion(seat, (f + 1, e, sp - 1))
-            w.ev.append(Event("potion_restored", {"player": colour, "reason": "fountain"}))
+            w.ev.append(_ev("potion_restored", {"player": colour, "reason": "fountain"}))
         else:
-            w.ev.append(Event("fountain_no_effect", {"player": colour}))
+            w.ev.append(_ev("fountain_no_effect", {"player": colour}))
 
 
 class _BadDestination(IllegalAction):
@@ -810,147 +799,6 @@ def _tower_dest_check(w: _W, s: int, steps: int) -> int:
     if kind == "web":
         raise _BadDestination(f"a tower may not stay on the web {dest}", "R-MOD-WEB-3")
     return dest
-
-
-def _tower_move(w: _W, s: int, k: int, steps: int, seat: int) -> tuple[int, int, bool]:
-    """Lift tower ``k`` on ``s`` and move it ``steps`` with module rules, then trap, seal,
-    reward and pop the raven (R-TOWER-*, R-ORDER-3).
-
-    :returns: ``(dest, tier of the lifted tower at dest, potions or vials filled)``.
-    """
-    tb = w.tb
-    stacks = w.stacks
-    length = tb.length
-    if type(s) is not int or not 1 <= s <= length:
-        board.check_lift(tb, stacks, s, k)
-    st = stacks[s - 1]
-    if type(k) is not int or not 1 <= k <= len(st):
-        board.check_lift(tb, stacks, s, k)
-    dest = (s - 1 + steps) % length + 1
-    special = tb.special
-    castle = w.castle
-    if special[dest] is not None or dest in (castle, s):
-        dest = _tower_dest_check(w, s, steps)
-    dst = stacks[dest - 1]
-    if dst and tb.tower_magic[dst[-1]]:
-        raise _BadDestination(
-            f"no tower may be placed on the magic tower (space {dest})", "R-MOD-MAGICTOWER-3"
-        )
-    hd = len(dst)
-    moved = st[k - 1 :]
-    lst = list(stacks)
-    lst[s - 1] = st[: k - 1]
-    lst[dest - 1] = dst + moved
-    w.stacks = tuple(lst)
-    lo = s << 4 | k
-    hi = s << 4 | 15
-    delta = ((dest - s) << 4) + hd - k + 1
-    wiz = w.wiz
-    ids = tb.wizard_ids
-    carried: list[int] = []
-    for tier in range(k, len(st) + 1):
-        if (lo - k + tier) in wiz:
-            carried = [i for i, p in enumerate(wiz) if lo <= p <= hi]
-            w.wiz = tuple([p + delta if lo <= p <= hi else p for p in wiz])
-            break
-    top_code = dest << 4 | hd
-    witch = w.witch
-    raven = w.raven
-    witch_sealed = witch == top_code
-    raven_hit = raven == top_code
-    carried_tokens = []
-    ride = tb.config.options["tokens_ride_towers"]
-    roof = s << 4 | len(st)
-    if witch is not None and lo <= witch <= hi:
-        if ride or witch != roof:
-            w.witch = witch + delta
-            carried_tokens.append("witch")
-        else:  # OPEN-16 switched off: a token on the lifted roof stays on the space
-            w.witch = s << 4 | (k - 1)
-    if raven is not None and lo <= raven <= hi:
-        if ride:
-            w.raven = raven + delta
-            carried_tokens.append("raven")
-        else:
-            w.raven = s << 4 | (k - 1)
-    ev = w.ev
-    ev.append(
-        Event(
-            "tower_moved",
-            {
-                "towers": [tb.tower_ids[t] for t in moved],
-                "from": s,
-                "tier": k,
-                "to": dest,
-                "carried_wizards": [ids[i] for i in carried],
-                "carried_castle": w.castle == s,
-                **({"carried_tokens": carried_tokens} if carried_tokens else {}),
-            },
-        )
-    )
-    reveal = s << 4 | (k - 1)
-    if reveal in wiz:
-        ev.append(
-            Event(
-                "wizards_revealed",
-                {"space": s, "wizards": [ids[i] for i, p in enumerate(wiz) if p == reveal]},
-            )
-        )
-    if witch == reveal:
-        ev.append(Event("witch_revealed", {"space": s, "tier": k - 1}))
-    trapped = top_code in wiz
-    if trapped:
-        ev.append(
-            Event(
-                "wizards_trapped",
-                {"space": dest, "wizards": [ids[i] for i, p in enumerate(wiz) if p == top_code]},
-            )
-        )
-    if witch_sealed:
-        ev.append(Event("witch_sealed", {"space": dest, "tier": hd}))
-    if w.castle == s:
-        w.castle = dest
-    filled = False
-    if trapped or witch_sealed:
-        filled = _reward(w, seat, trapped, witch_sealed)
-    if raven_hit:
-        new = dest << 4 | (hd + len(moved))
-        w.raven = new
-        ev.append(Event("raven_popped_up", {"space": dest, "tier": hd + len(moved)}))
-        _raven_arrives(w, new, "raven_popped_up")
-    return dest, hd + 1, filled
-
-
-def _reward(w: _W, seat: int, trapped: bool, sealed: bool) -> bool:
-    """One potion for trapping wizards and/or sealing the witch (R-TOWER-9, R-TEAM-7,
-    R-MOD-WITCH-7: a normal empty potion first, an empty witch vial only for sealing)."""
-    tb = w.tb
-    if tb.solo and not tb.config.options["solo_fill_potions"]:
-        w.ev.append(Event("no_empty_potion", {"player": tb.colours[seat]}))
-        return False
-    f, e, sp = w.potions[seat]
-    reason = "sealing" if sealed and not trapped else "trapping"
-    if e:
-        w.set_potion(seat, (f + 1, e - 1, sp))
-        w.ev.append(Event("potion_filled", {"player": tb.colours[seat], "reason": reason}))
-        return True
-    partner = tb.partner[seat]
-    if trapped and partner >= 0 and w.potions[partner][1] > 0:
-        pf, pe, psp = w.potions[partner]
-        w.set_potion(partner, (pf + 1, pe - 1, psp))
-        w.ev.append(
-            Event(
-                "potion_filled", {"player": tb.colours[partner], "reason": "trapping_for_partner"}
-            )
-        )
-        return True
-    if sealed and w.vials is not None and w.vials[seat][1] > 0:
-        vf, ve, vs = w.vials[seat]
-        w.set_vial(seat, (vf + 1, ve - 1, vs))
-        w.ev.append(Event("witch_vial_filled", {"player": tb.colours[seat], "reason": "sealing"}))
-        return True
-    w.ev.append(Event("no_empty_potion", {"player": tb.colours[seat]}))
-    return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -997,7 +845,7 @@ def _end_check_parts(
             data: dict[str, Any] = {"player": tb.colours[seat], "remaining_turns": remaining}
             if tb.config.teams:
                 data["team"] = [tb.colours[s] for s in tb.team_of(seat)]
-            ev.append(Event("game_end_triggered", data))
+            ev.append(_ev("game_end_triggered", data))
             if tb.config.teams and not tb.config.options["team_round_completion"]:
                 result = _result(tb, wiz, potions, vials, "team_goal")
                 ev.append(_e._game_over_event(tb, result))
@@ -1058,107 +906,24 @@ def _lost_turn(
     ev = w.ev
     turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
     turn = turn._replace(ended=True)
-    ev.append(Event("turn_ended", {"player": w.tb.colours[seat], "reason": reason}))
+    ev.append(_ev("turn_ended", {"player": w.tb.colours[seat], "reason": reason}))
     game = _end_check(w, game, turn)
     return w.state(st, turn, game, cards), ev
 
 
-def _plain_wizard_move(
-    st: GameState, m: ModuleState, seat: int, kidx: int, wi: int, a: MoveWizard
-) -> tuple[GameState, list[Event]] | None:
-    """The common wizard move that meets no module piece: the base game's movement (same
-    events); None when anything of a module is involved (the full path then applies)."""
+def _card_move(
+    st: GameState,
+    a: MoveWizard | MoveTower,
+    seat: int,
+    kidx: int,
+    wi: int,
+) -> tuple[GameState, list[Event]]:
+    """A card's move with module rules: the die roll, the witch's page card (R-MOD-WITCH-2/9),
+    the raven before or after (R-MOD-RAVEN-2), the move (wizard ``wi`` of a
+    :class:`MoveWizard`) on the one movement path, then the played card; a committed card
+    whose move became impossible is lost (R-MASTER-9), a physically lifted tower with an
+    illegal destination costs the turn (R-MOD-GEN-3)."""
     tb = st.table
-    wiz = st.wizards
-    p = wiz[wi]
-    if not p:
-        return None
-    s = p >> 4
-    stacks = st.stacks
-    if p & 15 != len(stacks[s - 1]):
-        return None
-    dest = (s - 1 + a.steps) % tb.length + 1
-    if dest == st.castle or tb.special[dest] is not None:
-        return None
-    dst = stacks[dest - 1]
-    code = dest << 4 | len(dst)
-    if code == m.witch or code == m.raven or (dst and tb.tower_magic[dst[-1]]):
-        return None
-    if wiz.count(code) >= MAX_ON_TOP:
-        return None
-    ev: list[Event] = []
-    if a.card.dice:
-        _e._dice_event(a.card, a.rolls, ev)
-    wiz, castle, _ = board.wizard_move(tb, stacks, wiz, st.castle, wi, a.steps, ev)
-    turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
-    return make_state(tb, stacks, wiz, castle, st.potions, turn, game, cards, m), ev
-
-
-def _plain_tower_move(
-    st: GameState, m: ModuleState, seat: int, kidx: int, a: MoveTower
-) -> tuple[GameState, list[Event]] | None:
-    """The common tower move that meets no module piece or tile: the base game's movement,
-    trapping and reward (same events); None when a module is involved."""
-    tb = st.table
-    s, k = a.space, a.tier
-    length = tb.length
-    if type(s) is not int or type(k) is not int or not 1 <= s <= length:
-        return None
-    stacks = st.stacks
-    if not 1 <= k <= len(stacks[s - 1]):
-        return None
-    dest = (s - 1 + a.steps) % length + 1
-    castle = st.castle
-    if tb.special[dest] is not None or (dest == castle and castle != s):
-        return None
-    dst = stacks[dest - 1]
-    if dst and tb.tower_magic[dst[-1]]:
-        return None
-    for token in (m.witch, m.raven):
-        if token is not None and (token >> 4 == s or token >> 4 == dest):
-            return None
-    ev: list[Event] = []
-    if a.card.dice:
-        _e._dice_event(a.card, a.rolls, ev)
-    stacks, wiz, castle, trapped, _ = board.tower_move(
-        tb, stacks, st.wizards, castle, s, k, a.steps, ev
-    )
-    turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
-    potions = st.potions
-    if trapped:
-        potions, filled = board.reward(tb, potions, seat, ev)
-        if filled:
-            game = _end_check_parts(tb, wiz, potions, m.witch_vials, game, turn, ev)
-    return make_state(tb, stacks, wiz, castle, potions, turn, game, cards, m), ev
-
-
-def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
-    seat = _e._card_turn(st, a.player)
-    kidx = _e._card_kind(st, seat, a.card, "wizard", a.steps, a.rolls)
-    tb = st.table
-    wi = tb.wizard_index.get(a.wizard)
-    if wi is None:
-        raise IllegalAction(f"there is no wizard {a.wizard!r} in this game", "R-SETUP-2")
-    ctrl = _e._controlled(tb, st.wizards, seat)
-    if tb.wizard_owner[wi] != ctrl:
-        rule = "R-TEAM-5" if ctrl != seat else "R-CARD-1"
-        raise IllegalAction(
-            f"a wizard card moves only {tb.colours[ctrl]}'s own visible wizards, not {a.wizard}",
-            rule,
-        )
-    m = st.modules
-    assert m is not None
-    if (
-        not a.page
-        and a.raven_timing is None
-        and a.web_steps is None
-        and a.witch_guess is None
-        and not a.witch_protect
-        and not (a.card.dice and m.raven is not None)
-    ):
-        done = _plain_wizard_move(st, m, seat, kidx, wi, a)
-        if done is not None:
-            return done
     w = _W(st, a.witch_protect)
     timing = None
     if a.card.dice or a.raven_timing is not None:
@@ -1168,57 +933,21 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
         return _lost_turn(st, w, seat, kidx, "witch_guess_wrong")
     if timing == "before":
         _move_raven(w, a.steps)
+    entered = False
     try:
-        entered = _wizard_move(w, wi, a.steps, web_steps=a.web_steps)
+        if isinstance(a, MoveWizard):
+            entered = board.wizard_move(w, wi, a.steps, web_steps=a.web_steps)
+        else:
+            board.tower_move(w, a.space, a.tier, a.steps, seat)
     except IllegalAction as exc:
-        if isinstance(exc, _BadDestination) or not (a.card_committed and tb.master):
-            raise
-        w.ev.append(
-            Event(
-                "announced_move_impossible",
-                {"player": a.player, "card": a.card.to_json(), "reason": exc.reason},
-            )
-        )
-        entered = False
-    if timing == "after":
-        _move_raven(w, a.steps)
-    turn, cards, game = _e._play_card(st, seat, kidx, w.ev, entered)
-    if entered or w.changed_goals(st):
-        game = _end_check(w, game, turn)
-    return w.state(st, turn, game, cards), w.ev
-
-
-def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Event]]:
-    seat = _e._card_turn(st, a.player)
-    kidx = _e._card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
-    tb = st.table
-    m = st.modules
-    assert m is not None
-    if (
-        not a.page
-        and a.raven_timing is None
-        and a.witch_guess is None
-        and not a.witch_protect
-        and not (a.card.dice and m.raven is not None)
-    ):
-        done = _plain_tower_move(st, m, seat, kidx, a)
-        if done is not None:
-            return done
-    w = _W(st, a.witch_protect)
-    timing = None
-    if a.card.dice or a.raven_timing is not None:
-        timing = _raven_timing(w, a)
-        _e._dice_event(a.card, a.rolls, w.ev)
-    if (a.page or a.witch_guess is not None) and not _witch_page(w, a.page, a.witch_guess):
-        return _lost_turn(st, w, seat, kidx, "witch_guess_wrong")
-    if timing == "before":
-        _move_raven(w, a.steps)
-    try:
-        _tower_move(w, a.space, a.tier, a.steps, seat)
-    except _BadDestination as exc:
-        if a.physically_lifted and tb.config.options["expansion_lift_penalty"]:
+        if (
+            isinstance(exc, _BadDestination)
+            and isinstance(a, MoveTower)
+            and a.physically_lifted
+            and tb.config.options["expansion_lift_penalty"]
+        ):
             w.ev.append(
-                Event(
+                _ev(
                     "illegal_tower_lift",
                     {"player": a.player, "space": a.space, "tier": a.tier, "reason": exc.reason},
                 )
@@ -1227,26 +956,28 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
         if not (a.card_committed and tb.master):
             raise
         w.ev.append(
-            Event(
-                "announced_move_impossible",
-                {"player": a.player, "card": a.card.to_json(), "reason": exc.reason},
-            )
-        )
-    except IllegalAction as exc:
-        if not (a.card_committed and tb.master):
-            raise
-        w.ev.append(
-            Event(
+            _ev(
                 "announced_move_impossible",
                 {"player": a.player, "card": a.card.to_json(), "reason": exc.reason},
             )
         )
     if timing == "after":
         _move_raven(w, a.steps)
-    turn, cards, game = _e._play_card(st, seat, kidx, w.ev, False)
-    if w.changed_goals(st):
+    turn, cards, game = _e._play_card(st, seat, kidx, w.ev, entered)
+    if entered or w.changed_goals(st):
         game = _end_check(w, game, turn)
     return w.state(st, turn, game, cards), w.ev
+
+
+def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
+    seat, kidx, wi = _e.wizard_card(st, a)
+    return _card_move(st, a, seat, kidx, wi)
+
+
+def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Event]]:
+    seat = _e._card_turn(st, a.player)
+    kidx = _e._card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
+    return _card_move(st, a, seat, kidx, -1)
 
 
 def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event]]:
@@ -1282,11 +1013,11 @@ def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event
         if kidx < 0:
             t = st.turn
             turn = t._replace(cards_used=t.cards_used + 1, ended=True)
-            w.ev.append(Event("turn_ended", {"player": a.player, "reason": "witch_guess_wrong"}))
+            w.ev.append(_ev("turn_ended", {"player": a.player, "reason": "witch_guess_wrong"}))
             return w.state(st, turn, _end_check(w, st.game, turn), None), w.ev
         return _lost_turn(st, w, seat, kidx, "witch_guess_wrong")
     w.ev.append(
-        Event(
+        _ev(
             "card_discarded_without_effect",
             {"player": a.player, "card": None if card is None else card.to_json()},
         )
@@ -1314,7 +1045,7 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
             "the hand may be redrawn only before any card is played this turn", "R-TURN-5"
         )
     w = _W(st)
-    w.ev.append(Event("hand_discarded_and_redrawn", {"player": a.player}))
+    w.ev.append(_ev("hand_discarded_and_redrawn", {"player": a.player}))
     cards = st.cards
     if cards is not None:
         hand = cards.hands[seat]
@@ -1329,7 +1060,7 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
     else:
         if not isinstance(push, tuple) or len(push) != 2:
             raise IllegalAction("the push names a (space, tier)", "R-TURN-5")
-        _tower_move(w, push[0], push[1], 1, seat)
+        board.tower_move(w, push[0], push[1], 1, seat)
     game = _end_check(w, st.game, turn)
     return w.state(st, turn, game, cards), w.ev
 
@@ -1385,7 +1116,7 @@ def _apply_feather(st: GameState, a: Feather) -> tuple[GameState, list[Event]]:
         if t.extra_card or t.redrawn:
             raise IllegalAction("a 3rd card needs a turn of played cards", "R-MOD-RAVEN-6")
         turn = turn._replace(extra_card=True)
-        w.ev.append(Event("extra_card_allowed", {"player": a.player}))
+        w.ev.append(_ev("extra_card_allowed", {"player": a.player}))
     elif use == "free_spell":
         w.free_casts = w.free_casts + ((seat, "feather"),)
     else:
@@ -1395,10 +1126,10 @@ def _apply_feather(st: GameState, a: Feather) -> tuple[GameState, list[Event]]:
         if type(a.steps) is not int or not 1 <= a.steps <= 6:
             raise IllegalAction("the feather moves a wizard 1 to 6 spaces", "R-MOD-RAVEN-6")
         relocate = tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
-        entered = _wizard_move(w, wi, a.steps, relocate=relocate, web_steps=a.web_steps)
+        entered = board.wizard_move(w, wi, a.steps, relocate=relocate, web_steps=a.web_steps)
         if entered and tb.wizard_owner[wi] == _e._controlled(tb, st.wizards, seat):
             turn = turn._replace(ended=True)
-            w.ev.append(Event("turn_ended", {"player": a.player, "reason": "castle_entry"}))
+            w.ev.append(_ev("turn_ended", {"player": a.player, "reason": "castle_entry"}))
         game = _end_check(w, game, turn)
     return w.state(st, turn, game, st.cards), w.ev
 
@@ -1425,7 +1156,7 @@ def _pay(w: _W, seat: int, cost: int, spell: str, times: int) -> None:
         assert w.vials is not None
         a, b, c = w.vials[seat]
         w.set_vial(seat, (a - rest, b, c + rest))
-    w.ev.append(Event("potions_spent", {"player": w.tb.colours[seat], "count": cost}))
+    w.ev.append(_ev("potions_spent", {"player": w.tb.colours[seat], "count": cost}))
 
 
 def _magic_tower_space(w: _W) -> int:
@@ -1478,7 +1209,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
     if spell == "fly_to_magic_tower" and t.fly_used:
         raise IllegalAction("Fly to the Magic Tower once per turn, in any way", "R-SPELLX-9")
     w.ev.append(
-        Event(
+        _ev(
             "spell_cast",
             {"player": a.player, "spell": spell, "times": times, "free": free_source},
         )
@@ -1508,33 +1239,19 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
             step = a.steps
         else:
             step = {"advance_wizard": 1, "headwind_wizard": -1, "wizard_sprint": 6}[spell]
-        relocate = tb.wizard_owner[wi] == seat or tb.config.options["others_entry_moves_castle"]
-        for _ in range(times):
-            if _wizard_move(w, wi, step, relocate=relocate, web_steps=a.web_steps):
-                entered_by = wi
-                break
+        entered_by = _e.move_wizard_spell(w, seat, a.wizard, step, times, a.web_steps)
     elif spell in ("advance_tower", "headwind_tower", "tower_sprint"):
-        space, tier = a.space, a.tier
         step = {"advance_tower": 2, "headwind_tower": -2, "tower_sprint": 6}[spell]
-        for _ in range(times):
-            if type(space) is not int or type(tier) is not int:
-                board.check_lift(tb, w.stacks, space, tier)
-            assert isinstance(space, int) and isinstance(tier, int)
-            space, tier, _ = _tower_move(w, space, tier, step, seat)
+        _e.move_tower_spell(w, seat, a.space, a.tier, step, times)
     elif spell == "swap_tower":
         _swap(w, a)
     elif spell == "move_castle":
-        if a.direction not in ("cw", "ccw"):
-            raise IllegalAction("the castle moves 'cw' or 'ccw'", "R-SPELL-10")
-        for _ in range(times):
-            _nudge_castle(w, 1 if a.direction == "cw" else -1)
+        _e.castle_spell(w, a.direction, times)
     elif spell == "free_wizard":
-        wi = _free(w, seat, a)
-        if wi >= 0:
-            entered_by = wi
+        entered_by = _e.free_wizard(w, seat, a)
     elif spell in ("fountain_abundance", "precise_landing"):
         w.armed = w.armed + ((seat, spell),)
-        w.ev.append(Event("spell_armed", {"player": a.player, "spell": spell}))
+        w.ev.append(_ev("spell_armed", {"player": a.player, "spell": spell}))
     elif spell == "witch_control":
         _witch_control(w, a)
     elif spell == "summon_raven":
@@ -1549,7 +1266,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
         raise IllegalAction(f"the spell {spell!r} is unknown", "R-SPELLX-1")
     if entered_by >= 0 and tb.wizard_owner[entered_by] == ctrl and not turn.ended:
         turn = turn._replace(ended=True)
-        w.ev.append(Event("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
+        w.ev.append(_ev("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
     game = _end_check(w, game, turn)
     return w.state(st, turn, game, cards), w.ev
 
@@ -1571,66 +1288,6 @@ def _swap(w: _W, a: Cast) -> None:
     w.stacks, w.wiz = stacks, wiz
 
 
-def _free(w: _W, seat: int, a: Cast) -> int:
-    """R-SPELL-12 with module castle rules; returns the wizard index if it entered the
-    castle, else -1. The freed wizard is put on the top, not moved (no arrival effects)."""
-    tb = w.tb
-    board.check_lift(tb, w.stacks, a.space, a.tier)
-    space, tier = a.space, a.tier
-    assert isinstance(space, int) and isinstance(tier, int)
-    under = space << 4 | (tier - 1)
-    ids = tb.wizard_ids
-    wiz = w.wiz
-    w.ev.append(
-        Event(
-            "tower_lifted_and_replaced",
-            {
-                "space": space,
-                "tier": tier,
-                "seen_underneath": [ids[i] for i, p in enumerate(wiz) if p == under],
-            },
-        )
-    )
-    allowed = tb.team_of(seat)
-    candidates = [i for i, p in enumerate(wiz) if p == under and tb.wizard_owner[i] in allowed]
-    if a.wizard is None:
-        if candidates:
-            raise IllegalAction(
-                f"name the wizard to free: {', '.join(ids[i] for i in candidates)} "
-                "are under that tower",
-                "R-SPELL-12",
-            )
-        w.ev.append(
-            Event("free_failed", {"player": tb.colours[seat], "space": space, "tier": tier})
-        )
-        return -1
-    wi = tb.wizard_index.get(a.wizard) if isinstance(a.wizard, str) else None
-    if wi is None or wi not in candidates:
-        raise IllegalAction(
-            f"{a.wizard} is not one of your wizards directly under tower {tier} on space {space}",
-            "R-SPELL-12",
-        )
-    h = len(w.stacks[space - 1])
-    if not tb.config.options["free_wizard_to_top_of_stack"] and tier < h:
-        w.wiz = wiz[:wi] + (space << 4 | tier,) + wiz[wi + 1 :]
-        w.ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "tier": tier}))
-        return -1
-    if w.castle == space:
-        w.wiz = wiz[:wi] + (0,) + wiz[wi + 1 :]
-        w.ev.append(
-            Event("wizard_freed", {"wizard": a.wizard, "space": space, "into_castle": True})
-        )
-        w.ev.append(Event("castle_entered", {"wizard": a.wizard}))
-        _relocate_castle(w)
-        return wi
-    code = space << 4 | h
-    if wiz.count(code) >= MAX_ON_TOP and tb.config.options["free_wizard_full_top_illegal"]:
-        raise IllegalAction(f"the top of space {space} already holds 6 wizards", "R-SPELL-12")
-    w.wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
-    w.ev.append(Event("wizard_freed", {"wizard": a.wizard, "space": space, "tier": h}))
-    return -1
-
-
 def _witch_control(w: _W, a: Cast) -> None:
     """R-SPELLX-7: the (unsealed) witch to any space but the castle's or a web; effect A."""
     tb = w.tb
@@ -1649,7 +1306,7 @@ def _witch_control(w: _W, a: Cast) -> None:
     if s == code >> 4:
         raise IllegalAction("the witch must move to another space", "R-SPELLX-7")
     new = w.top(s)
-    w.ev.append(Event("witch_moved", {"from": code >> 4, "to": s, "tier": new & 15}))
+    w.ev.append(_ev("witch_moved", {"from": code >> 4, "to": s, "tier": new & 15}))
     w.witch = new
     _witch_arrives(w, new)
 
@@ -1667,7 +1324,7 @@ def _summon_raven(w: _W, seat: int, a: Cast) -> None:
     assert w.raven is not None
     if code == w.raven:
         raise IllegalAction("the raven is already there", "R-SPELLX-8")
-    w.ev.append(Event("raven_moved", {"from": w.raven >> 4, "to": s, "tier": code & 15}))
+    w.ev.append(_ev("raven_moved", {"from": w.raven >> 4, "to": s, "tier": code & 15}))
     w.raven = code
     _raven_arrives(w, code)
 
@@ -1687,18 +1344,16 @@ def _fly(w: _W, wi: int) -> bool:
     if dest == w.castle:
         w.wiz = w.wiz[:wi] + (0,) + w.wiz[wi + 1 :]
         w.ev.append(
-            Event("wizard_moved", {"wizard": ids[wi], "from": s, "to": dest, "into_castle": True})
+            _ev("wizard_moved", {"wizard": ids[wi], "from": s, "to": dest, "into_castle": True})
         )
-        w.ev.append(Event("castle_entered", {"wizard": ids[wi]}))
-        _relocate_castle(w)
+        w.ev.append(_ev("castle_entered", {"wizard": ids[wi]}))
+        board.relocate_castle(w)
         return True
     code = w.top(dest)
     if w.wiz.count(code) >= MAX_ON_TOP:
         raise IllegalAction(f"the magic tower's roof already holds {MAX_ON_TOP}", "R-WIZ-4")
     w.wiz = w.wiz[:wi] + (code,) + w.wiz[wi + 1 :]
-    w.ev.append(
-        Event("wizard_moved", {"wizard": ids[wi], "from": s, "to": dest, "tier": code & 15})
-    )
+    w.ev.append(_ev("wizard_moved", {"wizard": ids[wi], "from": s, "to": dest, "tier": code & 15}))
     _arrive(w, wi, code)
     return False
 
@@ -1735,7 +1390,7 @@ def _piggyback(
         return _lost_turn(st2, w, cur, kidx, "witch_guess_wrong")
     if timing == "before":
         _move_raven(w, m.steps)
-    entered = _wizard_move(w, wi, m.steps, ri, web_steps=m.web_steps)
+    entered = board.wizard_move(w, wi, m.steps, ri, web_steps=m.web_steps)
     if timing == "after":
         _move_raven(w, m.steps)
     turn, cards, game = _e._play_card(st2, cur, kidx, w.ev, entered)
@@ -1743,7 +1398,7 @@ def _piggyback(
     return w.state(st, turn, game, cards), w.ev
 
 
-_HANDLERS: dict[type, Any] = {
+HANDLERS: dict[type, Any] = {
     MoveWizard: _apply_move_wizard,
     MoveTower: _apply_move_tower,
     DiscardCard: _apply_discard,
@@ -1758,7 +1413,7 @@ _HANDLERS: dict[type, Any] = {
 
 def apply(state: GameState, action: Action) -> tuple[GameState, list[Event]]:
     """:func:`companion.rules.apply` for a state with modules (same contract)."""
-    handler = _HANDLERS.get(type(action))
+    handler = HANDLERS.get(type(action))
     if handler is None:
         raise TypeError(f"not an action: {action!r}")
     if state.game.over:

@@ -480,6 +480,9 @@ class Table:
         "tower_magic",
         "crest_space",
         "special",
+        "mod_tower_crest",
+        "mod_crest_space",
+        "mod_nudge_skip",
         "start_potions",
         "partner",
         "actions_per_turn",
@@ -506,6 +509,9 @@ class Table:
     tower_magic: tuple[bool, ...]
     crest_space: tuple[bool, ...]
     special: tuple[str | None, ...]
+    mod_tower_crest: tuple[bool, ...]
+    mod_crest_space: tuple[bool, ...]
+    mod_nudge_skip: tuple[bool, ...]
     start_potions: tuple[int, ...]
     partner: tuple[int, ...]
     actions_per_turn: int
@@ -561,6 +567,34 @@ class Table:
             tuple(i in config.track.raven_crest and i not in special for i in range(length + 1)),
         )
         s(self, "special", tuple(special.get(i) for i in range(length + 1)))
+        # the castle's rules with expansion modules (OPEN-15 magic tower crest, OPEN-11
+        # fountain crest and castle spell on a fountain); the base game ignores these options
+        opts = config.options
+        mt_crest = bool(opts["magic_tower_crest"])
+        s(self, "mod_tower_crest", tuple(t.crest or (mt_crest and t.magic) for t in self.towers))
+        fountain_crest = bool(opts["fountain_web_crest"])
+        s(
+            self,
+            "mod_crest_space",
+            tuple(
+                self.crest_space[i]
+                or (
+                    fountain_crest
+                    and special.get(i) == "fountain"
+                    and i in config.track.raven_crest
+                )
+                for i in range(length + 1)
+            ),
+        )
+        on_fountain = bool(opts["castle_spell_may_stop_on_fountain"])
+        s(
+            self,
+            "mod_nudge_skip",
+            tuple(
+                special.get(i) is not None and not (special.get(i) == "fountain" and on_fountain)
+                for i in range(length + 1)
+            ),
+        )
         s(self, "start_potions", tuple(p_each for _ in range(n)))
         if config.teams:
             half = n // 2
