@@ -716,8 +716,7 @@ class Detector:
         out[:, 2 * K : 3 * K] = share
         out[:, 3 * K : 4 * K] = s_med[..., 0]
         out[:, 4 * K : 5 * K] = s_med[..., 1]
-        kok = tables.kind_ok[..., :N_KIND]
-        kind_labels = kind_labels[..., :N_KIND]
+        kok = tables.kind_ok
         nk = np.maximum(kok.sum(-1), 1)
         out[:, 5 * K : 6 * K] = (self._roofish[kind_labels + 1] & kok).sum(-1) / nk
         out[:, 6 * K : 7 * K] = (self._is_track[kind_labels + 1] & kok).sum(-1) / nk
@@ -980,12 +979,14 @@ class Detector:
         kdark = (pf[n1 : n1 + n2, 2] < cfg.ink_light).reshape(kp.shape[:-1])
         # the black castle by the nearest class without reject (under dim light its chroma is
         # noise and the profile's tight prototype rejects it)
-        nearest = self._count_profile.classify_bgr(ppx[: n1 + n2], white)
+        # (and the height features' colour shares: the profile's tight prototypes reject most
+        # of a dim frame's roof and track pixels)
+        nearest = self._count_profile.classify_bgr(ppx, white)
         cl = nearest[:n1].reshape(cp.shape[:-1])
-        kc = nearest[n1:].reshape(kp.shape[:-1])
+        kc = nearest[n1 : n1 + n2].reshape(kp.shape[:-1])
+        wc = nearest[n1 + n2 :].reshape(wp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
         kfeat = pf[n1 : n1 + n2].reshape(kp.shape[:-1] + (3,))
-        wl = lab[n1 + n2 :].reshape(wp.shape[:-1])
         if cfg.roof_interior > 0:
             is_r = self._roofish[kl + 1] & tables.kind_ok
             roofish = is_r.sum(-1) / np.maximum(tables.kind_ok.sum(-1), 1)  # (S, K)
@@ -1026,7 +1027,7 @@ class Detector:
         enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
         raw = edges[:, :K]
         edges = np.where(enough, _masked_median(raw, rim_ok), 0.0)
-        feats = self._height_features(raw, rim_ok, side, kl, wl, tables)
+        feats = self._height_features(raw, rim_ok, side, kc, wc, tables)
         model_towers = model_conf = None
         if self._height is not None:
             prob = self._height.probabilities(feats)
