@@ -101,3 +101,33 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
         }
     out["viewer"] = {"player": player, "memory_aid": memory_aid}
     return out
+
+
+def table_view(state: GameState, memory_aid: str = "own") -> dict[str, Any]:
+    """The state JSON for a page without a seat (the public table page, the host's page).
+
+    Nobody's hand; hidden wizards only when the whole table plays with ``memory_aid == "all"``
+    (``"hidden"`` counts the others per space); ``"viewer"`` is ``{"player": None, …}``.
+
+    :raises ValueError: unknown memory aid.
+    """
+    if memory_aid not in MEMORY_AIDS:
+        raise ValueError(f"memory_aid: expected one of {MEMORY_AIDS}")
+    first = state.table.colours[0]
+    out = view(state, first, "all" if memory_aid == "all" else "off")
+    cards = out["cards"]
+    if cards is not None:
+        out["cards"] = {k: v for k, v in cards.items() if k != "hand"}
+    out["viewer"] = {"player": None, "memory_aid": memory_aid}
+    return out
+
+
+def audience_view(state: GameState, player: str | None, memory_aid: str = "own") -> dict[str, Any]:
+    """:func:`view` for ``player`` when he plays this game, else :func:`table_view` (the table
+    page, the host, a phone whose colour is not at this table).
+
+    :raises ValueError: unknown memory aid.
+    """
+    if player is not None and player in state.table.seat_of:
+        return view(state, player, memory_aid)
+    return table_view(state, memory_aid)

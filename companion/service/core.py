@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.config import Config
-from companion.service.game import GameSettings, player_view, public_view
+from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
 from companion.service.parts import Parts
+from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.web.service import HOST_COMMANDS, PLAYER_COMMANDS, Audience, CommandError
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class Item:
     posted_at: float = field(default_factory=time.monotonic)
 
 
-class CompanionService:
+class CompanionService(SeatTokens):
     """The table service (see the module doc). Thread-safe.
 
     :param config: the validated :class:`~companion.config.Config`.
@@ -113,26 +114,6 @@ class CompanionService:
 
     # ------------------------------------------------------------------------------------------
     # TableService
-
-    @property
-    def version(self) -> int:
-        with self._cond:
-            return self._version
-
-    @property
-    def host_token(self) -> str:
-        return self._host_token
-
-    def player_for_token(self, token: str) -> str | None:
-        with self._cond:
-            for colour, t in self._tokens.items():
-                if secrets.compare_digest(t, token):
-                    return colour
-        return None
-
-    def player_tokens(self) -> Mapping[str, str]:
-        with self._cond:
-            return dict(self._tokens)
 
     def wait_for_change(self, since: int, timeout_s: float) -> int:
         deadline = self._clock() + max(0.0, timeout_s)
@@ -461,35 +442,9 @@ class CompanionService:
     # snapshots (under self._cond)
 
     def _build_snapshot(self, audience: Audience) -> dict[str, Any]:
-        state_json: dict[str, Any] | None = None
-        memory_aid = self._settings.memory_aid
-        if self._state is not None and self.parts.get("rules") is not None:
-            if audience.role == "player":
-                assert audience.colour is not None
-                state_json = player_view(self.parts, self._state, audience.colour, memory_aid)
-            else:
-                state_json = public_view(self.parts, self._state, memory_aid)
-        question = self._question
-        if question is not None and audience.role == "player":
-            to = question.get("to")
-            if to is not None and to != audience.colour:
-                question = {**question, "options": [], "for_other": True}
-        snap: dict[str, Any] = {
-            "version": self._version,
-            "audience": audience.to_json(),
-            "phase": self._phase,
-            "memory_aid": memory_aid,
-            "state": state_json,
-            "dice": self._dice,
-            "panel": self._panel,
-            "question": question,
-            "health": {"ok": self.heartbeats.all_fresh(), "line": self._health_line},
-            "log": list(self._log),
-            "reports": list(self._reports),
-            "camera": self._camera_status,
-        }
+        host: dict[str, Any] | None = None
         if audience.role == "host":
-            host: dict[str, Any] = {
+            host = {
                 "settings": self._settings.to_json(),
                 "source": self.config.camera.source,
                 "parts": {n: s["reason"] for n, s in self.parts.report().items() if not s["ok"]},
@@ -497,8 +452,23 @@ class CompanionService:
             if self.extra_status is not None:
                 with contextlib.suppress(Exception):
                     host.update(self.extra_status())
-            snap["host"] = host
-        return snap
+        have_rules = self.parts.get("rules") is not None
+        return build_snapshot(
+            version=self._version,
+            audience=audience,
+            phase=self._phase,
+            memory_aid=self._settings.memory_aid,
+            state=self._state if have_rules else None,
+            dice=self._dice,
+            panel=self._panel,
+            question=self._question,
+            health_ok=self.heartbeats.all_fresh(),
+            health_line=self._health_line,
+            log=self._log,
+            reports=self._reports,
+            camera=self._camera_status,
+            host=host,
+        )
 
     # ------------------------------------------------------------------------------------------
     # read access for the terminal, tests and benches

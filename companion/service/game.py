@@ -149,31 +149,6 @@ class GameSettings:
             raise CommandError(f"setup: {exc}") from None
 
 
-def public_view(parts: Parts, state: Any, memory_aid: str) -> dict[str, Any]:
-    """The state JSON the public table page may show: no hidden wizard (unless the table plays
-    with memory aid ``all``), no hand; ``hidden`` counts the trapped wizards per space."""
-    rules = parts.get("rules")
-    assert rules is not None
-    colours = state.table.colours
-    out: dict[str, Any] = rules.view(state, colours[0], "all" if memory_aid == "all" else "off")
-    if out.get("cards") is not None:
-        cards = dict(out["cards"])
-        cards.pop("hand", None)
-        out["cards"] = cards
-    out["viewer"] = {"player": None, "memory_aid": memory_aid}
-    return out
-
-
-def player_view(parts: Parts, state: Any, colour: str, memory_aid: str) -> dict[str, Any] | None:
-    """``companion.rules.view`` for one player; None when ``colour`` does not play this game."""
-    rules = parts.get("rules")
-    assert rules is not None
-    if colour not in state.table.seat_of:
-        return None
-    result: dict[str, Any] = rules.view(state, colour, memory_aid)
-    return result
-
-
 def _colour(wizard: object) -> str:
     """``"blue-3"`` -> ``"blue"``: log lines never name individual wizards (they would let anyone
     follow a trapped wizard under its tower, whatever the memory aid allows)."""

@@ -11,7 +11,6 @@ Per-audience game data always comes from ``companion.rules.view``.
 from __future__ import annotations
 
 import copy
-import hmac
 import random
 import secrets
 import threading
@@ -26,6 +25,7 @@ from companion.hardware.dice import BLANK, FACES
 from companion.hardware.panel import PanelState, VirtualPanel
 from companion.rules import GameState, IllegalAction, SpaceObservation
 from companion.rules.bots import RandomBot
+from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.web.gamesetup import SetupChoice, parse_setup
 from companion.web.service import (
     HOST_COMMANDS,
@@ -117,7 +117,7 @@ class _Question:
         return {"id": self.id, "to": self.to, "text": self.text, "options": list(self.options)}
 
 
-class FakeTableService:
+class FakeTableService(SeatTokens):
     """A thread-safe in-memory table: a seeded rules-core game behind the service protocol.
 
     :param seed: seeds the deal, the bot and the die.
@@ -165,26 +165,6 @@ class FakeTableService:
             self.submit(dict(setup, command="setup"), Audience.host())
 
     # -- the protocol ----------------------------------------------------------------------
-
-    @property
-    def version(self) -> int:
-        with self._cond:
-            return self._version
-
-    @property
-    def host_token(self) -> str:
-        return self._host_token
-
-    def player_for_token(self, token: str) -> str | None:
-        with self._cond:
-            for colour, t in self._tokens.items():
-                if hmac.compare_digest(token.encode("utf-8", "replace"), t.encode()):
-                    return colour
-        return None
-
-    def player_tokens(self) -> dict[str, str]:
-        with self._cond:
-            return dict(self._tokens)
 
     def wait_for_change(self, since: int, timeout_s: float) -> int:
         with self._cond:
@@ -376,18 +356,6 @@ class FakeTableService:
             if line:
                 self._log.append(line)
 
-    def _public_view(self, aid: str) -> dict[str, Any]:
-        # the table and the host have no seat: hidden wizards only when the whole table agreed
-        # to the full memory aid; nobody's hand (rules.view shows the named player's own hand)
-        assert self._game is not None
-        first = self._game.table.colours[0]
-        out = rules.view(self._game, first, "all" if aid == "all" else "off")
-        cards = out.get("cards")
-        if cards is not None:
-            out["cards"] = {k: v for k, v in cards.items() if k != "hand"}
-        out["viewer"] = {"player": None, "memory_aid": aid}
-        return out
-
     def _panel(self) -> dict[str, Any]:
         # the same virtual LED panel the hardware layer publishes without a Pi
         seats: tuple[str, ...] = ()
@@ -407,18 +375,9 @@ class FakeTableService:
 
     def _build(self, audience: Audience) -> dict[str, Any]:
         aid = self._setup.memory_aid if self._setup else "own"
-        state: dict[str, Any] | None = None
         phase = "setup"
         if self._game is not None:
             phase = "over" if self._game.game.over else "playing"
-            if audience.role == "player":
-                assert audience.colour is not None
-                if audience.colour in self._game.table.seat_of:
-                    state = rules.view(self._game, audience.colour, aid)
-                else:
-                    state = self._public_view(aid)
-            else:
-                state = self._public_view(aid)
         health = self.health()
         bad = [p for p, h in health["parts"].items() if not h["ok"]]
         line = (
@@ -426,20 +385,7 @@ class FakeTableService:
             if not bad
             else "check: " + ", ".join(f"{p} ({health['parts'][p]['detail']})" for p in bad)
         )
-        snap: dict[str, Any] = {
-            "version": self._version,
-            "audience": audience.to_json(),
-            "phase": phase,
-            "memory_aid": aid,
-            "state": state,
-            "dice": copy.deepcopy(self._dice),
-            "panel": self._panel(),
-            "question": self._question.to_json() if self._question else None,
-            "health": {"ok": not bad, "line": line},
-            "log": list(self._log),
-            "reports": list(self._reports),
-            "camera": "simulated table" if self._jpeg is not None else "no camera frame yet",
-        }
+        host: dict[str, Any] | None = None
         if audience.role == "host":
             choice = (
                 self._setup.to_json()
@@ -455,13 +401,28 @@ class FakeTableService:
                     "options": {},
                 }
             )
-            snap["host"] = {
+            host = {
                 "settings": choice,
                 "calibration": dict(self._calibration),
                 "corrections": copy.deepcopy(self._corrections),
                 "undo_depth": len(self._history),
             }
-        return snap
+        return build_snapshot(
+            version=self._version,
+            audience=audience,
+            phase=phase,
+            memory_aid=aid,
+            state=self._game,
+            dice=copy.deepcopy(self._dice),
+            panel=self._panel(),
+            question=self._question.to_json() if self._question else None,
+            health_ok=not bad,
+            health_line=line,
+            log=self._log,
+            reports=self._reports,
+            camera="simulated table" if self._jpeg is not None else "no camera frame yet",
+            host=host,
+        )
 
     def _need_game(self) -> GameState:
         if self._game is None:

@@ -1,0 +1,107 @@
+"""The page snapshot: what ``TableService.snapshot(audience)`` returns, built in one place for
+the real service (``companion.service.core``) and the web fake (``companion.web.fake``), and the
+protocol's version counter and seat tokens they share (:class:`SeatTokens`).
+
+The game part comes from ``companion.rules.view`` alone (``audience_view``), so what a page may
+show of hidden wizards and hands is decided by the rules core, never here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+class SeatTokens:
+    """Version and tokens of a ``TableService``: the host's token and one secret token per seat
+    colour (the link each player's phone joins with). Subclasses create ``_cond`` (a
+    ``threading.Condition``), ``_version``, ``_host_token`` and ``_tokens`` (colour -> token)."""
+
+    _cond: threading.Condition
+    _version: int
+    _host_token: str
+    _tokens: dict[str, str]
+
+    @property
+    def version(self) -> int:
+        with self._cond:
+            return self._version
+
+    @property
+    def host_token(self) -> str:
+        return self._host_token
+
+    def player_for_token(self, token: str) -> str | None:
+        """The colour whose token this is (constant-time comparison), else None."""
+        given = token.encode("utf-8", "replace")
+        with self._cond:
+            for colour, t in self._tokens.items():
+                if hmac.compare_digest(given, t.encode()):
+                    return colour
+        return None
+
+    def player_tokens(self) -> dict[str, str]:
+        with self._cond:
+            return dict(self._tokens)
+
+
+def question_for(question: Mapping[str, Any] | None, audience: Any) -> dict[str, Any] | None:
+    """The open question as ``audience`` sees it: a question to another player shows its text
+    without options (``"for_other": True``)."""
+    if question is None:
+        return None
+    q = dict(question)
+    if audience.role == "player" and q.get("to") is not None and q["to"] != audience.colour:
+        q["options"] = []
+        q["for_other"] = True
+    return q
+
+
+def build_snapshot(
+    *,
+    version: int,
+    audience: Any,
+    phase: str,
+    memory_aid: str,
+    state: Any,
+    dice: Any,
+    panel: Any,
+    question: Mapping[str, Any] | None,
+    health_ok: bool,
+    health_line: str,
+    log: Sequence[str],
+    reports: Sequence[Mapping[str, Any]],
+    camera: str,
+    host: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The snapshot JSON for one audience (``companion.web.service.Audience``).
+
+    :param state: the game state (``GameState``) or None before a game is set up; shown through
+        :func:`companion.rules.view.audience_view` with ``memory_aid``.
+    :param host: the host page's extra section (settings, calibration, …); only the host gets it.
+    """
+    state_json = None
+    if state is not None:
+        from companion.rules.view import audience_view
+
+        colour = audience.colour if audience.role == "player" else None
+        state_json = audience_view(state, colour, memory_aid)
+    snap: dict[str, Any] = {
+        "version": version,
+        "audience": audience.to_json(),
+        "phase": phase,
+        "memory_aid": memory_aid,
+        "state": state_json,
+        "dice": dice,
+        "panel": panel,
+        "question": question_for(question, audience),
+        "health": {"ok": health_ok, "line": health_line},
+        "log": list(log),
+        "reports": list(reports),
+        "camera": camera,
+    }
+    if audience.role == "host" and host is not None:
+        snap["host"] = dict(host)
+    return snap

@@ -1,0 +1,100 @@
+"""The page snapshot is built in one place for the real service and the web fake: what each
+phone may see of hidden wizards, hands and questions."""
+
+from __future__ import annotations
+
+from companion.rules import Config, apply, setup
+from companion.rules.bots import BOTS
+from companion.service.snapshot import build_snapshot
+from companion.web.service import Audience
+
+
+def state_with_trapped_wizards(seed: int = 3):
+    state = setup(Config(player_count=3), seed)
+    bots = [BOTS["greedy"](seed * 7 + i + 1) for i in range(3)]
+    for _ in range(200):
+        state, _ = apply(state, bots[int(state.turn.player)].choose(state))
+        trapped = [
+            (wid, p)
+            for wid, p in zip(state.table.wizard_ids, state.wizards, strict=True)
+            if p and (p & 15) < len(state.stacks[(p >> 4) - 1])
+        ]
+        if trapped:
+            return state, trapped
+    raise AssertionError("no wizard was trapped in 200 actions")
+
+
+def snap(state, audience, memory_aid="own", question=None):
+    return build_snapshot(
+        version=7,
+        audience=audience,
+        phase="playing",
+        memory_aid=memory_aid,
+        state=state,
+        dice=None,
+        panel={},
+        question=question,
+        health_ok=True,
+        health_line="ok",
+        log=["a line"],
+        reports=[],
+        camera="ok",
+        host={"settings": {}},
+    )
+
+
+def test_the_table_page_shows_no_hand_and_no_trapped_wizard_unless_all():
+    state, trapped = state_with_trapped_wizards()
+    wid, _ = trapped[0]
+    public = snap(state, Audience.public())
+    assert wid not in public["state"]["wizards"]
+    assert sum(public["state"]["hidden"].values()) >= 1
+    assert "hand" not in (public["state"]["cards"] or {})
+    assert public["state"]["viewer"]["player"] is None
+    assert "host" not in public
+    shown_to_all = snap(state, Audience.public(), memory_aid="all")
+    assert wid in shown_to_all["state"]["wizards"]
+
+
+def test_a_player_sees_his_own_trapped_wizard_and_hand_with_memory_aid_own():
+    state, trapped = state_with_trapped_wizards()
+    wid, _ = trapped[0]
+    owner = wid.rsplit("-", 1)[0]
+    other = next(c for c in state.table.colours if c != owner)
+    mine = snap(state, Audience.player(owner))
+    assert wid in mine["state"]["wizards"]
+    assert mine["state"]["cards"]["hand"] is not None
+    assert wid not in snap(state, Audience.player(other))["state"]["wizards"]
+    # a phone whose colour does not play this game sees the table page
+    stranger = snap(state, Audience.player("nobody"))
+    assert stranger["state"]["viewer"]["player"] is None
+
+
+def test_a_question_for_another_player_shows_no_options():
+    state, _ = state_with_trapped_wizards()
+    q = {"id": "q1", "to": "yellow", "text": "Which tower?", "options": [{"id": "0", "label": "a"}]}
+    assert snap(state, Audience.player("yellow"), question=q)["question"]["options"]
+    blue = snap(state, Audience.player("blue"), question=q)["question"]
+    assert blue["options"] == [] and blue["for_other"] is True
+    assert snap(state, Audience.host(), question=q)["question"]["options"]
+    assert snap(state, Audience.host(), question=q)["host"] == {"settings": {}}
+    assert snap(None, Audience.public())["state"] is None
+
+
+def test_a_phone_link_with_a_foreign_token_is_refused_not_an_error():
+    import threading
+
+    from companion.service.snapshot import SeatTokens
+
+    class Table(SeatTokens):
+        def __init__(self) -> None:
+            self._cond = threading.Condition()
+            self._version = 3
+            self._host_token = "h"
+            self._tokens = {"blue": "abc", "red": "xyz"}
+
+    t = Table()
+    assert t.player_for_token("xyz") == "red"
+    assert t.player_for_token("ünïcode") is None
+    assert t.player_for_token("") is None
+    assert t.version == 3 and t.player_tokens() == {"blue": "abc", "red": "xyz"}
