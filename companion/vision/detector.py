@@ -119,8 +119,13 @@ class DetectorConfig:
         printed raven); plain roofs have none.
     :param crest_leak: wizard areas of the yellow crest disc (or a crest space's mark) that show
         in the wizard hull and look like the wizard colour nearest to the disc; subtracted from
-        that colour's area on crest tops (calibrated on renders: one yellow wizard on a crest
-        roof measured 1.6-1.85 areas).
+        that colour's area on crest roofs (calibrated on renders with the nearest-class
+        labelling: up to 0.5 areas without a yellow wizard).
+    :param mark_leak: the same for a crest space's mark on the track (up to 0.2 areas).
+    :param wizard_tilt: growth of one wizard's visible area per degree of camera elevation
+        above 70 degrees (seen from above a wizard shows more of its shoulders and hat than the
+        projected cylinder model says; calibrated on renders: median single-wizard area 0.8 at
+        52 degrees, 1.27 at 87 degrees).
     :param disc_votes: how many more outer roof probes must be crest-disc- than plain-roof-
         coloured (or the reverse) for the colour to decide crest / plain; closer votes leave it
         to the ink (wizards hide the raven; their shadows and shading look like ink).
@@ -162,7 +167,9 @@ class DetectorConfig:
     ink_light: float = 0.25
     ink_share: float = 0.06
     disc_votes: int = 3
-    crest_leak: float = 0.35
+    crest_leak: float = 0.25
+    mark_leak: float = 0.1
+    wizard_tilt: float = 0.011
     token_min: float = 0.4
     view_px: int = 160
     pixel_step: int = 3
@@ -685,10 +692,17 @@ class Detector:
             wiz_area = float(cv2.contourArea(cv2.convexHull(wiz.astype(np.float32)))) / step**2
             tok = cyl(c, g.witch.diameter / 2, z, z + g.witch.thickness)
             tok_area = float(cv2.contourArea(cv2.convexHull(tok.astype(np.float32)))) / step**2
+            cam = pose.camera_position_mm()
+            tilt = 1.0
+            if cam is not None:
+                elev = math.degrees(
+                    math.atan2(abs(float(cam[2])) - z, math.hypot(*(np.asarray(cam[:2]) - c)))
+                )
+                tilt = float(np.clip(1.0 + cfg.wizard_tilt * (elev - 70.0), 0.7, 1.4))
             res = (
                 (ys * step + y0).astype(np.int32),
                 (xs * step + x0).astype(np.int32),
-                max(wiz_area * cfg.wizard_area_scale, 1.0),
+                max(wiz_area * cfg.wizard_area_scale * tilt, 1.0),
                 max(tok_area, 1.0),
             )
         tables.hull[key] = res
@@ -1109,7 +1123,8 @@ class Detector:
                     a = counts[ci] / one_wiz
                     if crest_top and colour == self._disc_colour:
                         # the yellow crest disc / mark under the wizards shades into this colour
-                        a = max(a - cfg.crest_leak, 0.0)
+                        leak = cfg.crest_leak if top == "crest" else cfg.mark_leak
+                        a = max(a - leak, 0.0)
                     areas[colour] = float(a)
                     n = int(math.floor(a + 1.0 - cfg.wizard_min)) if a >= cfg.wizard_min else 0
                     if n:
