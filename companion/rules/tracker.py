@@ -89,6 +89,7 @@ class TrackerOptions:
     max_lag: int = 12
     ask_margin: float = 2.5
     beam: int = 30
+    beam_per_board: int = 2
     depth: int = 4
     deep_depth: int = 6
     deep_roots: int = 3
@@ -107,6 +108,7 @@ class TrackerOptions:
     cost_pending_done: float = 0.05
     cost_repair: float = 6.0
     cost_after_close: float = 2.0
+    cost_todo: float = 2.0
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -313,6 +315,7 @@ class _Node:
     score: float = 0.0
     obs_cost: float = 0.0
     closes: int = 0
+    rank: float = 0.0
 
 
 _VALUE_WIZARD: dict[int, Card] = {
@@ -605,7 +608,23 @@ def _search(
     root = _Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
     root.obs_cost = target.cost(root_views)
     root.score = root.obs_cost
+    root.rank = root.score
     terminals: list[_Node] = []
+    changed_idx = tuple(s - 1 for s in sorted(changed))
+    todo = opts.cost_todo
+
+    def partial(views: list[SpaceView], full: float) -> float:
+        # a space where the picture changed and this path does not match it yet costs "still
+        # to explain", not a mismatch: a later action of the turn may fix it (mid-turn states
+        # look unlike the picture, and the true path must not fall out of the beam for that);
+        # a space that matches costs nothing, so progress is rewarded
+        out = full
+        sc = target.space_cost
+        for idx in changed_idx:
+            c = sc(idx, views[idx])
+            if c > todo:
+                out += todo - c
+        return out
 
     def terminal_ok(n: _Node) -> bool:
         return all(m[0] != "done" for m in n.pending)
@@ -662,15 +681,38 @@ def _search(
                 views = srch.view(child.state)
                 child.obs_cost = target.cost(views)
                 child.score = child.prior + child.obs_cost
+                child.rank = child.prior + partial(views, child.obs_cost)
                 key = (state_key(child.state), child.pending, child.implicit)
                 old = seen.get(key)
                 if old is None or child.score < old.score:
                     seen[key] = child
         if not seen:
             break
-        level = heapq.nsmallest(opts.beam, seen.values(), key=lambda n: n.score)
-        terminals.extend(n for n in level if terminal_ok(n))
+        # terminals are judged on the full picture, the beam on the partial cost
+        terminals.extend(
+            heapq.nsmallest(
+                opts.beam, (n for n in seen.values() if terminal_ok(n)), key=lambda n: n.score
+            )
+        )
+        level = _select(seen.values(), opts.beam, opts.beam_per_board)
     return terminals
+
+
+def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
+    """The ``beam`` best nodes by rank, at most ``per_board`` of them per board: variants that
+    differ only in turn counters, pending dice or potions must not crowd out other boards."""
+    out: list[_Node] = []
+    count: dict[tuple[Any, ...], int] = {}
+    for n in sorted(nodes, key=lambda n: n.rank):
+        k = board_key(n.state)
+        c = count.get(k, 0)
+        if c >= per_board:
+            continue
+        count[k] = c + 1
+        out.append(n)
+        if len(out) >= beam:
+            break
+    return out
 
 
 def _replay(
