@@ -27,7 +27,7 @@ def merged(*dicts):
     return out
 
 
-def vision_blocker(seed: int, players: int = 3) -> str:
+def vision_blocker(seed: int, players: int = 3, modules: tuple[str, ...] = ()) -> str:
     """Why the rendered pipeline cannot follow a game here ("" when it can): a vision part is
     missing, or the simulated camera of ``seed`` does not see the untouched setup position right
     (profile, detector reading or stability gate)."""
@@ -40,7 +40,7 @@ def vision_blocker(seed: int, players: int = 3) -> str:
     from companion.vision.detector import Detector
     from companion.vision.stability import StabilityGate
 
-    state = setup(Config(player_count=players), seed)
+    state = setup(Config(player_count=players, modules=frozenset(modules)), seed)
     cam = SimCamera(parts, seed, (1536, 864))
     try:
         profile = cam.profile_from_setup(state, list(state.table.colours))
@@ -68,8 +68,8 @@ def vision_blocker(seed: int, players: int = 3) -> str:
         n
         for n, s in truth.spaces.items()
         if (o := emitted.spaces.get(n)) is None
-        or (o.towers, o.top, dict(o.wizards), o.castle)
-        != (s.towers, s.top, dict(s.wizards), s.castle)
+        or (o.towers, o.top, dict(o.wizards), o.castle, o.witch, o.raven)
+        != (s.towers, s.top, dict(s.wizards), s.castle, s.witch, s.raven)
     ]
     if wrong:
         return (

@@ -17,14 +17,21 @@ from tests.e2e.conftest import WebAnswerer, vision_blocker
 
 pytestmark = pytest.mark.slow
 
-GAME_SEED, REPLAY_SEED, FAIL_SEED = 3, 9, 3
+GAME_SEED, REPLAY_SEED, FAIL_SEED, MODULES_SEED = 3, 9, 3, 4
+ALL_MODULES = ("fountain", "web", "witch", "raven", "magic_tower")
 
 
 def wrong_commits(history, truths) -> int:
     """Committed states that are not in the true game's history, in order (board with hidden
     wizards and their tiers, castle, potions)."""
+    return commit_check(history, truths)[0]
+
+
+def commit_check(history, truths) -> tuple[int, int | None]:
+    """``(wrong commits, index of the true action after which the first wrong one came)``
+    (see :func:`wrong_commits`; -1 = the setup, None = no wrong commit)."""
     keys = [(board_key(t), t.potions) for t in truths]
-    pointer, wrong = 0, 0
+    pointer, wrong, first = 0, 0, None
     for c in history:
         k = (board_key(c.state), c.state.potions)
         j = pointer
@@ -34,7 +41,8 @@ def wrong_commits(history, truths) -> int:
             pointer = j
         else:
             wrong += 1
-    return wrong
+            first = pointer - 1 if first is None else first
+    return wrong, first
 
 
 def needs_vision(seed: int) -> None:
@@ -63,28 +71,71 @@ KNOWN_TRACKING_FAILURE = pytest.mark.xfail(
 def test_a_rendered_3_player_game_is_tracked_through_the_web(companion_factory):
     needs_vision(GAME_SEED)
     c = companion_factory(seed=GAME_SEED, players=3, simulation={"max_actions": 45})
+    play_and_check(c, GAME_SEED, 3)
+
+
+def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) -> None:
+    """Play the companion's simulated game to its end with a player answering on the host's
+    phone, then check what the issue asks: no wrong commit, the tracked table (with every
+    trapped wizard) equals the truth, the table page shows it."""
     c.start()
     assert c.table.vision_ok, f"simulated camera not running: {c.table.missing}"
     answerer = WebAnswerer(c).start()
     try:
-        finish_game(c, timeout_s=150)
+        finish_game(c, timeout_s=240)
     finally:
         answerer.stop()
     truth = c.table.game.state
     tracked = c.service.state
     history = c.service.driver.tracker.history
-    wrong = wrong_commits(history, c.table.game.record.states)
-    assert wrong == 0, f"{wrong} wrong commits; setup check: {vision_blocker(GAME_SEED) or 'ok'}"
-    assert same_table(tracked, truth), c.service.health_line
+    wrong, first = commit_check(history, c.table.game.record.states)
+    assert wrong == 0, (
+        f"{wrong} wrong commits of {len(history)}, the first after true action {first}; "
+        f"setup check: {vision_blocker(seed, players, modules) or 'ok'}"
+    )
+    assert same_table(tracked, truth), (
+        f"tracked table differs from the truth: {len(history)} commits for "
+        f"{len(c.table.game.record.actions)} true actions, {c.vision.observations} still boards "
+        f"emitted; health: {c.service.health_line}; "
+        f"setup check: {vision_blocker(seed, players, modules) or 'ok'}"
+    )
     assert hidden_positions(tracked) == hidden_positions(truth)
     assert hidden_positions(truth), "the seeded game should have trapped wizards by now"
     assert not answerer.errors, answerer.errors
-    # the table page shows it: the public state over HTTP is the tracked state's public view
     phone = PhoneClient(c.url)
     snap = phone.state("public")
     assert snap["state"]["stacks"] == dump_state(truth)["stacks"]
-    # hands were over the board and hid nothing the tracker needed
     assert c.vision.frames > c.vision.observations > 0
+
+
+# KNOWN FAILURE (tracker and detector/stability gate): the seed-4 4-player game with all five
+# modules. Measured on the companion: 0 commits for 45 true actions, only 5 still boards emitted,
+# and the untouched setup position misread at spaces 2, 12, 13, 18 (the fountain read as blue
+# wizards, the magic tower as a roof with wizards, a crest roof missed, the witch and raven
+# missed); hand-free still boards after a tower move are taken for a hand ("skin-coloured blob
+# over the board"). And the tracker alone, fed the *ideal* observations of the same game with the
+# same DONE presses, commits 40 wrong states in 45 actions, the first right after true action 1
+# (a third move in blue's first turn, R-TURN-2, as in the seed-3 base game), and ends on a wrong
+# board. Strict: the suite fails as soon as this passes, so the mark goes.
+KNOWN_MODULES_FAILURE = pytest.mark.xfail(
+    reason="known failure (tracker, detector): modules game seed 4, 4 players - 0 commits for 45 "
+    "actions (setup misread at spaces 2, 12, 13, 18; 5 still boards); on ideal observations the "
+    "tracker commits 40 wrong states, the first after true action 1 (R-TURN-2)",
+    strict=True,
+)
+
+
+@KNOWN_MODULES_FAILURE
+def test_a_rendered_4_player_game_with_all_modules_is_tracked_through_the_web(companion_factory):
+    needs_vision(MODULES_SEED)
+    c = companion_factory(
+        seed=MODULES_SEED,
+        players=4,
+        game={"modules": list(ALL_MODULES)},
+        simulation={"max_actions": 45},
+    )
+    assert c.config.game.modules == ALL_MODULES
+    play_and_check(c, MODULES_SEED, 4, ALL_MODULES)
 
 
 def test_a_recorded_session_replays_identically(companion_factory, tmp_path):
