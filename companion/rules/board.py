@@ -290,32 +290,37 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
     if type(s) is not int or not 1 <= s <= length:
         check_lift(tb, stacks, s, k)
     st = stacks[s - 1]
-    if type(k) is not int or not 1 <= k <= len(st):
+    h = len(st)
+    if type(k) is not int or not 1 <= k <= h:
         check_lift(tb, stacks, s, k)
     dest = (s - 1 + steps) % length + 1
     castle = p.castle
-    if p.mods:
+    mods = p.mods
+    if mods:
         dest = p.tower_dest(s, steps, dest)
     elif dest == castle and castle != s:
         raise IllegalAction(f"a tower may not end on the raven castle's space {dest}", "R-TOWER-5")
     dst = stacks[dest - 1]
     hd = len(dst)
-    moved = st[k - 1 :]
     lst = list(stacks)
-    lst[s - 1] = st[: k - 1]
+    if k == 1:
+        moved = st
+        lst[s - 1] = ()
+    else:
+        moved = st[k - 1 :]
+        lst[s - 1] = st[: k - 1]
     lst[dest - 1] = dst + moved
     p.stacks = tuple(lst)
     wiz = p.wiz
     ids = tb.wizard_ids
     lo = s << 4 | k
-    hi = s << 4 | 15
     delta = ((dest - s) << 4) + hd - k + 1
-    carried: list[int] = []
-    for tier in range(k, len(st) + 1):
-        if (lo - k + tier) in wiz:
-            carried = [i for i, q in enumerate(wiz) if lo <= q <= hi]
-            p.wiz = tuple([q + delta if lo <= q <= hi else q for q in wiz])
-            break
+    carried = _on(wiz, lo, (s << 4 | h) + 1)
+    if carried:
+        new = list(wiz)
+        for i in carried:
+            new[i] += delta
+        p.wiz = tuple(new)
     tower_ids = tb.tower_ids
     data: dict[str, object] = {
         "towers": [tower_ids[t] for t in moved],
@@ -326,20 +331,18 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         "carried_castle": castle == s,
     }
     ev = p.ev
-    if p.mods:
-        tokens = p.lift_tokens(s, k, len(st), delta)
+    if mods:
+        tokens = p.lift_tokens(s, k, h, delta)
         if tokens:
             data["carried_tokens"] = tokens
     ev.append(event("tower_moved", data))
-    reveal_code = lo - 1
-    if reveal_code in wiz:
+    if lo - 1 in wiz:
         ev.append(
             event(
-                "wizards_revealed",
-                {"space": s, "wizards": [ids[i] for i, q in enumerate(wiz) if q == reveal_code]},
+                "wizards_revealed", {"space": s, "wizards": [ids[i] for i in _on(wiz, lo - 1, lo)]}
             )
         )
-    if p.mods:
+    if mods:
         p.reveal(s, k - 1)
     top_code = dest << 4 | hd
     trapped = top_code in wiz
@@ -347,13 +350,31 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         ev.append(
             event(
                 "wizards_trapped",
-                {"space": dest, "wizards": [ids[i] for i, q in enumerate(wiz) if q == top_code]},
+                {"space": dest, "wizards": [ids[i] for i in _on(wiz, top_code, top_code + 1)]},
             )
         )
-    sealed = p.seal(dest, hd) if p.mods else False
+    sealed = p.seal(dest, hd) if mods else False
     if castle == s:
         p.castle = dest
     filled = (trapped or sealed) and p.reward(seat, trapped, sealed)
-    if p.mods:
+    if mods:
         p.landed(dest, hd, len(moved))
     return dest, hd + 1, filled
+
+
+def _on(wiz: Wizards, lo: int, hi: int) -> list[int]:
+    """Indices (ascending) of the wizards whose position code is in ``lo..hi-1`` (one space's
+    tiers; few wizards stand there, so this scans per code in C instead of per wizard)."""
+    found: list[int] = []
+    for code in range(lo, hi):
+        n = wiz.count(code)
+        if n:
+            i = wiz.index(code)
+            found.append(i)
+            while n > 1:
+                i = wiz.index(code, i + 1)
+                found.append(i)
+                n -= 1
+    if len(found) > 1:
+        found.sort()
+    return found

@@ -274,39 +274,24 @@ def _play_card(
     st: GameState, seat: int, kidx: int, ev: list[Event], ended: bool
 ) -> tuple[Turn, CardState | None, Progress]:
     """Bookkeeping of one played card: hand -> discard pile, action count."""
-    t = st.turn
+    player, used, redrawn, done, casts, exchanges, feather, extra, fly = st.turn
     turn = _tuple_new(
-        Turn,
-        (
-            t.player,
-            t.cards_used + 1,
-            t.redrawn,
-            t.ended or ended,
-            t.casts,
-            t.exchanges,
-            t.feather_used,
-            t.extra_card,
-            t.fly_used,
-        ),
+        Turn, (player, used + 1, redrawn, done or ended, casts, exchanges, feather, extra, fly)
     )
     cards = st.cards
     if cards is not None:
-        hand = cards.hands[seat]
+        hands, draw, discard, seed, reshuffles = cards
+        hand = hands[seat]
         i = hand.index(kidx)
-        hands = cards.hands
         hands = hands[:seat] + (hand[:i] + hand[i + 1 :],) + hands[seat + 1 :]
-        cards = _tuple_new(
-            CardState, (hands, cards.draw, cards.discard + (kidx,), cards.seed, cards.reshuffles)
-        )
+        cards = _tuple_new(CardState, (hands, draw, discard + (kidx,), seed, reshuffles))
     g = st.game
     if st.table.solo:
         game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)
     else:
         game = g
     if ended:
-        ev.append(
-            _ev("turn_ended", {"player": st.table.colours[t.player], "reason": "castle_entry"})
-        )
+        ev.append(_ev("turn_ended", {"player": st.table.colours[player], "reason": "castle_entry"}))
     return turn, cards, game
 
 
@@ -473,6 +458,14 @@ def _draw(cards: CardState, seat: int, count: int, solo: bool) -> tuple[CardStat
     """Draw ``count`` cards for ``seat``; an empty draw pile is replaced by the shuffled discard
     pile (R-TURN-4; never in solo, R-SOLO-2). Returns the new cards and the number drawn."""
     draw = cards.draw
+    hands = cards.hands
+    if len(draw) >= count:
+        hand = hands[seat] + draw[:count]
+        hands = hands[:seat] + (tuple(sorted(hand)),) + hands[seat + 1 :]
+        drawn: CardState = _tuple_new(
+            CardState, (hands, draw[count:], cards.discard, cards.seed, cards.reshuffles)
+        )
+        return drawn, count
     discard = cards.discard
     reshuffles = cards.reshuffles
     got: list[int] = []
@@ -487,7 +480,6 @@ def _draw(cards: CardState, seat: int, count: int, solo: bool) -> tuple[CardStat
             reshuffles += 1
         got.append(draw[0])
         draw = draw[1:]
-    hands = cards.hands
     hands = hands[:seat] + (tuple(sorted(hands[seat] + tuple(got))),) + hands[seat + 1 :]
     return CardState(hands, draw, discard, cards.seed, reshuffles), len(got)
 
