@@ -282,6 +282,13 @@ def _masked_quantile(values: NDArray[Any], ok: NDArray[np.bool_], q: float) -> N
     return out
 
 
+def _median(values: NDArray[Any]) -> float:
+    """Median of a short 1-D array (np.median's overhead dominates at this size)."""
+    v = np.sort(values, axis=None)
+    n = len(v)
+    return float(v[n // 2] + v[(n - 1) // 2]) / 2 if n else 0.0
+
+
 def _joint_heights(
     prob: NDArray[np.float32], fixed: list[bool], total: int
 ) -> NDArray[np.int32] | None:
@@ -295,16 +302,17 @@ def _joint_heights(
     best = np.full((S + 1, total + 1), -np.inf)
     best[0, 0] = 0.0
     choice = np.zeros((S, total + 1), np.int32)
+    n_idx = np.arange(total + 1)[:, None] - np.arange(C)[None, :]  # (total + 1, C): n - k
+    valid = n_idx >= 0
+    n_safe = np.maximum(n_idx, 0)
     for si in range(S):
         if fixed[si]:
             best[si + 1] = best[si]
             continue
-        for n in range(total + 1):
-            ks = np.arange(min(C - 1, n) + 1)
-            cand = best[si, n - ks] + logp[si, ks]
-            j = int(np.argmax(cand))
-            best[si + 1, n] = cand[j]
-            choice[si, n] = ks[j]
+        cand = np.where(valid, best[si][n_safe] + logp[si][None, :], -np.inf)
+        j = np.argmax(cand, axis=1)
+        best[si + 1] = cand[np.arange(total + 1), j]
+        choice[si] = j
     if not np.isfinite(best[S, total]):
         return None
     out = np.zeros(S, np.int32)
@@ -809,14 +817,14 @@ class Detector:
             use_a = okk[bare] & ~self._is_wizard[kc[si, t, bare] + 1]
             gap: float | None = None
             if use.sum() >= cfg.contrast_probes and use_a.sum() >= cfg.contrast_probes:
-                gap = float(np.median(fo[use, 1]) - np.median(fa[use_a, 1]))
+                gap = _median(fo[use, 1]) - _median(fa[use_a, 1])
             n_ink = -1
             use_i = okk[INK_PROBES] & ~self._is_wizard[kc[si, t, INK_PROBES] + 1]
             if use_a.sum() >= cfg.contrast_probes and not castle:
                 # the raven's ink is far darker than the bare roof (the same light on both)
                 # and grey (the shaded side of a wizard is dark but coloured)
                 fi = kfeat[si, t, INK_PROBES]
-                roof_light = float(np.median(fa[use_a, 2]))
+                roof_light = _median(fa[use_a, 2])
                 # (the mean chroma of the dark pixels: single dark pixels are too noisy)
                 dark_i = use_i & (fi[:, 2] < cfg.ink_rel * roof_light)
                 n_ink = int(dark_i.sum())
@@ -863,7 +871,9 @@ class Detector:
             return Detection(status, msg)
         h, w = frame.shape[:2]
         tracker = self._get_tracker(w, h)
-        res = tracker.update(frame)
+        # one grey frame for the marker tracker and the rim edges
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        res = tracker.update(grey)
         if not res.ok or res.pose is None:
             st = BAD_FRAME if res.status.value == "bad frame" else BOARD_LOST
             return Detection(st, res.message)
@@ -882,7 +892,7 @@ class Detector:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
         vp = self.config.view_px
         view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
-        spaces, details = self._read_spaces(frame, pose, tables, white)
+        spaces, details = self._read_spaces(frame, grey, pose, tables, white)
         obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
         return Detection(OK, res.message, obs, view.astype(np.uint8), white, pose, details)
 
@@ -897,15 +907,14 @@ class Detector:
         return idx.reshape(np.shape(ys))
 
     def _edges(
-        self, frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
+        self, grey_frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Edge strength at each rim point ``(S, L, R)`` and just inside / outside the roof rims
         of tiers 1..K ``(S, K, 2, R)``: the Sobel gradient of the smoothed grey frame along the
         rim's image normal, scaled so that the white paper of the markers is 255 (the same under
         dim and bright light)."""
         x0, y0, x1, y1 = tables.crop
-        grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
-        grey = cv2.GaussianBlur(grey, (5, 5), 1.0)
+        grey = cv2.GaussianBlur(grey_frame[y0:y1, x0:x1], (5, 5), 1.0)
         gx = cv2.Sobel(grey, cv2.CV_16S, 1, 0, ksize=3)
         gy = cv2.Sobel(grey, cv2.CV_16S, 0, 1, ksize=3)
         ys, xs = tables.rim_px[..., 1] - y0, tables.rim_px[..., 0] - x0
@@ -975,13 +984,14 @@ class Detector:
     def _read_spaces(
         self,
         frame: NDArray[np.uint8],
+        grey: NDArray[np.uint8],
         pose: BoardPose,
         tables: _PoseTables,
         white: NDArray[Any],
     ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
         g, cfg = self.geometry, self.config
         S = g.n_spaces
-        edges, side = self._edges(frame, tables, white)  # (S, L, R), (S, K, 2, R)
+        edges, side = self._edges(grey, tables, white)  # (S, L, R), (S, K, 2, R)
         # one classification for the castle and roof-kind probes
         cp, kp, wp = tables.castle_px, tables.kind_px, tables.wall_px
         probe = np.concatenate([cp.reshape(-1, 2), kp.reshape(-1, 2), wp.reshape(-1, 2)])
@@ -1060,19 +1070,22 @@ class Detector:
         castle_of: list[bool] = []
         margin_of: list[float] = []
         for si in range(S):
-            es, cf = np.where(plausible[si], edges[si], 0.0), castle_frac[si]
-            best = int(np.argmax(es))
-            srt = np.sort(es)
-            contrast = float(srt[-1] - np.median(srt[:-1]))
+            cf = castle_frac[si]
             if si in castle_at:
                 towers_of.append(castle_at[si])
                 castle_of.append(True)
                 margin_of.append(float(cf.max() - cfg.castle_threshold) * 2)
-            elif model_towers is not None and model_conf is not None:
+                continue
+            if model_towers is not None and model_conf is not None:
                 towers_of.append(int(model_towers[si]))
                 castle_of.append(False)
                 margin_of.append(float(model_conf[si]) - 0.5)
-            elif es[best] >= cfg.roof_threshold and contrast >= cfg.roof_contrast:
+                continue
+            es = np.where(plausible[si], edges[si], 0.0)
+            best = int(np.argmax(es))
+            srt = np.sort(es)
+            contrast = float(srt[-1] - np.median(srt[:-1]))
+            if es[best] >= cfg.roof_threshold and contrast >= cfg.roof_contrast:
                 towers_of.append(best + 1)
                 castle_of.append(False)
                 margin_of.append(float(min(es[best] - cfg.roof_threshold, srt[-1] - srt[-2])) / 20)
@@ -1157,9 +1170,9 @@ class Detector:
                 confidence=round(conf, 3),
             )
             details[space] = SpaceDetail(
-                tuple(float(v) for v in edges[si]),
-                tuple(float(v) for v in castle_frac[si]),
+                tuple(edges[si].tolist()),
+                tuple(castle_frac[si].tolist()),
                 areas,
-                tuple(float(v) for v in feats[si]),
+                tuple(feats[si].tolist()),
             )
         return out, details
