@@ -1,6 +1,7 @@
 """``companion bench e2e``: the whole companion on the simulated table, measured from outside.
 
-    companion bench e2e [--players 3] [--seed 2] [--actions 40] [--no-picture] [--json]
+    companion bench e2e [--players 3] [--seed 2] [--actions 40] [--modules all] [--no-picture]
+                        [--json]
 
 Runs the simulated table (renderer -> detector -> stability gate -> tracker -> journal -> web)
 with a phone connected to the table page's event stream (Server-Sent Events over loopback HTTP),
@@ -15,7 +16,12 @@ and prints:
 * ``rss_mb``: resident memory of the service process (VmRSS now and the peak, VmHWM) — camera,
   detector, tracker, journal, web; ``camera_process_rss_mb``: the same for the simulated camera's
   child process (the renderer: the stand-in for a camera, outside the service as a real one is).
+* ``tracker_observe_ms`` p50 / p99 / max: the tracker's time for one still board (the service
+  thread's share of still-to-page).
 * ``tracked_equals_truth``: the tracked board (with trapped wizards) equals the true one at the end.
+
+``--modules all`` (or a comma list) plays the expansion modules (issue: a 4-player game with all
+modules: ``--players 4 --modules all``).
 
 Targets: still-to-page p99 <= 0.6 s, RSS <= 200 MB (base game). ``--no-picture`` skips the
 renderer and detector (the tracker gets the camera's ideal view) to measure the rest of the path.
@@ -139,6 +145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tmp / "data",
         seed=args.seed,
         players=args.players,
+        game={"modules": list(args.modules)},
         camera={"fps": args.fps},
         simulation={
             "speed": args.speed,
@@ -181,6 +188,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             on_still(scene, time.monotonic())
 
         table._on_scene = on_scene
+    observe_ms: list[float] = []
+    driver = companion.service.driver
+    if driver is not None and hasattr(driver, "observe"):
+        orig_observe = driver.observe
+
+        def timed_observe(obs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return orig_observe(obs)
+            finally:
+                observe_ms.append((time.perf_counter() - t) * 1000.0)
+
+        driver.observe = timed_observe
     phone = EventPhone(companion.url)
     phone.start()
     t0 = time.monotonic()
@@ -216,6 +236,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "mode": "rendered frames through the detector" if picture else "ideal view (no picture)",
         "players": args.players,
+        "modules": list(args.modules),
         "seed": args.seed,
         "actions": len(table.game.record.actions),
         "wall_s": round(elapsed, 1),
@@ -225,6 +246,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "p50": _pct(latencies, 0.50),
             "p99": _pct(latencies, 0.99),
             "max": round(max(latencies), 1) if latencies else None,
+        },
+        "tracker_observe_ms": {
+            "p50": _pct(observe_ms, 0.5),
+            "p99": _pct(observe_ms, 0.99),
+            "max": round(max(observe_ms), 1) if observe_ms else None,
         },
         "frames": frames,
         "detections": detected,
@@ -242,6 +268,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _modules(text: str) -> tuple[str, ...]:
+    from companion.rules.model import MODULES
+
+    if text == "all":
+        return MODULES
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown module {unknown[0]!r} (one of {', '.join(MODULES)} or 'all')"
+        )
+    return names
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="companion bench e2e", description=__doc__.split("\n")[0])
     p.add_argument("--players", type=int, default=3)
@@ -250,6 +290,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--fps", type=float, default=8.0)
     p.add_argument("--speed", type=float, default=4.0)
     p.add_argument("--seconds-per-action", type=float, default=3.0)
+    p.add_argument(
+        "--modules",
+        type=_modules,
+        default=(),
+        help="expansion modules: 'all' or a comma list (fountain,web,witch,raven,magic_tower)",
+    )
     p.add_argument("--no-picture", action="store_true", help="ideal view instead of frames")
     p.add_argument("--timeout", type=float, default=900.0)
     p.add_argument("--json", action="store_true")
