@@ -47,71 +47,31 @@ class GameSettings:
 
     @classmethod
     def from_command(cls, cmd: Mapping[str, Any], base: GameSettings) -> GameSettings:
-        """Parse the host's ``setup`` command (missing keys keep ``base``'s values).
+        """Parse the host's ``setup`` command (missing keys keep ``base``'s values; the colours
+        only while the number of players stays) with the web's own setup check
+        (``companion.web.gamesetup.parse_setup``, which asks the rules core).
 
         :raises CommandError: naming the bad field (400).
         """
-        known = {
-            "command",
-            "players",
-            "colours",
-            "variant",
-            "teams",
-            "modules",
-            "memory_aid",
-            "options",
-            "spells",
-        }
-        unknown = sorted(set(cmd) - known)
-        if unknown:
-            raise CommandError(f"setup.{unknown[0]}: unknown field")
-        players = cmd.get("players", base.players)
-        if not isinstance(players, int) or isinstance(players, bool) or not 1 <= players <= 6:
-            raise CommandError("setup.players: expected 1..6")
-        colours = cmd.get("colours")
-        if colours is None:
-            colours = (
-                base.colours if len(base.colours) == players else allowed_colours(players)[:players]
-            )
-        if not isinstance(colours, list | tuple) or not all(isinstance(c, str) for c in colours):
-            raise CommandError("setup.colours: expected a list of colours")
-        colours = tuple(colours)
-        if len(colours) != players:
-            raise CommandError(f"setup.colours: {len(colours)} colours for {players} players")
-        if len(set(colours)) != len(colours):
-            raise CommandError("setup.colours: a colour is chosen twice")
-        allowed = allowed_colours(players)
-        for c in colours:
-            if c not in allowed:
-                raise CommandError(
-                    f"setup.colours: {c!r} has too few wizards for {players} players "
-                    f"(R-COMP-2 allows {', '.join(allowed)})"
-                )
-        variant = cmd.get("variant", base.variant)
-        if variant not in ("base", "master"):
-            raise CommandError("setup.variant: expected 'base' or 'master'")
-        teams = cmd.get("teams", base.teams)
-        if not isinstance(teams, bool):
-            raise CommandError("setup.teams: expected true or false")
-        if teams and players not in (4, 6):
-            raise CommandError("setup.teams: the team variant needs 4 or 6 players (R-TEAM-1)")
-        modules = cmd.get("modules", list(base.modules))
-        if not isinstance(modules, list | tuple) or not all(isinstance(m, str) for m in modules):
-            raise CommandError("setup.modules: expected a list of module names")
-        memory_aid = cmd.get("memory_aid", base.memory_aid)
-        if memory_aid not in ("off", "own", "all"):
-            raise CommandError("setup.memory_aid: expected 'off', 'own' or 'all'")
-        options = cmd.get("options", dict(base.options))
-        if not isinstance(options, Mapping):
-            raise CommandError("setup.options: expected an object of OPEN option -> value")
+        from companion.web.gamesetup import parse_setup
+
+        if not isinstance(cmd, Mapping):
+            raise CommandError("setup: expected an object")
+        merged: dict[str, Any] = {**base.to_json(), **cmd}
+        if "colours" not in cmd and len(base.colours) != merged["players"]:
+            merged["colours"] = []
+        choice = parse_setup(merged)
+        c = choice.config
+        players = c.player_count
+        modules = merged.get("modules") or ()
         return cls(
             players=players,
-            colours=colours,
-            variant=variant,
-            teams=teams,
+            colours=tuple(c.colours or allowed_colours(players)[:players]),
+            variant=c.variant,
+            teams=c.teams,
             modules=tuple(modules),
-            memory_aid=memory_aid,
-            options=dict(options),
+            memory_aid=choice.memory_aid,
+            options=dict(c.options),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -62,6 +62,8 @@ def test_commands_are_checked_before_anything_changes(finished_game):
         ({"command": "answer", "question": "q99", "option": "0"}, Audience.host(), 409),
         ({"command": "correct_space", "space": 99}, Audience.host(), 400),
         ({"command": "dice_mode", "dice": 5}, Audience.host(), 400),
+        ({"command": "setup", "modules": ["dragons"]}, Audience.host(), 400),
+        ({"command": "setup", "options": {"no_such_rule": True}}, Audience.host(), 400),
     ]
     for cmd, audience, status in bad:
         with pytest.raises(CommandError) as info:
@@ -88,6 +90,24 @@ def test_the_host_sets_up_a_new_game_with_new_join_tokens(direct_companion):
     assert not hidden_positions(state)
     # the simulated players cleared the table and play the new game
     assert c.table.game.initial_state.table.colours == ("green", "red", "blue", "yellow")
+
+
+def test_the_host_sets_up_a_4_player_game_with_every_module_on_the_simulated_table(
+    direct_companion,
+):
+    c = direct_companion(simulation={"speed": 1.0})
+    modules = ["fountain", "web", "witch", "raven", "magic_tower"]
+    assert c.service.submit(
+        {"command": "setup", "players": 4, "modules": modules}, Audience.host()
+    )["ok"]
+    assert c.service.settings.players == 4 and list(c.service.settings.modules) == modules
+    host = c.service.snapshot(Audience.host())
+    assert host["host"]["settings"]["modules"] == modules
+    assert len(c.service.state.table.colours) == 4
+    # the simulated players set the expansion up: the witch and the raven are on the board
+    state = c.table.game.initial_state
+    assert state.modules is not None and state.modules.witch and state.modules.raven
+    assert c.service.state.modules is not None
 
 
 def test_without_the_tracker_the_table_still_plays_and_says_what_is_missing(direct_companion):
