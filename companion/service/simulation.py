@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,8 @@ class SimulatedTableSource:
         self.on_scene: Any = None
         self.pending: list[dict[str, Any]] = []  # button events of the scene being entered
         self.events_at: dict[int, list[dict[str, Any]]] = {}  # frame index -> its events
+        self._scene_of: deque[tuple[int, Scene]] = deque(maxlen=512)  # recent frames' scenes
+        self._scene_lock = threading.Lock()
 
     @property
     def status(self) -> Any:
@@ -105,8 +108,22 @@ class SimulatedTableSource:
                 return None
             if self.on_scene is not None:
                 self.on_scene(scene, i)
+        with self._scene_lock:
+            self._scene_of.append((i, scene))
         self._status = self._status_cls("ok")
         return Frame(self._image, i, i / self.fps)
+
+    def scene_at(self, index: int) -> Scene | None:
+        """The scene frame ``index`` was drawn from (the last 512 frames; else None): what was
+        really on the table when that frame was taken."""
+        with self._scene_lock:
+            recent = list(self._scene_of)
+        for i, scene in reversed(recent):
+            if i == index:
+                return scene
+            if i < index:
+                break
+        return None
 
     def close(self) -> None:
         self.ended = True

@@ -194,3 +194,73 @@ def test_the_camera_failing_mid_game_keeps_the_game_and_tracking_resumes(compani
     # frames lost the tracker may only estimate them)
     assert board_key(c.service.state) == board_key(c.table.game.state), c.service.health_line
     assert hidden_positions(c.service.state) == hidden_positions(c.table.game.state)
+
+
+def seen_of(space) -> tuple:
+    """What a space shows (its reading's confidence aside)."""
+    return (
+        space.towers,
+        space.top,
+        dict(space.wizards),
+        space.castle,
+        space.witch,
+        space.raven,
+    )
+
+
+_STILL_BOARDS: dict[str, list] = {}
+
+
+def still_boards_read(companion_factory) -> list:
+    """``(observation, scene)`` for every still board the companion emitted in the first 20
+    actions of the seed-3 game (one run shared by the tests below)."""
+    if "seed3" not in _STILL_BOARDS:
+        c = companion_factory(
+            seed=GAME_SEED,
+            players=3,
+            web=False,
+            answer_questions=True,
+            simulation={"max_actions": 20},
+        )
+        c.start()
+        seen: list = []
+        post = c.vision.post
+
+        def record(obs):
+            seen.append((obs, c.table.source.scene_at(obs.frame)))
+            post(obs)
+
+        c.vision.post = record
+        finish_game(c, timeout_s=120)
+        _STILL_BOARDS["seed3"] = [(o, s, c.table.game.record.states) for o, s in seen]
+    return _STILL_BOARDS["seed3"]
+
+
+def test_every_still_board_comes_from_a_hand_free_frame_of_a_true_state(companion_factory):
+    # the simulated table's timing: each stable observation was decided on a frame drawn from a
+    # hand-free scene of a state the game record holds (no frame drawn from a state the record
+    # does not contain, no state published before its frame)
+    needs_vision(GAME_SEED)
+    seen = still_boards_read(companion_factory)
+    assert len(seen) >= 10
+    for obs, scene, states in seen:
+        assert scene is not None and scene.hand is None, f"frame {obs.frame}: {scene}"
+        assert scene.state is states[scene.step + 1], f"frame {obs.frame}: not a recorded state"
+
+
+# KNOWN FAILURE (detector): since a40daf3 the still board after action 7 (frame 53) is read with
+# space 3's top as crest where it is plain (2 towers, a blue and a yellow wizard); read right
+# before it (ec08bcc). Every other still board of the 20 actions is read right.
+@pytest.mark.xfail(
+    reason="known failure (detector): seed 3, after action 7 space 3 read crest, truly plain",
+    strict=True,
+)
+def test_every_still_board_is_read_as_it_stands(companion_factory):
+    needs_vision(GAME_SEED)
+    from companion.rules import observe
+
+    for obs, scene, _ in still_boards_read(companion_factory):
+        truth = {n: seen_of(s) for n, s in observe(scene.state).spaces.items()}
+        read = {n: seen_of(s) for n, s in obs.spaces.items()}
+        wrong = {n: (read.get(n), s) for n, s in truth.items() if read.get(n) != s}
+        assert not wrong, f"frame {obs.frame} (action {scene.step}): {wrong}"
