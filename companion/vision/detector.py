@@ -130,7 +130,8 @@ class DetectorConfig:
         coloured (or the reverse) for the colour to decide crest / plain; closer votes leave it
         to the ink (wizards hide the raven; their shadows and shading look like ink).
     :param hard_pair_min: a colour next to its hard-pair partner (yellow/orange, red/orange,
-        blue/purple) needs this many wizard areas: the partner's shaded edges look like it.
+        blue/purple) needs this many wizard areas: the partner's shaded edges look like it
+        (with the nearest-class labelling a false partner measured at most 0.55).
     :param token_min: fraction of a token's projected area that counts as a token.
     :param view_px: side of the top-down board view handed to the stability gate, px.
     :param pixel_step: sub-sampling step of the wizard regions, px.
@@ -163,7 +164,7 @@ class DetectorConfig:
     castle_threshold: float = 0.5
     wizard_min: float = 0.45
     wizard_area_scale: float = 0.92
-    hard_pair_min: float = 0.8
+    hard_pair_min: float = 0.6
     ink_light: float = 0.25
     ink_share: float = 0.06
     disc_votes: int = 3
