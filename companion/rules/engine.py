@@ -629,6 +629,9 @@ def _end_check(
     """Trigger the end (R-END-1/2), finish solo play, or end a deadlock (R-END-5, OPEN-07)."""
     if game.end_triggered_by is not None or game.over:
         return game
+    lo, hi = tb.wiz_range[0]
+    if wiz.count(0) < hi - lo:  # nobody has all his wizards in the castle (R-END-1, R-END-5)
+        return game
     cur = turn.player
     order = [(cur + i) % tb.n for i in range(tb.n)]
     for seat in order:

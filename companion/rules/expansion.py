@@ -833,6 +833,9 @@ def _end_check_parts(
 ) -> Progress:
     if game.end_triggered_by is not None or game.over:
         return game
+    lo, hi = tb.wiz_range[0]
+    if wiz.count(0) < hi - lo:  # nobody has all his wizards in the castle (R-END-1, R-END-5)
+        return game
     cur = turn.player
     for i in range(tb.n):
         seat = (cur + i) % tb.n
@@ -911,6 +914,41 @@ def _lost_turn(
     return w.state(st, turn, game, cards), ev
 
 
+def _untouched(st: GameState, m: ModuleState, a: MoveWizard | MoveTower, wi: int) -> bool:
+    """True when no module piece or tile takes part in the card's move: the destination (before
+    any web) is a plain space that is not the castle's, no token stands on the spaces involved
+    (the wizard's landing top), no magic tower is landed on, no *Precise Landing* is used."""
+    tb = st.table
+    stacks = st.stacks
+    length = tb.length
+    if isinstance(a, MoveWizard):
+        if a.web_steps is not None:
+            return False
+        p = st.wizards[wi]
+        s = p >> 4
+        if not p or p & 15 != len(stacks[s - 1]):
+            return False
+        dest = (s - 1 + a.steps) % length + 1
+        if dest == st.castle or tb.special[dest] is not None:
+            return False
+        dst = stacks[dest - 1]
+        code = dest << 4 | len(dst)
+        return code != m.witch and code != m.raven and not (dst and tb.tower_magic[dst[-1]])
+    s = a.space
+    if type(s) is not int or type(a.steps) is not int or not 1 <= s <= length:
+        return False
+    dest = (s - 1 + a.steps) % length + 1
+    if dest == st.castle or dest == s or tb.special[dest] is not None:
+        return False
+    dst = stacks[dest - 1]
+    if dst and tb.tower_magic[dst[-1]]:
+        return False
+    for token in (m.witch, m.raven):
+        if token is not None and (token >> 4 == s or token >> 4 == dest):
+            return False
+    return True
+
+
 def _card_move(
     st: GameState,
     a: MoveWizard | MoveTower,
@@ -924,6 +962,34 @@ def _card_move(
     whose move became impossible is lost (R-MASTER-9), a physically lifted tower with an
     illegal destination costs the turn (R-MOD-GEN-3)."""
     tb = st.table
+    m = st.modules
+    assert m is not None
+    if (
+        not a.page
+        and a.raven_timing is None
+        and a.witch_guess is None
+        and not a.witch_protect
+        and not (a.card.dice and m.raven is not None)
+        and _untouched(st, m, a, wi)
+    ):
+        # no module piece or tile takes part: the hooks would do nothing (same events)
+        ev: list[Event] = []
+        if a.card.dice:
+            _e._dice_event(a.card, a.rolls, ev)
+        p = board.Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
+        try:
+            if isinstance(a, MoveWizard):
+                board.wizard_move(p, wi, a.steps)
+                filled = False
+            else:
+                filled = board.tower_move(p, a.space, a.tier, a.steps, seat)[2]
+        except IllegalAction:
+            pass  # the full path below raises it or loses a committed card
+        else:
+            turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
+            if filled:
+                game = _end_check_parts(tb, p.wiz, p.potions, m.witch_vials, game, turn, ev)
+            return make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, m), ev
     w = _W(st, a.witch_protect)
     timing = None
     if a.card.dice or a.raven_timing is not None:
