@@ -62,6 +62,8 @@ from companion.rules.actions import (
     MoveTower,
     MoveWizard,
     Redraw,
+    fast_move_tower,
+    fast_move_wizard,
 )
 from companion.rules.model import (
     BASE_SPELLS,
@@ -1500,14 +1502,93 @@ def _ok(state: GameState, action: Action) -> bool:
 # Legal actions with modules: candidates over the argument domain, kept when apply accepts them
 
 
+_Memo = dict[tuple[int, str, int, str | None], list[tuple[int, int]]]
+"""Legal card moves of one state: (seat, side, steps, raven timing) -> the wizards
+``(index, 0)`` or towers ``(space, tier)`` that can make them."""
+
+
+def _move_legal(
+    st: GameState, seat: int, wi: int, space: int, tier: int, steps: int, timing: str | None
+) -> bool:
+    """Whether the current player's card move of wizard ``wi`` (or, with ``wi`` -1, of tower
+    ``tier`` on ``space``) by ``steps`` is legal, the raven moving ``timing`` (die cards): the
+    part of :func:`_card_move` that can refuse it, on the one movement path (the turn and the
+    card are checked by the caller; the bookkeeping after the move never refuses)."""
+    if wi >= 0:
+        p = st.wizards[wi]
+        if not p or p & 15 != len(st.stacks[(p >> 4) - 1]):
+            return False  # absent or hidden: refused before anything moves (R-WIZ-1/5)
+    else:
+        return _tower_legal(st, space, tier, steps, timing)
+    w = _W(st)
+    try:
+        if timing == "before":
+            _move_raven(w, steps)
+        if wi >= 0:
+            board.wizard_move(w, wi, steps)
+        else:
+            board.tower_move(w, space, tier, steps, seat)
+        if timing == "after":
+            _move_raven(w, steps)
+    except IllegalAction:
+        return False
+    return True
+
+
+def _tower_legal(st: GameState, s: int, k: int, steps: int, timing: str | None) -> bool:
+    """:func:`_move_legal` for an existing tower ``k`` on ``s``: after the lift only the
+    destination can refuse the move (:meth:`_W.tower_dest`; landing, trapping, sealing, the
+    reward and the raven's pop-up never refuse), and the raven's own move only when it finds
+    no space to stop, which depends on its space and the castle's (before: as they are;
+    after: the castle and a raven on the lifted part ride to the destination, OPEN-16)."""
+    w = _W(st)
+    try:
+        dest = w.tower_dest(s, steps, (s - 1 + steps) % st.table.length + 1)
+    except IllegalAction:
+        return False
+    if timing is None:
+        return True
+    raven = w.raven
+    assert raven is not None
+    rs = raven >> 4
+    if timing == "after":
+        if w.castle == s:
+            w.castle = dest
+        if rs == s and raven & 15 >= k and st.table.config.options["tokens_ride_towers"]:
+            rs = dest
+    try:
+        _token_dest(w, "raven", rs, steps)
+    except IllegalAction:
+        return False
+    return True
+
+
 def _card_moves(
-    st: GameState, seat: int, card: Any, rolls: tuple[int, ...] | None
+    st: GameState,
+    seat: int,
+    card: Any,
+    rolls: tuple[int, ...] | None,
+    memo: _Memo | None = None,
 ) -> Iterator[MoveWizard | MoveTower]:
+    """Legal moves of ``card`` for ``seat`` (die cards: every final roll 1-6, or ``rolls``).
+
+    A move's legality does not depend on the card face that makes it (only on the piece,
+    the steps and the raven's timing), so each is checked once per ``memo`` (one state)
+    and every face with that side and number of steps reuses the result."""
     tb = st.table
     colour = tb.colours[seat]
+    if st.game.over:
+        return
+    try:
+        _e._card_turn(st, colour)
+    except IllegalAction:
+        return
+    if memo is None:
+        memo = {}
     ctrl = _e._controlled(tb, st.wizards, seat)
     lo, hi = tb.wiz_range[ctrl]
     raven = st.modules is not None and st.modules.raven is not None
+    ids = tb.wizard_ids
     for side in ("wizard", "tower"):
         if not card.has_side(side):
             continue
@@ -1518,26 +1599,48 @@ def _card_moves(
             values = [(card.wizard if side == "wizard" else card.tower, ())]
         timings: tuple[str | None, ...] = ("after", "before") if raven and card.dice else (None,)
         for steps, rl in values:
+            try:
+                _e._card_kind(st, seat, card, side, steps, rl)
+            except IllegalAction:
+                continue
             for timing in timings:
+                key = (seat, side, steps, timing)
+                targets = memo.get(key)
+                if targets is None:
+                    if side == "wizard":
+                        targets = [
+                            (i, 0)
+                            for i in range(lo, hi)
+                            if _move_legal(st, seat, i, 0, 0, steps, timing)
+                        ]
+                    else:
+                        targets = [
+                            (s0 + 1, k)
+                            for s0, stack in enumerate(st.stacks)
+                            for k in range(1, len(stack) + 1)
+                            if _move_legal(st, seat, -1, s0 + 1, k, steps, timing)
+                        ]
+                    memo[key] = targets
                 if side == "wizard":
-                    for i in range(lo, hi):
-                        mw = MoveWizard(
-                            colour, tb.wizard_ids[i], steps, card, rl, raven_timing=timing
-                        )
-                        if _ok(st, mw):
-                            yield mw
+                    for i, _ in targets:
+                        mw = fast_move_wizard(colour, ids[i], steps, card, rl)
+                        if timing is not None:
+                            mw.__dict__["raven_timing"] = timing
+                        yield mw
                 else:
-                    for s0, stack in enumerate(st.stacks):
-                        for k in range(1, len(stack) + 1):
-                            mt = MoveTower(colour, s0 + 1, k, steps, card, rl, raven_timing=timing)
-                            if _ok(st, mt):
-                                yield mt
+                    for sp, k in targets:
+                        mt = fast_move_tower(colour, sp, k, steps, card, rl)
+                        if timing is not None:
+                            mt.__dict__["raven_timing"] = timing
+                        yield mt
 
 
-def card_playable(st: GameState, seat: int, card: Any, steps: int | None = None) -> bool:
+def card_playable(
+    st: GameState, seat: int, card: Any, steps: int | None = None, memo: _Memo | None = None
+) -> bool:
     """R-TURN-3 with module rules (a die card with any roll, or the final roll ``steps``)."""
     rolls = None if steps is None or not card.dice else (steps,)
-    return any(True for _ in _card_moves(st, seat, card, rolls))
+    return any(True for _ in _card_moves(st, seat, card, rolls, memo))
 
 
 def actions_for_card(
@@ -1547,7 +1650,9 @@ def actions_for_card(
     return list(_card_moves(state, state.turn.player, card, rolls if card.dice else None))
 
 
-def _spell_candidates(st: GameState, seat: int, spell: str, free: bool) -> Iterator[Cast]:
+def _spell_candidates(
+    st: GameState, seat: int, spell: str, free: bool, memo: _Memo | None = None
+) -> Iterator[Cast]:
     tb = st.table
     colour = tb.colours[seat]
     ids = tb.wizard_ids
@@ -1607,7 +1712,7 @@ def _spell_candidates(st: GameState, seat: int, spell: str, free: bool) -> Itera
         for card in cards:
             if not card.has_side("wizard"):
                 continue
-            for m in _card_moves(st, cur, card, None):
+            for m in _card_moves(st, cur, card, None, memo):
                 if not isinstance(m, MoveWizard):
                     continue
                 p = wiz[tb.wizard_index[m.wizard]]
@@ -1622,6 +1727,7 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
     with ``raven_timing`` ``after`` and ``before``."""
     if st.game.over:
         return
+    memo: _Memo = {}
     tb = st.table
     t = st.turn
     seat = t.player
@@ -1631,10 +1737,10 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
         cards = st.cards
         if cards is not None:
             for k in sorted(set(cards.hands[seat])):
-                yield from _card_moves(st, seat, CARD_KINDS[k], None)
+                yield from _card_moves(st, seat, CARD_KINDS[k], None, memo)
             second = t.cards_used >= 1 and tb.config.options["discard_playable_second_card"]
             for k in sorted(set(cards.hands[seat])):
-                if second or not card_playable(st, seat, CARD_KINDS[k]):
+                if second or not card_playable(st, seat, CARD_KINDS[k], None, memo):
                     yield DiscardCard(colour, CARD_KINDS[k])
         else:
             if every_card:
@@ -1643,7 +1749,7 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
                 faces = [c for c in CARD_KINDS if (c.type != "either" and not c.dice)]
                 faces.append(_e._DIE1)
             for card in faces:
-                for m in _card_moves(st, seat, card, None):
+                for m in _card_moves(st, seat, card, None, memo):
                     if every_card or not card.dice or m.steps == 6:
                         yield m
             yield DiscardCard(colour, None)
@@ -1669,7 +1775,7 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
             for free in variants:
                 if not free and _e.cast_timing_problem(st, s, spell) is not None:
                     continue
-                for c in _spell_candidates(st, s, spell, free):
+                for c in _spell_candidates(st, s, spell, free, memo):
                     if _ok(st, c):
                         yield c
     if ms.feathers is not None and not t.feather_used and ms.feathers[seat] > 0:
