@@ -322,6 +322,28 @@ class _W(board.Pieces):
             raise IllegalAction("there is no witch to block", "R-MOD-WITCH-10")
         self.protect = tuple(seats)
 
+    def copy(self) -> _W:
+        """An independent copy (its own event list) to try something on."""
+        c: _W = object.__new__(_W)
+        c.tb = self.tb
+        c.stacks = self.stacks
+        c.wiz = self.wiz
+        c.castle = self.castle
+        c.potions = self.potions
+        c.ev = list(self.ev)
+        c.witch = self.witch
+        c.raven = self.raven
+        c.vials = self.vials
+        c.supply = self.supply
+        c.feathers = self.feathers
+        c.armed = self.armed
+        c.free_casts = self.free_casts
+        c.protect = self.protect
+        c.mover = self.mover
+        c.m = self.m
+        c.lifted_witch = self.lifted_witch
+        return c
+
     def changed_goals(self, st: GameState) -> bool:
         """Potions or witch vials changed (the end condition may have become true)."""
         return self.potions is not st.potions or self.vials is not self.m.witch_vials
@@ -1235,6 +1257,28 @@ def _magic_tower_space(w: _W) -> int:
 
 
 def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
+    w, seat, turn = _cast_begin(st, a)
+    if a.spell == "piggyback":
+        return _piggyback(st, a, seat, w, turn)
+    entered_by = _cast_effect(w, a, seat)
+    tb = st.table
+    cur = turn.player
+    if (
+        entered_by >= 0
+        and tb.wizard_owner[entered_by] == _e._controlled(tb, st.wizards, cur)
+        and not turn.ended
+    ):
+        turn = turn._replace(ended=True)
+        w.ev.append(_ev("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
+    game = _end_check(w, st.game, turn)
+    return w.state(st, turn, game, st.cards), w.ev
+
+
+def _cast_begin(st: GameState, a: Cast) -> tuple[_W, int, Turn]:
+    """The checks and payment of a cast that do not depend on its target (display, repeats,
+    free source, timing, potions; R-SPELL-1/2, R-MASTER-*, R-MOD-MAGICTOWER-5, R-SPELLX-9).
+
+    :returns: the working copy after paying, the caster's seat and the turn with the cast."""
     tb = st.table
     seat = _e._seat(tb, a.player)
     spell = a.spell
@@ -1287,16 +1331,21 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
     casts = t.casts
     if free_source != "magic_tower":
         casts = casts + ((seat, spell, _e.spell_window(st), times),)
-    cur = t.player
-    ctrl = _e._controlled(tb, st.wizards, cur)
     turn = t._replace(casts=casts)
     if spell == "fly_to_magic_tower":
         turn = turn._replace(fly_used=True)
-    game = st.game
-    cards = st.cards
-    entered_by: int = -1
-    if spell == "piggyback":
-        return _piggyback(st, a, seat, w, turn)
+    return w, seat, turn
+
+
+def _cast_effect(w: _W, a: Cast, seat: int) -> int:
+    """What the spell ``a`` (not piggyback) does to the pieces after :func:`_cast_begin`.
+
+    :returns: the index of a wizard that entered the castle, else -1.
+    :raises IllegalAction: the target breaks a rule."""
+    tb = w.tb
+    spell = a.spell
+    times = a.times
+    entered_by = -1
     if spell in ("advance_wizard", "headwind_wizard", "wizard_control", "wizard_sprint"):
         wi = tb.wizard_index.get(a.wizard) if isinstance(a.wizard, str) else None
         if wi is None:
@@ -1332,11 +1381,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
             entered_by = wi
     else:  # pragma: no cover - Config refuses unknown spells
         raise IllegalAction(f"the spell {spell!r} is unknown", "R-SPELLX-1")
-    if entered_by >= 0 and tb.wizard_owner[entered_by] == ctrl and not turn.ended:
-        turn = turn._replace(ended=True)
-        w.ev.append(_ev("turn_ended", {"player": tb.colours[cur], "reason": "castle_entry"}))
-    game = _end_check(w, game, turn)
-    return w.state(st, turn, game, cards), w.ev
+    return entered_by
 
 
 def _swap(w: _W, a: Cast) -> None:
@@ -1721,6 +1766,27 @@ def _spell_candidates(
                         yield Cast(colour, spell, rider=ids[ri], then=m, free=free)
 
 
+def _legal_casts(st: GameState, seat: int, spell: str, free: bool, memo: _Memo) -> Iterator[Cast]:
+    """The legal casts of ``spell`` by ``seat``: the target-independent checks and the payment
+    once (:func:`_cast_begin`), then each candidate's effect on a copy (:func:`_cast_effect`;
+    what follows the effect never refuses). Piggyback is checked whole."""
+    colour = st.table.colours[seat]
+    try:
+        w, _, _ = _cast_begin(st, Cast(colour, spell, free=free))
+    except IllegalAction:
+        return
+    for c in _spell_candidates(st, seat, spell, free, memo):
+        if spell == "piggyback":
+            if _ok(st, c):
+                yield c
+            continue
+        try:
+            _cast_effect(w.copy(), c, seat)
+        except IllegalAction:
+            continue
+        yield c
+
+
 def generate(st: GameState, every_card: bool) -> Iterator[Action]:
     """The legal actions of a state with modules (see :class:`~companion.rules.LegalActions`);
     witch page cards are not guessed (``page=False``), die cards with the raven are listed
@@ -1775,9 +1841,7 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
             for free in variants:
                 if not free and _e.cast_timing_problem(st, s, spell) is not None:
                     continue
-                for c in _spell_candidates(st, s, spell, free, memo):
-                    if _ok(st, c):
-                        yield c
+                yield from _legal_casts(st, s, spell, free, memo)
     if ms.feathers is not None and not t.feather_used and ms.feathers[seat] > 0:
         costs = tb.config.feather_costs
         have = ms.feathers[seat]
