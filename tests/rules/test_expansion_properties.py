@@ -135,3 +135,75 @@ def test_whole_bot_games_with_modules_finish_with_a_winner(modules):
         assert last is not None and last.game.over
         result = last.game.result
         assert result is not None and result.winners
+
+
+def _brute_force_moves_and_casts(state):  # type: ignore[no-untyped-def]
+    """Every card move (each card face, final roll, raven timing) and every cast target
+    that apply accepts: the slow oracle the listing must match."""
+    from companion.rules import CARD_KINDS, Cast
+    from companion.rules.expansion import _spell_candidates
+
+    tb = state.table
+    m = state.modules
+    colour = tb.colours[state.turn.player]
+    found = set()
+    for card in CARD_KINDS:
+        for side in ("wizard", "tower"):
+            if not card.has_side(side):
+                continue
+            rolls_list = [(v,) for v in range(1, 7)] if card.dice else [()]
+            timings = ("after", "before") if card.dice and m.raven is not None else (None,)
+            for rolls in rolls_list:
+                steps = rolls[-1] if rolls else card.value(side)
+                for timing in timings:
+                    if side == "wizard":
+                        cands = [
+                            MoveWizard(colour, w, steps, card, rolls, raven_timing=timing)
+                            for w in tb.wizard_ids
+                        ]
+                    else:
+                        cands = [
+                            MoveTower(colour, s, k, steps, card, rolls, raven_timing=timing)
+                            for s in range(1, tb.length + 1)
+                            for k in range(1, state.height(s) + 1)
+                        ]
+                    for a in cands:
+                        try:
+                            apply(state, a)
+                        except IllegalAction:
+                            continue
+                        found.add(a)
+    for seat in range(tb.n):
+        for spell in tb.spells:
+            for free in (False, True):
+                for c in _spell_candidates(state, seat, spell, free):
+                    assert isinstance(c, Cast)
+                    try:
+                        apply(state, c)
+                    except IllegalAction:
+                        continue
+                    found.add(c)
+    return found
+
+
+@pytest.mark.parametrize("modules", [c for c in COMBOS if c], ids=_name)
+def test_listed_card_moves_and_casts_are_exactly_those_apply_accepts(modules):
+    """The listing (hands unknown, every card face) derives legality from the movement path
+    instead of applying every candidate: it must agree with apply on every candidate."""
+    cfg = Config(player_count=3, variant="master", modules=modules)
+    checked = 0
+    for i, step in enumerate(play(cfg, 7, "random")):
+        if i % 37 or step.state.over:
+            continue
+        state = dataclasses.replace(step.state, cards=None)
+        listed = {
+            a
+            for a in legal_actions(state, every_card=True)
+            if isinstance(a, MoveWizard | MoveTower)
+        }
+        listed |= {a for a in legal_actions(state, every_card=True) if type(a).__name__ == "Cast"}
+        assert listed == _brute_force_moves_and_casts(state)
+        checked += 1
+        if checked == 4:
+            break
+    assert checked == 4
