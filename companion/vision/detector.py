@@ -759,6 +759,7 @@ class Detector:
         kc: NDArray[np.int32],
         kfeat: NDArray[np.float32],
         kdark: NDArray[np.bool_],
+        near_wizard: NDArray[np.bool_],
     ) -> list[str]:
         """Top kind of every space (Observation ``top``).
 
@@ -773,6 +774,8 @@ class Detector:
         :param kc: ``(S, K, Q)`` nearest-class labels of the same probes.
         :param kfeat: ``(S, K, Q, 3)`` colour features of the same probes.
         :param kdark: ``(S, K, Q)`` probes darker than ``ink_light``.
+        :param near_wizard: ``(S, K, Q)`` probes next to wizard-labelled pixels (left out of
+            the disc contrast).
         """
         g, cfg = self.geometry, self.config
         tops: list[str] = []
@@ -816,9 +819,11 @@ class Detector:
             )
             fa = kfeat[si, t, bare]
             use_a = okk[bare] & ~self._is_wizard[kc[si, t, bare] + 1]
+            use_g = use & ~near_wizard[si, t, N_INNER:N_KIND]
+            use_ga = use_a & ~near_wizard[si, t, bare]
             gap: float | None = None
-            if use.sum() >= cfg.contrast_probes and use_a.sum() >= cfg.contrast_probes:
-                gap = _median(fo[use, 1]) - _median(fa[use_a, 1])
+            if use_g.sum() >= cfg.contrast_probes and use_ga.sum() >= cfg.contrast_probes:
+                gap = _median(fo[use_g, 1]) - _median(fa[use_ga, 1])
             n_ink = -1
             use_i = okk[INK_PROBES] & ~self._is_wizard[kc[si, t, INK_PROBES] + 1]
             if use_a.sum() >= cfg.contrast_probes and not castle:
@@ -1115,7 +1120,16 @@ class Detector:
             if ys_all
             else np.zeros(0, np.int32)
         )
-        tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark)
+        # roof probes next to a wizard's pixels: its blurred edge (less than half wizard, so
+        # not labelled wizard) tints them towards its colour
+        step = cfg.pixel_step
+        near = np.zeros((frame.shape[0] // step + 2, frame.shape[1] // step + 2), np.uint8)
+        if len(lab_all):
+            is_w = self._is_wizard[lab_all + 1]
+            near[np.concatenate(ys_all)[is_w] // step, np.concatenate(xs_all)[is_w] // step] = 1
+            near = cv2.dilate(near, np.ones((3, 3), np.uint8))
+        kn = near[kp[..., 1] // step, kp[..., 0] // step] > 0
+        tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark, kn)
         out: dict[int, SpaceObservation] = {}
         details: dict[int, SpaceDetail] = {}
         pos = 0
