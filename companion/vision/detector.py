@@ -148,7 +148,8 @@ class DetectorConfig:
     :param ink_rel: a roof-interior pixel darker than this fraction of the bare roof's
         lightness is the raven's ink (when grey).
     :param ink_probes: raven probes free of wizards needed to call a roof without ink plain.
-    :param ink_min: ink probes that make a roof crest.
+    :param ink_min: ink probes that make a roof crest (two dark grey probes were a blue
+        wizard's shading on a plain roof).
     :param ink_chroma: largest mean chroma of the ink probes (plus their noise): the shaded
         side of a wizard is dark but coloured.
     :param contrast_probes: free probes needed on the disc ring and on the bare roof to
@@ -184,7 +185,7 @@ class DetectorConfig:
     ink_chroma: float = 0.2
     contrast_probes: int = 4
     gap_memory: int = 64
-    ink_min: int = 2
+    ink_min: int = 3
 
 
 @dataclass(frozen=True)
