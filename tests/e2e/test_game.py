@@ -248,13 +248,6 @@ def test_every_still_board_comes_from_a_hand_free_frame_of_a_true_state(companio
         assert scene.state is states[scene.step + 1], f"frame {obs.frame}: not a recorded state"
 
 
-# KNOWN FAILURE (detector): since a40daf3 the still board after action 7 (frame 53) is read with
-# space 3's top as crest where it is plain (2 towers, a blue and a yellow wizard); read right
-# before it (ec08bcc). Every other still board of the 20 actions is read right.
-@pytest.mark.xfail(
-    reason="known failure (detector): seed 3, after action 7 space 3 read crest, truly plain",
-    strict=True,
-)
 def test_every_still_board_is_read_as_it_stands(companion_factory):
     needs_vision(GAME_SEED)
     from companion.rules import observe
