@@ -321,13 +321,16 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         for i in carried:
             new[i] += delta
         p.wiz = tuple(new)
+        carried_ids = [ids[i] for i in carried]
+    else:
+        carried_ids = []
     tower_ids = tb.tower_ids
     data: dict[str, object] = {
-        "towers": [tower_ids[t] for t in moved],
+        "towers": [tower_ids[moved[0]]] if len(moved) == 1 else [tower_ids[t] for t in moved],
         "from": s,
         "tier": k,
         "to": dest,
-        "carried_wizards": [ids[i] for i in carried],
+        "carried_wizards": carried_ids,
         "carried_castle": castle == s,
     }
     ev = p.ev
