@@ -140,6 +140,18 @@ def noisy_observation(
         spaces[s] = SpaceObservation(
             old.towers, old.top, dict(old.wizards), not old.castle, old.witch, old.raven
         )
+    if rate > 0 and rng.random() < rate / 2:
+        # a witch or raven token seen where there is none (or missed)
+        s = rng.randint(1, length)
+        old = spaces[s]
+        witch, raven = old.witch, old.raven
+        if rng.random() < 0.5:
+            witch = not witch
+        else:
+            raven = not raven
+        spaces[s] = SpaceObservation(
+            old.towers, old.top, dict(old.wizards), old.castle, witch, raven
+        )
     return Observation(spaces=spaces, time=float(frame), frame=frame)
 
 
@@ -184,7 +196,9 @@ def _noise_space(
     castle = so.castle
     if rng.random() < rate / 2:
         castle = not castle
-    return SpaceObservation(towers, top, {c: n for c, n in wizards.items() if n}, castle)
+    return SpaceObservation(
+        towers, top, {c: n for c, n in wizards.items() if n}, castle, so.witch, so.raven
+    )
 
 
 def _mid_move(
@@ -216,7 +230,7 @@ def _mid_move(
         colour = action.player
         if w.get(colour):
             w[colour] -= 1
-        sp[pos[0]] = SpaceObservation(old.towers, old.top, w, old.castle)
+        sp[pos[0]] = SpaceObservation(old.towers, old.top, w, old.castle, old.witch, old.raven)
     else:
         return None
     return Observation(spaces=sp)

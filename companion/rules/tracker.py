@@ -41,6 +41,7 @@ from companion.rules.actions import (
     DiscardCard,
     EndTurn,
     Event,
+    Feather,
     IllegalAction,
     MoveTower,
     MoveWizard,
@@ -74,6 +75,8 @@ class TrackerOptions:
         tracker ask the players.
     :param beam: search nodes kept per depth.
     :param depth: search transitions per frame in the first pass (a whole turn and a bit).
+    :param module_depth: extra transitions in the first pass when expansion modules are in
+        play.
     :param deep_depth: transitions in the second pass, used when the first explains nothing
         (a frame after two turns).
     :param wait_frames: unexplained stable frames before the mismatching spaces are reported.
@@ -92,6 +95,7 @@ class TrackerOptions:
     beam_per_board: int = 2
     depth: int = 4
     deep_depth: int = 6
+    module_depth: int = 1
     deep_roots: int = 3
     full_roots: int = 6
     quick_depths: tuple[int, ...] = (2,)
@@ -293,7 +297,8 @@ class _Search:
         return got
 
     def view(self, st: GameState) -> list[SpaceView]:
-        key = (st.stacks, st.wizards, st.castle)
+        ms = st.modules
+        key = (st.stacks, st.wizards, st.castle, None if ms is None else (ms.witch, ms.raven))
         got = self.views.get(key)
         if got is None:
             got = space_views(st)
@@ -516,6 +521,8 @@ def _children(
                                 pending,
                                 False,
                             )
+    if st.modules is not None:
+        yield from _module_children(st, allowed, dests, visible, pending, opts)
     # the end of the turn: by the DONE button (next marker) or unannounced
     if nxt is None or nxt[0] == "done":
         if nxt is not None and node.implicit and not t.cards_used and not t.casts and not t.redrawn:
@@ -526,6 +533,125 @@ def _children(
             yield None, 0.0, rest, False
         else:
             yield None, opts.cost_implicit_end if opts.expect_done else 0.5, pending, True
+
+
+_BASE_SPELLS = frozenset(
+    {
+        "advance_wizard",
+        "headwind_wizard",
+        "advance_tower",
+        "headwind_tower",
+        "swap_tower",
+        "move_castle",
+        "free_wizard",
+        "piggyback",
+    }
+)
+
+
+def _module_children(
+    st: GameState,
+    allowed: frozenset[int],
+    dests: frozenset[int] | None,
+    visible: Sequence[tuple[int, int]],
+    pending: tuple[Marker, ...],
+    opts: TrackerOptions,
+) -> Iterator[tuple[Action | None, float, tuple[Marker, ...], bool]]:
+    """Expansion transitions (R-MOD-*, R-SPELLX-*): the new spells (paid or free), free casts
+    of the base spells (magic tower, feathers) and feather uses, guided like the base moves.
+    Illegal candidates are refused by the engine when applied."""
+    tb = st.table
+    ms = st.modules
+    assert ms is not None
+    t = st.turn
+    seat = t.player
+    ids = tb.wizard_ids
+    casters = range(tb.n) if tb.master else (seat,)
+    for cs in casters:
+        ccol = tb.colours[cs]
+        vials = ms.witch_vials[cs][0] if ms.witch_vials is not None else 0
+        full = st.potions[cs][0] + vials
+        frees = any(fs == cs for fs, _ in ms.free_casts)
+        for spell in tb.spells:
+            paid = full >= tb.config.spell_costs[spell]
+            if spell in _BASE_SPELLS and st.potions[cs][0] >= tb.config.spell_costs[spell]:
+                continue  # generated with the base spells
+            variants = ((False,) if paid else ()) + ((True,) if frees else ())
+            for free in variants:
+                for c in _spell_casts(st, spell, ccol, allowed, dests, visible):
+                    yield replace(c, free=free), opts.cost_spell, pending, False
+    if ms.feathers is not None and not t.feather_used and ms.feathers[seat] > 0 and not t.ended:
+        colour = tb.colours[seat]
+        yield Feather(colour, "extra_card"), opts.cost_spell, pending, False
+        yield Feather(colour, "free_spell"), opts.cost_spell, pending, False
+        for i, s in visible:
+            if s not in allowed:
+                continue
+            for n in range(1, 7):
+                yield (
+                    Feather(colour, "move_wizard", wizard=ids[i], steps=n),
+                    opts.cost_spell,
+                    pending,
+                    False,
+                )
+
+
+def _spell_casts(
+    st: GameState,
+    spell: str,
+    ccol: str,
+    allowed: frozenset[int],
+    dests: frozenset[int] | None,
+    visible: Sequence[tuple[int, int]],
+) -> Iterator[Cast]:
+    """Candidate casts of ``spell`` by ``ccol`` touching the ``allowed`` spaces."""
+    tb = st.table
+    ids = tb.wizard_ids
+    stacks = st.stacks
+    length = tb.length
+    if spell in ("advance_wizard", "headwind_wizard", "wizard_sprint"):
+        for i, s in visible:
+            if s in allowed:
+                yield Cast(ccol, spell, wizard=ids[i])
+    elif spell == "wizard_control":
+        for i, s in visible:
+            if s in allowed:
+                for n in (1, 2, 3):
+                    yield Cast(ccol, spell, wizard=ids[i], steps=n)
+    elif spell == "fly_to_magic_tower":
+        lo, hi = tb.wiz_range[tb.colours.index(ccol)]
+        for i in range(lo, hi):
+            p = st.wizards[i]
+            if p and (p >> 4) in allowed:
+                yield Cast(ccol, spell, wizard=ids[i])
+    elif spell in ("advance_tower", "headwind_tower", "tower_sprint"):
+        for s in allowed:
+            for k in range(1, len(stacks[s - 1]) + 1):
+                yield Cast(ccol, spell, space=s, tier=k)
+    elif spell == "swap_tower":
+        srcs = sorted(x for x in allowed if stacks[x - 1])
+        for x in srcs:
+            for y in srcs:
+                if x < y:
+                    yield Cast(ccol, spell, a=x, b=y)
+    elif spell == "move_castle":
+        yield Cast(ccol, spell, direction="cw")
+        yield Cast(ccol, spell, direction="ccw")
+    elif spell == "free_wizard":
+        for s in allowed:
+            for k in range(1, len(stacks[s - 1]) + 1):
+                under = s << 4 | (k - 1)
+                found = [i for i, p in enumerate(st.wizards) if p == under]
+                for i in found:
+                    yield Cast(ccol, spell, space=s, tier=k, wizard=ids[i])
+                if not found:
+                    yield Cast(ccol, spell, space=s, tier=k)
+    elif spell in ("fountain_abundance", "precise_landing"):
+        yield Cast(ccol, spell)
+    elif spell in ("witch_control", "summon_raven"):
+        for s in range(1, length + 1):
+            if s in allowed or dests is None:
+                yield Cast(ccol, spell, space=s)
 
 
 def _with_repairs(
@@ -1045,8 +1171,10 @@ class Tracker:
         out: list[_Hyp] = []
         best_obs = float("inf")
         best_mismatch: tuple[int, ...] = ()
+        # expansion turns are longer: a feather's extra card, free spells, fountain casts
+        more = opts.module_depth if self._root.modules is not None else 0
         passes = [(False, d, opts.exact, len(self._hyps)) for d in opts.quick_depths] + [
-            (False, opts.depth, opts.noise.bad_frame, opts.full_roots),
+            (False, opts.depth + more, opts.noise.bad_frame, opts.full_roots),
         ]
         if self._unexplained >= 1:
             # the previous frame was not explained either: not a hand in the picture but more
@@ -1168,7 +1296,14 @@ class Tracker:
             self._question_groups = ()
         opts = self.options
         hyps = sorted(self._hyps, key=lambda h: h.cost)
-        close = [h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin]
+        # rivals that disagree on whose turn it is (a move of the next player already, or not)
+        # are decided by the next turns and the DONE button, not by the players
+        p0 = hyps[0].state.turn.player
+        close = [
+            h
+            for h in hyps
+            if h.cost - hyps[0].cost <= opts.ask_margin and h.state.turn.player == p0
+        ]
         if len(close) < 2:
             return
         # only about moves a later frame has confirmed

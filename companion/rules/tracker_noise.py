@@ -42,8 +42,9 @@ _CONFUSE_IDX: tuple[tuple[int, int], ...] = tuple(
     )
 )
 
-SpaceView = tuple[int, str, tuple[int, ...], bool]
-"""What one space looks like: ``(towers, top, wizard counts per colour of COLOURS, castle)``."""
+SpaceView = tuple[int, str, tuple[int, ...], bool, bool, bool]
+"""What one space looks like: ``(towers, top, wizard counts per colour of COLOURS, castle,
+witch, raven)`` (the expansion's witch and raven tokens when on the top surface)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,7 @@ class NoiseModel:
     :param wizard_missing: a visible wizard is not seen (occluded, glare).
     :param wizard_extra: a wizard is seen that is not there (a reflection, a stray piece).
     :param castle: the raven castle's presence on a space is read wrong.
+    :param token: the witch or raven token's presence on a space is read wrong (expansion).
     :param bad_frame: above this total cost (nats) a frame is "not explained" by a candidate.
     """
 
@@ -70,6 +72,7 @@ class NoiseModel:
     wizard_missing: float = 0.02
     wizard_extra: float = 0.01
     castle: float = 0.01
+    token: float = 0.01
     bad_frame: float = 8.0
 
     def __post_init__(self) -> None:
@@ -82,6 +85,7 @@ class NoiseModel:
             "wizard_missing",
             "wizard_extra",
             "castle",
+            "token",
         ):
             p = getattr(self, name)
             if not isinstance(p, int | float) or not 0.0 < float(p) < 1.0:
@@ -99,7 +103,7 @@ def space_views(state: GameState) -> list[SpaceView]:
     """The expected camera view of every space of ``state``: index ``space - 1``.
 
     Visible wizards are those whose tier equals the space's height (state-model.md §2.1); hidden
-    wizards and the castle's contents never show.
+    wizards, a sealed witch and the castle's contents never show (state-model.md §3).
     """
     tb = state.table
     stacks = state.stacks
@@ -113,6 +117,15 @@ def space_views(state: GameState) -> list[SpaceView]:
         s = p >> 4
         if (p & 15) == len(stacks[s - 1]):
             counts[s - 1][colour_idx[owner[i]]] += 1
+    witch = raven = 0
+    ms = state.modules
+    if ms is not None:
+        # a token shows when it stands on the top surface (a sealed witch is covered)
+        w = ms.witch
+        if w is not None and 1 <= w >> 4 <= length and (w & 15) == len(stacks[(w >> 4) - 1]):
+            witch = w >> 4
+        if ms.raven is not None and 1 <= ms.raven >> 4 <= length:
+            raven = ms.raven >> 4
     out: list[SpaceView] = []
     for idx in range(length):
         st = stacks[idx]
@@ -125,7 +138,16 @@ def space_views(state: GameState) -> list[SpaceView]:
                 if sp is not None
                 else ("crest-space" if tb.crest_space[idx + 1] else "plain-space")
             )
-        out.append((len(st), top, tuple(counts[idx]), state.castle == idx + 1))
+        out.append(
+            (
+                len(st),
+                top,
+                tuple(counts[idx]),
+                state.castle == idx + 1,
+                witch == idx + 1,
+                raven == idx + 1,
+            )
+        )
     return out
 
 
@@ -148,9 +170,11 @@ def _table_colour_index(tb: Table) -> tuple[int, ...]:
 
 def view_to_space_observation(view: SpaceView) -> SpaceObservation:
     """The noiseless :class:`SpaceObservation` of an expected view."""
-    towers, top, counts, castle = view
+    towers, top, counts, castle, witch, raven = view
     wizards = {COLOURS[i]: n for i, n in enumerate(counts) if n}
-    return SpaceObservation(towers=towers, top=top, wizards=wizards, castle=castle)
+    return SpaceObservation(
+        towers=towers, top=top, wizards=wizards, castle=castle, witch=witch, raven=raven
+    )
 
 
 def expected_observation(state: GameState) -> Observation:
@@ -176,14 +200,23 @@ class Target:
         self.obs = obs
         self.length = length
         self.noise = noise
-        spaces: list[tuple[int, str, tuple[int, ...], bool, float] | None] = [None] * length
+        spaces: list[tuple[int, str, tuple[int, ...], bool, bool, bool, float] | None]
+        spaces = [None] * length
         for s, so in obs.spaces.items():
             if not 1 <= s <= length:
                 raise ValueError(f"spaces.{s}: no such space on a track of {length}")
             counts = [0] * 6
             for colour, n in so.wizards.items():
                 counts[COLOUR_INDEX[colour]] = n
-            spaces[s - 1] = (so.towers, so.top, tuple(counts), so.castle, float(so.confidence))
+            spaces[s - 1] = (
+                so.towers,
+                so.top,
+                tuple(counts),
+                so.castle,
+                so.witch,
+                so.raven,
+                float(so.confidence),
+            )
         self._spaces = spaces
         self._memo: dict[tuple[int, SpaceView], float] = {}
         c = noise.cost
@@ -196,6 +229,7 @@ class Target:
             c("wizard_missing"),
             c("wizard_extra"),
             c("castle"),
+            c("token"),
         )
 
     def space_cost(self, idx: int, view: SpaceView) -> float:
@@ -213,11 +247,11 @@ class Target:
         return cost
 
     def _raw_cost(
-        self, obs: tuple[int, str, tuple[int, ...], bool, float], view: SpaceView
+        self, obs: tuple[int, str, tuple[int, ...], bool, bool, bool, float], view: SpaceView
     ) -> float:
-        c_count, c_far, c_top, c_conf, c_other, c_miss, c_extra, c_castle = self._c
-        o_towers, o_top, o_counts, o_castle, conf = obs
-        towers, top, counts, castle = view
+        c_count, c_far, c_top, c_conf, c_other, c_miss, c_extra, c_castle, c_token = self._c
+        o_towers, o_top, o_counts, o_castle, o_witch, o_raven, conf = obs
+        towers, top, counts, castle, witch, raven = view
         cost = 0.0
         dt = abs(o_towers - towers)
         if dt == 1:
@@ -228,6 +262,10 @@ class Target:
             cost += c_top
         if o_castle != castle:
             cost += c_castle
+        if o_witch != witch:
+            cost += c_token
+        if o_raven != raven:
+            cost += c_token
         if o_counts != counts:
             d = [o - e for o, e in zip(o_counts, counts, strict=True)]
             for a, b in _CONFUSE_IDX:
