@@ -1236,7 +1236,17 @@ def _generate(st: GameState, every_card: bool) -> Iterator[Action]:
             for s, k in _tower_targets(st, 1):
                 yield Redraw(colour, (s, k))
     yield from _cast_actions(st, every_card)
+    yield from closing_actions(st, can_play)
+
+
+def closing_actions(st: GameState, can_play: bool) -> Iterator[Action]:
+    """The legal team actions (R-TEAM-2/4: potions to the partner, card help while a card may
+    still be played) and :class:`EndTurn` when allowed; shared with the expansion."""
+    tb = st.table
+    t = st.turn
+    seat = t.player
     if tb.config.teams:
+        colour = tb.colours[seat]
         partner = tb.partner[seat]
         pc = tb.colours[partner]
         for giver, to in ((seat, partner), (partner, seat)):

@@ -1856,23 +1856,7 @@ def generate(st: GameState, every_card: bool) -> Iterator[Action]:
                         f = Feather(colour, "move_wizard", wizard=tb.wizard_ids[i], steps=n)
                         if _ok(st, f):
                             yield f
-    if tb.config.teams:
-        partner = tb.partner[seat]
-        for giver, to in ((seat, partner), (partner, seat)):
-            if st.potions[giver][0] > 0:
-                yield GivePotion(tb.colours[giver], tb.colours[to], 1)
-        limit = tb.config.options["team_exchanges_per_turn"]
-        if can_play and (limit is None or t.exchanges < limit):
-            pc = tb.colours[partner]
-            if st.cards is None:
-                yield ExchangeCards(colour, pc)
-            else:
-                for take in sorted(set(st.cards.hands[partner])):
-                    mine = sorted(set(st.cards.hands[seat] + (take,)))
-                    for give in mine:
-                        yield ExchangeCards(colour, pc, CARD_KINDS[take], CARD_KINDS[give])
-    if _e._end_turn_allowed(st) is None:
-        yield EndTurn()
+    yield from _e.closing_actions(st, can_play)
 
 
 __all__ = [
