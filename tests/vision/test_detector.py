@@ -205,6 +205,23 @@ class TestStackHeights:
         # no assignment can hold more towers than the tiers allow
         assert _joint_heights(prob, [False] * 3, 7) is None
 
+    def test_joint_heights_are_the_most_probable_that_add_up(self) -> None:
+        # against every assignment (seeded random probabilities, 4 spaces, 0..3 towers each)
+        import itertools
+
+        rng = np.random.default_rng(11)
+        for _ in range(20):
+            prob = rng.dirichlet(np.ones(4), size=4).astype(np.float32)
+            total = int(rng.integers(0, 10))
+            got = _joint_heights(prob, [False] * 4, total)
+            best_p = max(
+                float(np.prod(prob[np.arange(4), ks]))
+                for ks in itertools.product(range(4), repeat=4)
+                if sum(ks) == total
+            )
+            assert got is not None and sum(got) == total
+            assert float(np.prod(prob[np.arange(4), got])) == pytest.approx(best_p, rel=1e-4)
+
     def test_the_shipped_height_model_loads_and_a_bad_file_is_refused(self, tmp_path) -> None:
         model = HeightModel.load()
         assert model is not None, "the trained height model ships with the package"
