@@ -6,8 +6,9 @@ Figures:
 * ``applied_actions_per_s``: :func:`companion.rules.apply` with full legality validation on
   (state, action) pairs recorded from seeded random 2-6 player games (base and master
   variant, hands known); the target is >= 100,000 (the tracker searches whole turns with it).
-* ``legal_actions_per_s``: full enumerations of :func:`legal_actions` (hands unknown, the
-  tracker's form) per second, on the same recorded states.
+* ``legal_enumerations_per_s``: full enumerations of :func:`legal_actions` (hands unknown, the
+  tracker's form) per second, on the same recorded states;
+  ``legal_enumerations_every_card_per_s``: the same with every card face (``every_card=True``).
 * ``games_per_s``: complete seeded random 6-player games (bots choosing, engine applying).
 
 Rates are per CPU second of this process (one core), so that other load on the machine
@@ -84,6 +85,15 @@ def run(seconds: float, modules: frozenset[str] = frozenset()) -> dict[str, Any]
             listed += sum(1 for _ in legal_actions(s))
             enumerated += 1
     legal_rate = enumerated / (time.process_time() - c0)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    every = 0
+    while time.perf_counter() - t0 < seconds * 0.1 or every == 0:
+        for s in states:
+            for _ in legal_actions(s, every_card=True):
+                pass
+            every += 1
+    every_rate = every / (time.process_time() - c0)
     # whole random 6-player games
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -107,6 +117,7 @@ def run(seconds: float, modules: frozenset[str] = frozenset()) -> dict[str, Any]
         "target_applied_actions_per_s": TARGET_APPLIED_PER_S,
         "legal_enumerations_per_s": round(legal_rate, 1),
         "mean_legal_actions": round(listed / max(1, enumerated), 1),
+        "legal_enumerations_every_card_per_s": round(every_rate, 1),
         "games_per_s": round(games / games_elapsed, 2),
         "game_actions_per_s": round(actions / games_elapsed),
         "mean_actions_per_game": round(actions / games, 1),
@@ -150,7 +161,8 @@ def main(argv: list[str]) -> int:
     )
     print(
         f"legal enumerations/s {figures['legal_enumerations_per_s']:>9}  "
-        f"(mean {figures['mean_legal_actions']} actions, hands unknown)"
+        f"(mean {figures['mean_legal_actions']} actions, hands unknown; "
+        f"{figures['legal_enumerations_every_card_per_s']} with every card face)"
     )
     print(
         f"6-player games/s    {figures['games_per_s']:>10}  "

@@ -3,7 +3,9 @@ and the eight expansion spells, in any combination.
 
 A state whose ``modules`` is not None is played by this module: :func:`companion.rules.apply`
 and :func:`companion.rules.legal_actions` hand it over here, so the base game's hot path pays
-nothing for the modules. The movement rules of the base game (§7, §8) are reused and extended:
+nothing for the modules. The movement rules of the base game (§7, §8) are reused and extended
+through one movement path: :mod:`companion.rules.board` moves the pieces and calls the hooks
+of this module's working copy (:class:`_W`, a :class:`~companion.rules.board.Pieces`):
 
 * **web continuation** (R-MOD-WEB-2): a wizard, token or tower that ends on a web moves again
   by the same number of spaces in the same direction, again if it ends on a web again
