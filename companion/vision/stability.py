@@ -14,6 +14,12 @@ exactly once per still period:
    skin range after white balance) and differs from the stable view, or any changed region that
    touches the board's rim (an arm reaches in from outside the board; pieces never stand on
    the rim). Before the first stable view only motion and agreement guard.
+   A piece that moved leaves changes too: the revealed sandy track or a beige tower is
+   skin-coloured, and a tall stack at the board's edge leans over the rim in the camera's
+   perspective. So a vetoing region no larger than a stack (``piece_blob``) is *settled* once the
+   whole view has been quiet for ``settle_s`` seconds and the period's reading keeps every tower
+   of the last reported board (towers never leave the board; a hand hides some): then it is part
+   of the board, not a hand. A large region (an arm, a sleeve) always vetoes.
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
    wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share; a
    detector that misreads a space on one noisy frame is outvoted.
@@ -55,6 +61,9 @@ class GateConfig:
     :param rim: width of the rim band (fraction of the view side) an arm must cross.
     :param change_threshold: grey difference to the last stable view that counts as changed.
     :param change_blob: minimum area of a changed region touching the rim (fraction of the view).
+    :param piece_blob: largest vetoing region (fraction of the view) that may be a moved piece
+        (a stack's footprint with its lean and shadow); larger ones are always a hand or arm.
+    :param settle_s: how long the view must be quiet before such a small region is settled.
     """
 
     still_s: float = 0.4
@@ -66,6 +75,8 @@ class GateConfig:
     rim: float = 0.05
     change_threshold: float = 28.0
     change_blob: float = 0.004
+    piece_blob: float = 0.02
+    settle_s: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,12 @@ def reading_key(obs: Observation) -> tuple[Any, ...]:
         )
         for s, o in sorted(obs.spaces.items())
     )
+
+
+def _towers(obs: Observation) -> int:
+    """All towers of a reading (towers never leave the board: a lower count means some are
+    hidden, e.g. under a hand)."""
+    return sum(o.towers for o in obs.spaces.values())
 
 
 def skin_mask(
@@ -136,6 +153,8 @@ class StabilityGate:
         self._history: deque[Observation] = deque(maxlen=64)
         self._emitted_key: tuple[Any, ...] | None = None
         self._last_time: float | None = None
+        self._quiet_since: float | None = None
+        self._emitted_towers: int | None = None
 
     def reset(self) -> None:
         """Forget everything (e.g. after the camera was moved)."""
@@ -157,30 +176,41 @@ class StabilityGate:
 
     def _hand(
         self, view: NDArray[np.uint8], grey: NDArray[np.float32], white: NDArray[Any] | None
-    ) -> str:
+    ) -> tuple[str, bool]:
+        """Why a hand or arm may be over the board (``""``: none), and whether every vetoing
+        region is small enough to be a moved piece (``piece_blob``)."""
         cfg = self.config
         area = view.shape[0] * view.shape[1]
-        if self._stable_view is not None and self._stable_view.shape == grey.shape:
-            changed = (np.abs(grey - self._stable_view) > cfg.change_threshold).astype(np.uint8)
-            skin = (skin_mask(view, white) > 0).astype(np.uint8) & cv2.dilate(
-                changed, np.ones((3, 3), np.uint8)
-            )
-            skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-            n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
-            if n > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= cfg.skin_blob * area:
-                return "skin-coloured blob over the board"
-            changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-            n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
-            if n > 1:
-                h, w = grey.shape
-                r = max(1, int(round(cfg.rim * min(h, w))))
-                rim = np.zeros_like(changed)
-                rim[:r, :] = rim[-r:, :] = rim[:, :r] = rim[:, -r:] = 1
-                touching = np.unique(labels[(rim > 0) & (changed > 0)])
-                for lab in touching:
-                    if lab and stats[lab, cv2.CC_STAT_AREA] >= cfg.change_blob * area:
-                        return "something reaches over the board's edge"
-        return ""
+        if self._stable_view is None or self._stable_view.shape != grey.shape:
+            return "", True
+        reasons: list[str] = []
+        largest = 0
+        changed = (np.abs(grey - self._stable_view) > cfg.change_threshold).astype(np.uint8)
+        skin = (skin_mask(view, white) > 0).astype(np.uint8) & cv2.dilate(
+            changed, np.ones((3, 3), np.uint8)
+        )
+        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
+        blobs = [int(a) for a in stats[1:, cv2.CC_STAT_AREA] if a >= cfg.skin_blob * area]
+        if blobs:
+            reasons.append("skin-coloured blob over the board")
+            largest = max(blobs)
+        changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+        if n > 1:
+            h, w = grey.shape
+            r = max(1, int(round(cfg.rim * min(h, w))))
+            rim = np.zeros_like(changed)
+            rim[:r, :] = rim[-r:, :] = rim[:, :r] = rim[:, -r:] = 1
+            touching = [
+                int(stats[lab, cv2.CC_STAT_AREA])
+                for lab in np.unique(labels[(rim > 0) & (changed > 0)])
+                if lab and stats[lab, cv2.CC_STAT_AREA] >= cfg.change_blob * area
+            ]
+            if touching:
+                reasons.append("something reaches over the board's edge")
+                largest = max([largest, *touching])
+        return " and ".join(reasons), largest <= cfg.piece_blob * area
 
     def _vote(self) -> tuple[Observation, bool]:
         """Per space, the most common reading of the still period; ``True`` when every space's
@@ -230,6 +260,7 @@ class StabilityGate:
         if view is None or reading is None or view.ndim != 3 or view.shape[2] != 3:
             self._prev = None
             self._still_since = None
+            self._quiet_since = None
             self._history.clear()
             return GateDecision(NO_BOARD, reason="board not found in this frame")
         grey = self._grey(view)
@@ -242,12 +273,15 @@ class StabilityGate:
         self._prev = grey
         if first or motion > cfg.motion_threshold:
             self._still_since = None
+            self._quiet_since = None
             self._history.clear()
             self._emitted_key = None
             why = "first frame" if first else f"board moving ({motion:.1f} grey levels)"
             return GateDecision(MOVING, reason=why, motion=motion)
-        hand = self._hand(view, grey, white_bgr)
-        if hand:
+        if self._quiet_since is None:
+            self._quiet_since = time_s
+        hand, small = self._hand(view, grey, white_bgr)
+        if hand and not small:
             self._still_since = None
             self._history.clear()
             self._emitted_key = None
@@ -255,6 +289,18 @@ class StabilityGate:
         if self._still_since is None:
             self._still_since = time_s
         self._history.append(reading)
+        if hand:
+            # no larger than a piece: a moved piece once it has stayed put and no tower is hidden
+            self._emitted_key = None
+            if time_s - self._quiet_since < cfg.settle_s:
+                return GateDecision(HAND, reason=hand, motion=motion)
+            voted, _ = self._vote()
+            if self._emitted_towers is not None and _towers(voted) != self._emitted_towers:
+                return GateDecision(
+                    HAND,
+                    reason=f"{hand}: {_towers(voted)} towers seen, {self._emitted_towers} before",
+                    motion=motion,
+                )
         voted, agreeing = self._vote()
         key = reading_key(voted)
         reading = voted
@@ -265,6 +311,7 @@ class StabilityGate:
         if self._emitted_key == key:
             return GateDecision(STABLE, reason="still; already reported", motion=motion)
         self._emitted_key = key
+        self._emitted_towers = _towers(reading)
         self._stable_view = grey
         obs = replace(reading, unstable=False)
         return GateDecision(STABLE, observation=obs, reason="still board", motion=motion)

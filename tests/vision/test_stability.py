@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
@@ -165,3 +167,108 @@ class TestRenderedHand:
         assert emitted_on_hand == 0
         assert len(after) == 1
         assert not after[0].unstable
+
+
+def towers_reading(first: int, second: int) -> Observation:
+    """Space 1 and 2 with so many towers (crest roofs)."""
+
+    def space(n: int) -> SpaceObservation:
+        return SpaceObservation(n, "crest" if n else "crest-space")
+
+    return Observation({1: space(first), 2: space(second)})
+
+
+class TestSmallChangeHeldStill:
+    """A change no larger than a piece that stays put: a moved piece, unless a tower is hidden."""
+
+    def frames(self, after: Observation) -> list[tuple[np.ndarray, Observation]]:
+        rng = np.random.default_rng(7)
+        base = board_view()
+        blob = base.copy()
+        cv2.circle(blob, (80, 80), 11, (120, 150, 215), -1)  # skin-coloured, a roof's size
+        frames = [(noisy(base, rng), towers_reading(0, 1)) for _ in range(10)]
+        return frames + [(noisy(blob, rng), after) for _ in range(15)]
+
+    def test_reported_once_it_has_stayed_put_with_every_tower(self) -> None:
+        out = run(StabilityGate(), self.frames(towers_reading(1, 0)))
+        emitted = [i for i, d in enumerate(out) if d.observation is not None]
+        assert len(emitted) == 2 and emitted[0] < 10
+        assert {d.state for d in out[11 : emitted[1]]} == {HAND}  # not at once: a hand may pause
+        assert emitted[1] - 11 >= 5
+        obs = out[emitted[1]].observation
+        assert obs is not None and obs.spaces[1].towers == 1 and obs.spaces[2].towers == 0
+
+    def test_never_reported_while_it_hides_a_tower(self) -> None:
+        out = run(StabilityGate(), self.frames(towers_reading(0, 0)))
+        assert [d.observation is not None for d in out].count(True) == 1
+        assert all(d.observation is None for d in out[10:])
+        assert out[-1].state == HAND and "towers seen" in out[-1].reason
+
+
+class TestSimulatedTable:
+    """Still, hand-free boards of the simulated table (renderer, real detector) after a tower
+    move: the moved pieces must not be taken for a hand."""
+
+    @staticmethod
+    def still_board(cam: Any, detector: Any, gate: StabilityGate, state: Any, n: int) -> list:
+        """Six identical frames of one still board at 5 fps (scene ``n``) through detector and
+        gate; the gate's decisions."""
+        from companion.service.simtable import Scene
+
+        img = cam.render_scene(Scene(state, None, 6), n)
+        out = []
+        for k in range(6):
+            t = n * 10.0 + k / 5.0
+            det = detector.detect(img, t, int(t * 5))
+            reading = det.observation if det.ok else None
+            out.append(gate.update(t, det.board_view, reading, det.white_bgr))
+        return out
+
+    @staticmethod
+    def game(config: Any, seed: int, actions: int) -> tuple[Any, Any, list[Any]]:
+        """Camera, detector and the states of a seeded bot game (setup first)."""
+        from companion.rules import apply, setup
+        from companion.rules.bots import BOTS
+        from companion.service.parts import Parts
+        from companion.service.simrender import SimCamera
+        from companion.vision.detector import Detector
+
+        state = setup(config, seed)
+        bots = [BOTS["greedy"](seed * 7 + i + 1) for i in range(config.player_count)]
+        states = [state]
+        for _ in range(actions):
+            state, _ = apply(state, bots[int(state.turn.player)].choose(state))
+            states.append(state)
+        cam = SimCamera(Parts(), seed, (1536, 864))
+        profile = cam.profile_from_setup(states[0], list(states[0].table.colours))
+        return cam, Detector(cam.camera_model, cam.geometry, profile), states
+
+    def test_a_tall_stack_leaning_over_the_rim_is_reported(self) -> None:
+        """Seed-3 game, action 10: a 5-tier stack lands on space 6 at the board's edge and leans
+        over the board view's rim in the camera's perspective."""
+        from companion.rules import Config
+
+        cam, detector, states = self.game(Config(player_count=3), 3, 11)
+        gate = StabilityGate()
+        before = self.still_board(cam, detector, gate, states[10], 1)
+        assert [d.observation is not None for d in before].count(True) == 1
+        after = self.still_board(cam, detector, gate, states[11], 2)
+        emitted = [d.observation for d in after if d.observation is not None]
+        assert len(emitted) == 1, [d.reason for d in after]
+        assert emitted[0].spaces[6].towers == 5 and emitted[0].spaces[4].towers == 0
+
+    @pytest.mark.parametrize("action", [1, 7])
+    def test_a_moved_tower_on_the_sandy_track_is_not_a_skin_blob(self, action: int) -> None:
+        """Seed-4 game, 4 players, all modules: the revealed track and the moved tower are
+        skin-coloured."""
+        from companion.rules import Config
+
+        modules = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
+        cam, detector, states = self.game(Config(player_count=4, modules=modules), 4, action + 1)
+        gate = StabilityGate()
+        before = self.still_board(cam, detector, gate, states[action], 2 * action + 1)
+        assert [d.observation is not None for d in before].count(True) == 1
+        after = self.still_board(cam, detector, gate, states[action + 1], 2 * action + 2)
+        assert [d.observation is not None for d in after].count(True) == 1, [
+            d.reason for d in after
+        ]
