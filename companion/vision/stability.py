@@ -17,9 +17,10 @@ exactly once per still period:
    A piece that moved leaves changes too: the revealed sandy track or a beige tower is
    skin-coloured, and a tall stack at the board's edge leans over the rim in the camera's
    perspective. So a vetoing region no larger than a stack (``piece_blob``) is *settled* once the
-   whole view has been quiet for ``settle_s`` seconds and the period's reading keeps every tower
-   of the last reported board (towers never leave the board; a hand hides some): then it is part
-   of the board, not a hand. A large region (an arm, a sleeve) always vetoes.
+   whole view has been quiet for ``settle_s`` seconds and the period's reading shows a tower move
+   from the last reported board that keeps every tower (towers never leave the board; a hand
+   hides some): then it is part of the board, not a hand. A large region (an arm, a sleeve), or
+   a small one without a tower move (a hand resting after placing a wizard), always vetoes.
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
    wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share; a
    detector that misreads a space on one noisy frame is outvoted.
@@ -45,6 +46,9 @@ HAND = "hand"
 SETTLING = "settling"
 STABLE = "stable"
 NO_BOARD = "no-board"
+#: frame times are sums of ``1 / fps`` steps; 0.6 - 0.2 is 0.39999999999999997 s in floating point,
+#: and three frames at 5 fps must count as the 0.4 s they span
+TIME_EPS = 1e-6
 
 
 @dataclass(frozen=True)
@@ -112,10 +116,22 @@ def reading_key(obs: Observation) -> tuple[Any, ...]:
     )
 
 
-def _towers(obs: Observation) -> int:
-    """All towers of a reading (towers never leave the board: a lower count means some are
-    hidden, e.g. under a hand)."""
-    return sum(o.towers for o in obs.spaces.values())
+def _towers(obs: Observation) -> dict[int, int]:
+    """Towers per space of a reading."""
+    return {s: o.towers for s, o in obs.spaces.items()}
+
+
+def _tower_moved(now: dict[int, int], before: dict[int, int] | None) -> str:
+    """Why the reading ``now`` is not a tower move from ``before`` (``""``: it is one): some
+    tower count changed and none is missing (towers never leave the board; a hand hides some)."""
+    if before is None:
+        return "no board reported yet"
+    n, b = sum(now.values()), sum(before.values())
+    if n != b:
+        return f"{n} towers seen, {b} before"
+    if now == before:
+        return "no tower moved"
+    return ""
 
 
 def skin_mask(
@@ -154,7 +170,7 @@ class StabilityGate:
         self._emitted_key: tuple[Any, ...] | None = None
         self._last_time: float | None = None
         self._quiet_since: float | None = None
-        self._emitted_towers: int | None = None
+        self._emitted_towers: dict[int, int] | None = None
 
     def reset(self) -> None:
         """Forget everything (e.g. after the camera was moved)."""
@@ -290,23 +306,20 @@ class StabilityGate:
             self._still_since = time_s
         self._history.append(reading)
         if hand:
-            # no larger than a piece: a moved piece once it has stayed put and no tower is hidden
+            # no larger than a stack: a moved stack once it has stayed put, when the reading
+            # shows a tower move that hides no tower; a hand that rests is never settled otherwise
             self._emitted_key = None
-            if time_s - self._quiet_since < cfg.settle_s:
+            if time_s - self._quiet_since < cfg.settle_s - TIME_EPS:
                 return GateDecision(HAND, reason=hand, motion=motion)
-            voted, _ = self._vote()
-            if self._emitted_towers is not None and _towers(voted) != self._emitted_towers:
-                return GateDecision(
-                    HAND,
-                    reason=f"{hand}: {_towers(voted)} towers seen, {self._emitted_towers} before",
-                    motion=motion,
-                )
+            why = _tower_moved(_towers(self._vote()[0]), self._emitted_towers)
+            if why:
+                return GateDecision(HAND, reason=f"{hand} ({why})", motion=motion)
         voted, agreeing = self._vote()
         key = reading_key(voted)
         reading = voted
         if not agreeing:
             return GateDecision(SETTLING, reason="readings still changing", motion=motion)
-        if time_s - self._still_since < cfg.still_s:
+        if time_s - self._still_since < cfg.still_s - TIME_EPS:
             return GateDecision(SETTLING, reason="waiting for a still board", motion=motion)
         if self._emitted_key == key:
             return GateDecision(STABLE, reason="still; already reported", motion=motion)

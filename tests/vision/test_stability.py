@@ -169,13 +169,13 @@ class TestRenderedHand:
         assert not after[0].unstable
 
 
-def towers_reading(first: int, second: int) -> Observation:
-    """Space 1 and 2 with so many towers (crest roofs)."""
+def towers_reading(first: int, second: int, blue: int = 0) -> Observation:
+    """Space 1 and 2 with so many towers (crest roofs), ``blue`` wizards on space 1."""
 
-    def space(n: int) -> SpaceObservation:
-        return SpaceObservation(n, "crest" if n else "crest-space")
+    def space(n: int, wizards: dict[str, int]) -> SpaceObservation:
+        return SpaceObservation(n, "crest" if n else "crest-space", wizards)
 
-    return Observation({1: space(first), 2: space(second)})
+    return Observation({1: space(first, {"blue": blue} if blue else {}), 2: space(second, {})})
 
 
 class TestSmallChangeHeldStill:
@@ -203,6 +203,13 @@ class TestSmallChangeHeldStill:
         assert [d.observation is not None for d in out].count(True) == 1
         assert all(d.observation is None for d in out[10:])
         assert out[-1].state == HAND and "towers seen" in out[-1].reason
+
+    def test_never_reported_without_a_tower_move(self) -> None:
+        """A hand that placed a wizard and rests: the reading changed, but no tower moved."""
+        out = run(StabilityGate(), self.frames(towers_reading(0, 1, blue=1)))
+        assert [d.observation is not None for d in out].count(True) == 1
+        assert all(d.observation is None for d in out[10:])
+        assert out[-1].state == HAND and "no tower moved" in out[-1].reason
 
 
 class TestSimulatedTable:
