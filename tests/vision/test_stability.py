@@ -217,14 +217,16 @@ class TestSimulatedTable:
     move: the moved pieces must not be taken for a hand."""
 
     @staticmethod
-    def still_board(cam: Any, detector: Any, gate: StabilityGate, state: Any, n: int) -> list:
-        """Six identical frames of one still board at 5 fps (scene ``n``) through detector and
-        gate; the gate's decisions."""
+    def still_board(
+        cam: Any, detector: Any, gate: StabilityGate, state: Any, n: int, hand: Any = None
+    ) -> list:
+        """Six identical frames of one still board at 5 fps (scene ``n``, ``hand`` held still
+        over it) through detector and gate; the gate's decisions."""
         from companion.service.simtable import Scene
 
-        img = cam.render_scene(Scene(state, None, 6), n)
+        img = cam.render_scene(Scene(state, hand, 6), n)
         out = []
-        for k in range(6):
+        for k in range(6 if hand is None else 10):
             t = n * 10.0 + k / 5.0
             det = detector.detect(img, t, int(t * 5))
             reading = det.observation if det.ok else None
@@ -263,6 +265,20 @@ class TestSimulatedTable:
         emitted = [d.observation for d in after if d.observation is not None]
         assert len(emitted) == 1, [d.reason for d in after]
         assert emitted[0].spaces[6].towers == 5 and emitted[0].spaces[4].towers == 0
+
+    def test_a_hand_held_still_over_the_tall_stack_it_placed_is_not_reported(self) -> None:
+        """The same move while the hand that placed the stack rests over it for 1.8 s."""
+        from companion.rules import Config
+        from companion.service.simtable import Hand
+
+        cam, detector, states = self.game(Config(player_count=3), 3, 11)
+        gate = StabilityGate()
+        before = self.still_board(cam, detector, gate, states[10], 1)
+        assert [d.observation is not None for d in before].count(True) == 1
+        seat = int(states[10].turn.player)
+        held = self.still_board(cam, detector, gate, states[11], 2, Hand(6, seat, "place"))
+        assert all(d.observation is None for d in held)
+        assert held[-1].state == HAND
 
     @pytest.mark.parametrize("action", [1, 7])
     def test_a_moved_tower_on_the_sandy_track_is_not_a_skin_blob(self, action: int) -> None:
