@@ -12,8 +12,8 @@ exactly once per still period:
 2. **Hand / arm veto**, against the last stable view (a sandy board or an oak table is
    skin-coloured too, so only what *changed* counts): a large blob that is skin-coloured (YCrCb
    skin range after white balance) and differs from the stable view, or any changed region that
-   touches the board's rim (an arm reaches in from outside the board; pieces never stand on
-   the rim). Before the first stable view only motion and agreement guard.
+   touches the board's rim (an arm reaches in from outside the board; pieces stand inside
+   it). Before the first stable view only motion and agreement guard.
    A piece that moved leaves changes too: the revealed sandy track or a beige tower is
    skin-coloured, and a tall stack at the board's edge leans over the rim in the camera's
    perspective. So a vetoing region no larger than a stack (``piece_blob``) is *settled* once the
