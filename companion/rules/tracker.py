@@ -561,6 +561,85 @@ def _with_repairs(
                 yield fixed, action, prior + opts.cost_repair, pending, implicit
 
 
+def _chain_ok(srch: _Search, st: GameState, step: _Step) -> bool:
+    """Each action of ``step`` applies from the state before it (from ``st`` on)."""
+    for a, nxt in zip(step.actions, step.states, strict=True):
+        got = srch.apply(st, a)
+        if got is None or got[0] != nxt:
+            return False
+        st = nxt
+    return True
+
+
+def _twins(a: Action) -> tuple[Action, ...]:
+    """Actions that leave the same board as ``a`` but other bookkeeping: a 2-space tower move
+    or a 1-space wizard move by a card or by the Advance spell (R-SPELL-*)."""
+    if isinstance(a, MoveTower) and a.steps == 2 and not a.rolls:
+        return (Cast(a.player, "advance_tower", space=a.space, tier=a.tier),)
+    if isinstance(a, MoveWizard) and a.steps == 1 and not a.rolls:
+        return (Cast(a.player, "advance_wizard", wizard=a.wizard),)
+    if isinstance(a, Cast) and not a.free and a.times == 1:
+        if a.spell == "advance_tower" and a.space is not None and a.tier is not None:
+            return (MoveTower(a.player, a.space, a.tier, 2, _VALUE_TOWER[2]),)
+        if a.spell == "advance_wizard" and a.wizard is not None:
+            return (MoveWizard(a.player, a.wizard, 1, _VALUE_WIZARD[1]),)
+    return ()
+
+
+def _legal(srch: _Search, root: GameState, h: _Hyp) -> _Hyp | None:
+    """``h`` with a trail the engine accepts action by action from ``root``, or None.
+
+    Earlier steps were checked when they were new, so only the newest is replayed. A repaired
+    step (``_with_repairs``: one more card, more full potions) is legal only once an earlier
+    uncommitted move is rewritten as its card/spell twin (:func:`_twins`); the rewritten trail
+    is kept, so what gets committed is what the engine accepts."""
+    if not h.trail:
+        return h
+    prev = h.trail[-2].state if len(h.trail) > 1 else root
+    if _chain_ok(srch, prev, h.trail[-1]):
+        return h
+    acts = [a for s in h.trail for a in s.actions]
+    for _ in range(3):
+        before: list[GameState] = []
+        st = root
+        bad = -1
+        for i, a in enumerate(acts):
+            before.append(st)
+            got = srch.apply(st, a)
+            if got is None:
+                bad = i
+                break
+            st = got[0]
+        if bad < 0:
+            break
+        for i in range(bad - 1, -1, -1):
+            for tw in _twins(acts[i]):
+                got_r = _replay(srch, before[i], [tw, *acts[i + 1 :]])
+                if got_r is not None and board_key(got_r[0]) == board_key(h.state):
+                    acts = [*acts[:i], tw, *acts[i + 1 :]]
+                    break
+            else:
+                continue
+            break
+        else:
+            return None
+    else:
+        return None
+    got_all = _replay(srch, root, acts)
+    if got_all is None or board_key(got_all[0]) != board_key(h.state):
+        return None
+    _, events, states = got_all
+    steps: list[_Step] = []
+    k, prev = 0, root
+    for s in h.trail:
+        n = len(s.actions)
+        if n:
+            prev = states[k + n - 1]
+        steps.append(_Step(prev, tuple(acts[k : k + n]), events[k : k + n], states[k : k + n]))
+        k += n
+    return _Hyp(prev, h.cost, tuple(steps), h.pending, h.implicit)
+
+
 def _close_turn(
     srch: _Search, st: GameState, opts: TrackerOptions
 ) -> (
@@ -1059,9 +1138,14 @@ class Tracker:
         return self._prune(out)
 
     def _prune(self, hyps: Iterable[_Hyp]) -> tuple[_Hyp, ...]:
+        """Merge hypotheses with one state, drop those beyond ``margin`` and those whose trail
+        the engine refuses from the committed root (a repair no earlier move accounts for)."""
         opts = self.options
         merged: dict[tuple[Any, ...], _Hyp] = {}
-        for h in hyps:
+        for h0 in hyps:
+            h = _legal(self._srch, self._root, h0)
+            if h is None:
+                continue
             key = (state_key(h.state), h.pending, h.implicit)
             old = merged.get(key)
             if old is None or h.cost < old.cost:
