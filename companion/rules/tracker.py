@@ -640,6 +640,24 @@ def _legal(srch: _Search, root: GameState, h: _Hyp) -> _Hyp | None:
     return _Hyp(prev, h.cost, tuple(steps), h.pending, h.implicit)
 
 
+def _shared_prefix(hyps: Sequence[_Hyp]) -> int:
+    """How many actions at the start of the oldest step every hypothesis of ``hyps`` shares
+    (same actions from the same root: the same states)."""
+    first = [h.trail[0].actions for h in hyps]
+    k = 0
+    while all(len(a) > k and a[k] == first[0][k] for a in first):
+        k += 1
+    return k
+
+
+def _drop_actions(trail: tuple[_Step, ...], k: int, whole: bool) -> tuple[_Step, ...]:
+    """The trail without its oldest step (``whole``) or without its first ``k`` actions."""
+    if whole:
+        return trail[1:]
+    s = trail[0]
+    return (_Step(s.state, s.actions[k:], s.events[k:], s.states[k:]),) + trail[1:]
+
+
 def _close_turn(
     srch: _Search, st: GameState, opts: TrackerOptions
 ) -> (
@@ -1163,11 +1181,16 @@ class Tracker:
 
     def _commit(self, force: bool = False) -> tuple[Committed, ...]:
         """Commit, oldest first, the steps on which every hypothesis within ``commit_margin`` of
-        the best agrees; worse rivals are dropped then. The newest step waits for one more
-        frame (unless ``force``: an answer). After ``max_lag`` held steps the best is committed
-        (it has stayed clearly ahead for that long)."""
+        the best agrees (board, potions and turn after the step); worse rivals are dropped then.
+        When they disagree, only the actions at the start of the oldest step that they all
+        share are committed (a turn end before an undecided card or spell) and the rest is held,
+        however long: a later frame, the DONE press or a spell's cost decides it, or the players
+        are asked after ``max_lag`` held steps (:meth:`_maybe_ask`); the best is never taken on
+        its cost alone. The newest step waits for one more frame (unless ``force``: an answer).
+        Every committed action applies from the state before it (the engine accepts it)."""
         opts = self.options
         hyps = self._hyps
+        srch = self._srch
         committed: list[Committed] = []
         while True:
             n = min(len(h.trail) for h in hyps)
@@ -1175,19 +1198,37 @@ class Tracker:
             if limit <= 0:
                 break
             best = min(hyps, key=lambda h: h.cost)
-            key0 = state_key(best.trail[0].state)
-            same = [h for h in hyps if state_key(h.trail[0].state) == key0]
-            rivals = [h for h in hyps if state_key(h.trail[0].state) != key0]
-            close = [h for h in rivals if h.cost - best.cost <= opts.commit_margin]
-            if close and (n <= opts.max_lag or self._question is not None):
-                break
             step = best.trail[0]
-            for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
+            close = [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
+            key0 = state_key(step.state)
+            if all(state_key(h.trail[0].state) == key0 for h in close):
+                k = len(step.actions)
+                keep = [h for h in hyps if state_key(h.trail[0].state) == key0]
+            else:
+                k = _shared_prefix(close)
+                keep = [h for h in hyps if h.trail[0].actions[:k] == step.actions[:k]]
+                if not k:
+                    break
+            part = _Step(step.state, step.actions[:k], step.events[:k], step.states[:k])
+            if not _chain_ok(srch, self._root, part):
+                break
+            for a, ev, st in zip(step.actions[:k], step.events, step.states, strict=False):
                 committed.append(Committed(a, ev, st))
-            self._root = step.state
+            whole = k == len(step.actions)
+            if k:
+                self._root = step.states[k - 1]
             hyps = tuple(
-                _Hyp(h.state, h.cost - best.cost, h.trail[1:], h.pending, h.implicit) for h in same
+                _Hyp(
+                    h.state,
+                    h.cost - best.cost,
+                    _drop_actions(h.trail, k, whole),
+                    h.pending,
+                    h.implicit,
+                )
+                for h in keep
             )
+            if not whole:
+                break
         self._hyps = hyps
         if committed:
             self._history = (self._history + tuple(committed))[-500:]
@@ -1210,6 +1251,20 @@ class Tracker:
             self._question_groups = ()
         opts = self.options
         hyps = sorted(self._hyps, key=lambda h: h.cost)
+        if min(len(h.trail) for h in hyps) > opts.max_lag:
+            # held too long: what the camera cannot tell (a card or a spell, who moved before
+            # or after the DONE) is asked rather than taken from the best's cost
+            near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+            held: dict[tuple[Any, ...], list[_Hyp]] = {}
+            for h in near:
+                held.setdefault(state_key(h.trail[0].state), []).append(h)
+            if len(held) > 1:
+                ordered = sorted(held.values(), key=lambda g: min(x.cost for x in g))
+                self._qcount += 1
+                text, options = _board_question(ordered, self._root, state_key)
+                self._question = Question(f"q{self._qcount}", text, options)
+                self._question_groups = tuple(tuple(g) for g in ordered)
+                return
         close = [h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin]
         if len(close) < 2:
             return
@@ -1396,20 +1451,20 @@ def _marker_from(d: Mapping[str, Any]) -> Marker:
     raise ValueError(f"tracker.pending: unknown marker {d!r}")
 
 
-def _first_difference(groups: Sequence[Sequence[_Hyp]]) -> int:
+def _first_difference(groups: Sequence[Sequence[_Hyp]], key: Any = board_key) -> int:
     reps = [g[0] for g in groups]
     n = min(len(h.trail) for h in reps)
     for i in range(n):
-        k = {board_key(h.trail[i].state) for h in reps}
+        k = {key(h.trail[i].state) for h in reps}
         if len(k) > 1:
             return i
     return max(0, n - 1)
 
 
 def _board_question(
-    groups: Sequence[Sequence[_Hyp]], root: GameState
+    groups: Sequence[Sequence[_Hyp]], root: GameState, key: Any = board_key
 ) -> tuple[str, tuple[str, ...]]:
-    i = _first_difference(groups)
+    i = _first_difference(groups, key)
     reps = [g[0] for g in groups]
     options: list[str] = []
     firsts: list[Action | None] = []

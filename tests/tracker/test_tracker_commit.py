@@ -8,7 +8,7 @@ from dataclasses import replace
 from companion.rules import Config, apply, observe, setup
 from companion.rules.actions import Cast, EndTurn, MoveTower
 from companion.rules.bots import BOTS
-from companion.rules.tracker import Tracker, board_key
+from companion.rules.tracker import Tracker, TrackerOptions, board_key
 
 
 def play(seed: int, actions: int, start: int = 0):
@@ -109,5 +109,43 @@ def test_the_done_press_decides_a_card_from_an_advance_spell_without_a_question(
     assert any(isinstance(a, MoveTower) and a.space == 16 and a.steps == 2 for a in blue), moves
     assert not any(isinstance(a, Cast) for a in blue), moves
     assert all(u.question is None for _, _, u in log)
+    assert_legal_and_true(tracker, truths)
+    assert_true_turn_ends(tracker, truths)
+
+
+def test_a_long_bookkeeping_doubt_is_asked_not_guessed():
+    # Seed 6: after blue's two moves and DONE, a 2-space tower move is either blue's Advance a
+    # Tower before the DONE or yellow's card after it. Nothing the camera sees later tells them
+    # apart; with a short max_lag the tracker asks instead of committing the cheaper one.
+    tracker = None
+    cfg = Config(player_count=3)
+    state = setup(cfg, 6)
+    bots = [BOTS["greedy"](6 * 7 + i + 1) for i in range(3)]
+    tracker = Tracker.new(cfg, TrackerOptions(max_lag=2))
+    truths, frame, question = [state], 0, None
+    for _ in range(9):
+        action = bots[int(state.turn.player)].choose(state)
+        before, (state, _) = state, apply(state, action)
+        truths.append(state)
+        if isinstance(action, EndTurn):
+            update = tracker.end_turn()
+        elif observe(before) != observe(state):
+            frame += 1
+            update = tracker.observe(observe(state, frame * 1.6, frame))
+        else:
+            continue
+        if update.question is not None and question is None:
+            question = update.question
+            assert tracker.history == () or not any(
+                isinstance(c.action, Cast) for c in tracker.history
+            )
+            truth = truths[-1].potions
+            pick = next(
+                i
+                for i, states in enumerate(tracker.question_candidates())
+                if any(s.potions == truth for s in states)
+            )
+            tracker.answer(question.id, pick)
+    assert question is not None and len(question.options) >= 2
     assert_legal_and_true(tracker, truths)
     assert_true_turn_ends(tracker, truths)
