@@ -690,103 +690,6 @@ def _with_repairs(
                 yield fixed, action, prior + opts.cost_repair, pending, implicit
 
 
-def _chain_ok(srch: _Search, st: GameState, step: _Step) -> bool:
-    """Each action of ``step`` applies from the state before it (from ``st`` on)."""
-    for a, nxt in zip(step.actions, step.states, strict=True):
-        got = srch.apply(st, a)
-        if got is None or got[0] != nxt:
-            return False
-        st = nxt
-    return True
-
-
-def _twins(a: Action) -> tuple[Action, ...]:
-    """Actions that leave the same board as ``a`` but other bookkeeping: a 2-space tower move
-    or a 1-space wizard move by a card or by the Advance spell (R-SPELL-*)."""
-    if isinstance(a, MoveTower) and a.steps == 2 and not a.rolls:
-        return (Cast(a.player, "advance_tower", space=a.space, tier=a.tier),)
-    if isinstance(a, MoveWizard) and a.steps == 1 and not a.rolls:
-        return (Cast(a.player, "advance_wizard", wizard=a.wizard),)
-    if isinstance(a, Cast) and not a.free and a.times == 1:
-        if a.spell == "advance_tower" and a.space is not None and a.tier is not None:
-            return (MoveTower(a.player, a.space, a.tier, 2, _VALUE_TOWER[2]),)
-        if a.spell == "advance_wizard" and a.wizard is not None:
-            return (MoveWizard(a.player, a.wizard, 1, _VALUE_WIZARD[1]),)
-    return ()
-
-
-def _legal(srch: _Search, root: GameState, h: _Hyp) -> _Hyp | None:
-    """``h`` with a trail the engine accepts action by action from ``root``, or None.
-
-    Earlier steps were checked when they were new, so only the newest is replayed. A repaired
-    step (``_with_repairs``: one more card, more full potions) is legal only once an earlier
-    uncommitted move is rewritten as its card/spell twin (:func:`_twins`); the rewritten trail
-    is kept, so what gets committed is what the engine accepts."""
-    if not h.trail:
-        return h
-    prev = h.trail[-2].state if len(h.trail) > 1 else root
-    if _chain_ok(srch, prev, h.trail[-1]):
-        return h
-    acts = [a for s in h.trail for a in s.actions]
-    for _ in range(3):
-        before: list[GameState] = []
-        st = root
-        bad = -1
-        for i, a in enumerate(acts):
-            before.append(st)
-            got = srch.apply(st, a)
-            if got is None:
-                bad = i
-                break
-            st = got[0]
-        if bad < 0:
-            break
-        for i in range(bad - 1, -1, -1):
-            for tw in _twins(acts[i]):
-                got_r = _replay(srch, before[i], [tw, *acts[i + 1 :]])
-                if got_r is not None and board_key(got_r[0]) == board_key(h.state):
-                    acts = [*acts[:i], tw, *acts[i + 1 :]]
-                    break
-            else:
-                continue
-            break
-        else:
-            return None
-    else:
-        return None
-    got_all = _replay(srch, root, acts)
-    if got_all is None or board_key(got_all[0]) != board_key(h.state):
-        return None
-    _, events, states = got_all
-    steps: list[_Step] = []
-    k, prev = 0, root
-    for s in h.trail:
-        n = len(s.actions)
-        if n:
-            prev = states[k + n - 1]
-        steps.append(_Step(prev, tuple(acts[k : k + n]), events[k : k + n], states[k : k + n]))
-        k += n
-    return _Hyp(prev, h.cost, tuple(steps), h.pending, h.implicit)
-
-
-def _shared_prefix(hyps: Sequence[_Hyp]) -> int:
-    """How many actions at the start of the oldest step every hypothesis of ``hyps`` shares
-    (same actions from the same root: the same states)."""
-    first = [h.trail[0].actions for h in hyps]
-    k = 0
-    while all(len(a) > k and a[k] == first[0][k] for a in first):
-        k += 1
-    return k
-
-
-def _drop_actions(trail: tuple[_Step, ...], k: int, whole: bool) -> tuple[_Step, ...]:
-    """The trail without its oldest step (``whole``) or without its first ``k`` actions."""
-    if whole:
-        return trail[1:]
-    s = trail[0]
-    return (_Step(s.state, s.actions[k:], s.events[k:], s.states[k:]),) + trail[1:]
-
-
 def _close_turn(
     srch: _Search, st: GameState, opts: TrackerOptions
 ) -> (
@@ -1326,14 +1229,9 @@ class Tracker:
         return self._prune(out)
 
     def _prune(self, hyps: Iterable[_Hyp]) -> tuple[_Hyp, ...]:
-        """Merge hypotheses with one state, drop those beyond ``margin`` and those whose trail
-        the engine refuses from the committed root (a repair no earlier move accounts for)."""
         opts = self.options
         merged: dict[tuple[Any, ...], _Hyp] = {}
-        for h0 in hyps:
-            h = _legal(self._srch, self._root, h0)
-            if h is None:
-                continue
+        for h in hyps:
             key = (state_key(h.state), h.pending, h.implicit)
             old = merged.get(key)
             if old is None or h.cost < old.cost:
@@ -1351,16 +1249,11 @@ class Tracker:
 
     def _commit(self, force: bool = False) -> tuple[Committed, ...]:
         """Commit, oldest first, the steps on which every hypothesis within ``commit_margin`` of
-        the best agrees (board, potions and turn after the step); worse rivals are dropped then.
-        When they disagree, only the actions at the start of the oldest step that they all
-        share are committed (a turn end before an undecided card or spell) and the rest is held,
-        however long: a later frame, the DONE press or a spell's cost decides it, or the players
-        are asked after ``max_lag`` held steps (:meth:`_maybe_ask`); the best is never taken on
-        its cost alone. The newest step waits for one more frame (unless ``force``: an answer).
-        Every committed action applies from the state before it (the engine accepts it)."""
+        the best agrees; worse rivals are dropped then. The newest step waits for one more
+        frame (unless ``force``: an answer). After ``max_lag`` held steps the best is committed
+        (it has stayed clearly ahead for that long)."""
         opts = self.options
         hyps = self._hyps
-        srch = self._srch
         committed: list[Committed] = []
         while True:
             n = min(len(h.trail) for h in hyps)
@@ -1368,37 +1261,19 @@ class Tracker:
             if limit <= 0:
                 break
             best = min(hyps, key=lambda h: h.cost)
+            key0 = state_key(best.trail[0].state)
+            same = [h for h in hyps if state_key(h.trail[0].state) == key0]
+            rivals = [h for h in hyps if state_key(h.trail[0].state) != key0]
+            close = [h for h in rivals if h.cost - best.cost <= opts.commit_margin]
+            if close and (n <= opts.max_lag or self._question is not None):
+                break
             step = best.trail[0]
-            close = [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
-            key0 = state_key(step.state)
-            if all(state_key(h.trail[0].state) == key0 for h in close):
-                k = len(step.actions)
-                keep = [h for h in hyps if state_key(h.trail[0].state) == key0]
-            else:
-                k = _shared_prefix(close)
-                keep = [h for h in hyps if h.trail[0].actions[:k] == step.actions[:k]]
-                if not k:
-                    break
-            part = _Step(step.state, step.actions[:k], step.events[:k], step.states[:k])
-            if not _chain_ok(srch, self._root, part):
-                break
-            for a, ev, st in zip(step.actions[:k], step.events, step.states, strict=False):
+            for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
                 committed.append(Committed(a, ev, st))
-            whole = k == len(step.actions)
-            if k:
-                self._root = step.states[k - 1]
+            self._root = step.state
             hyps = tuple(
-                _Hyp(
-                    h.state,
-                    h.cost - best.cost,
-                    _drop_actions(h.trail, k, whole),
-                    h.pending,
-                    h.implicit,
-                )
-                for h in keep
+                _Hyp(h.state, h.cost - best.cost, h.trail[1:], h.pending, h.implicit) for h in same
             )
-            if not whole:
-                break
         self._hyps = hyps
         if committed:
             self._history = (self._history + tuple(committed))[-500:]
@@ -1421,20 +1296,6 @@ class Tracker:
             self._question_groups = ()
         opts = self.options
         hyps = sorted(self._hyps, key=lambda h: h.cost)
-        if min(len(h.trail) for h in hyps) > opts.max_lag:
-            # held too long: what the camera cannot tell (a card or a spell, who moved before
-            # or after the DONE) is asked rather than taken from the best's cost
-            near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
-            held: dict[tuple[Any, ...], list[_Hyp]] = {}
-            for h in near:
-                held.setdefault(state_key(h.trail[0].state), []).append(h)
-            if len(held) > 1:
-                ordered = sorted(held.values(), key=lambda g: min(x.cost for x in g))
-                self._qcount += 1
-                text, options = _board_question(ordered, self._root, state_key)
-                self._question = Question(f"q{self._qcount}", text, options)
-                self._question_groups = tuple(tuple(g) for g in ordered)
-                return
         # rivals that disagree on whose turn it is (a move of the next player already, or not)
         # are decided by the next turns and the DONE button, not by the players
         p0 = hyps[0].state.turn.player
@@ -1628,20 +1489,20 @@ def _marker_from(d: Mapping[str, Any]) -> Marker:
     raise ValueError(f"tracker.pending: unknown marker {d!r}")
 
 
-def _first_difference(groups: Sequence[Sequence[_Hyp]], key: Any = board_key) -> int:
+def _first_difference(groups: Sequence[Sequence[_Hyp]]) -> int:
     reps = [g[0] for g in groups]
     n = min(len(h.trail) for h in reps)
     for i in range(n):
-        k = {key(h.trail[i].state) for h in reps}
+        k = {board_key(h.trail[i].state) for h in reps}
         if len(k) > 1:
             return i
     return max(0, n - 1)
 
 
 def _board_question(
-    groups: Sequence[Sequence[_Hyp]], root: GameState, key: Any = board_key
+    groups: Sequence[Sequence[_Hyp]], root: GameState
 ) -> tuple[str, tuple[str, ...]]:
-    i = _first_difference(groups, key)
+    i = _first_difference(groups)
     reps = [g[0] for g in groups]
     options: list[str] = []
     firsts: list[Action | None] = []
