@@ -25,7 +25,6 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +34,7 @@ from flask import (
     Response,
     current_app,
     jsonify,
+    render_template,
     request,
 )
 
@@ -125,8 +125,12 @@ def _json_error(message: str, status: int) -> Response:
     return resp
 
 
+PAGE_TITLES = {"table": "table", "me": "my wizards", "host": "host"}
+
+
 def _page(name: str) -> Response:
-    html = resources.files("companion.web").joinpath("static", name).read_bytes()
+    """The ``templates/<name>.html`` page (``table``, ``me`` or ``host``) in the common head."""
+    html = render_template(f"{name}.html", page=name, title=PAGE_TITLES[name])
     resp = Response(html, mimetype="text/html")
     resp.headers["Cache-Control"] = "no-cache"
     return resp
@@ -181,17 +185,17 @@ def _etag(version: int, audience: Audience) -> str:
 
 @bp.get("/")
 def table_page() -> Response:
-    return _ensure_csrf_cookie(_page("table.html"))
+    return _ensure_csrf_cookie(_page("table"))
 
 
 @bp.get("/me")
 def player_page() -> Response:
-    return _ensure_csrf_cookie(_page("me.html"))
+    return _ensure_csrf_cookie(_page("me"))
 
 
 @bp.get("/host")
 def host_page() -> Response:
-    return _ensure_csrf_cookie(_page("host.html"))
+    return _ensure_csrf_cookie(_page("host"))
 
 
 @bp.get("/join/<token>")

@@ -4,7 +4,14 @@ stability gate -> tracker -> journal -> web), served on a free loopback port."""
 from __future__ import annotations
 
 import io
+import json
+import os
+import re
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +24,9 @@ from companion.service.webclient import PhoneClient, WebError
 # on each side of the move and the board is still for six frames (1.2 s of frame time: the
 # stability gate wants 0.4 s of stillness after the first still frame).
 FAST = {"camera": {"fps": 5.0}, "simulation": {"seconds_per_action": 1.6}}
+
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def merged(*dicts):
@@ -146,3 +156,48 @@ class WebAnswerer:
             except WebError as exc:
                 if exc.status != 409:  # 409: already answered / a newer question
                     self.errors.append(str(exc))
+
+
+def write_config(tmp_path: Path, sections: dict[str, dict[str, object]]) -> Path:
+    """A ``companion.toml`` for ``companion demo`` in ``tmp_path``: the simulated camera, the web
+    server on a free loopback port, the data in ``tmp_path/data``, no status lines; ``sections``
+    adds or overrides keys (strings, numbers and booleans)."""
+    base = {
+        "camera": {"source": "simulated"},
+        "web": {"host": "127.0.0.1", "port": 0},
+        "data": {"dir": str(tmp_path / "data")},
+        "service": {"status_every_s": 0},
+    }
+    lines = []
+    for name, keys in merged(base, sections).items():
+        lines.append(f"[{name}]")
+        for key, value in keys.items():
+            lines.append(f"{key} = {json.dumps(value)}")  # a JSON scalar is TOML too
+    cfg = tmp_path / "companion.toml"
+    cfg.write_text("\n".join(lines) + "\n")
+    return cfg
+
+
+def start_demo(cfg: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``companion demo --config cfg`` as its own process, its output appended to ``log``;
+    returns the process and the table URL once it is printed (fails after 90 s)."""
+    offset = log.stat().st_size if log.exists() else 0
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "companion", "demo", "--config", str(cfg), "--no-qr"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        m = re.findall(r"open (http://127\.0\.0\.1:\d+)/", log.read_text()[offset:])
+        if m:
+            return proc, m[-1]
+        if proc.poll() is not None:
+            raise AssertionError("companion exited at start:\n" + log.read_text())
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    raise AssertionError("no URL printed:\n" + log.read_text())

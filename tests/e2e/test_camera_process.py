@@ -4,42 +4,16 @@ with Ctrl-C or SIGTERM, or killed with ``kill -9``, no renderer process is left 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from .conftest import start_demo, write_config
+
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def write_config(tmp_path: Path) -> Path:
-    cfg = tmp_path / "companion.toml"
-    cfg.write_text(
-        f"""
-[camera]
-source = "simulated"
-fps = 5.0
-[web]
-host = "127.0.0.1"
-port = 0
-[game]
-players = 3
-[simulation]
-seed = 2
-speed = 4.0
-[data]
-dir = "{tmp_path / "data"}"
-[service]
-status_every_s = 0
-"""
-    )
-    return cfg
 
 
 def camera_children(pid: int) -> list[int]:
@@ -68,25 +42,22 @@ def gone(pid: int) -> bool:
 
 
 def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
-    cfg = write_config(tmp_path)
+    cfg = write_config(
+        tmp_path,
+        {"camera": {"fps": 5.0}, "game": {"players": 3}, "simulation": {"seed": 2, "speed": 4.0}},
+    )
     log = tmp_path / "companion.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "companion", "demo", "--config", str(cfg), "--no-qr"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    deadline = time.monotonic() + 90
+    proc, _url = start_demo(cfg, log)
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         children = camera_children(proc.pid)
-        if children and re.search(r"open http://127\.0\.0\.1:\d+/", log.read_text()):
+        if children:
             return proc, children[0], log
         if proc.poll() is not None:
             raise AssertionError("companion exited at start:\n" + log.read_text())
         time.sleep(0.1)
     proc.kill()
+    proc.wait()
     raise AssertionError("no simulated camera process:\n" + log.read_text())
 
 

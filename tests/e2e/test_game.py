@@ -13,7 +13,8 @@ from companion.service.parts import Parts
 from companion.service.record import Recorder, hidden_positions, replay, same_table
 from companion.service.testing import finish_game, wait_until
 from companion.service.webclient import PhoneClient
-from tests.e2e.conftest import WebAnswerer, vision_blocker
+
+from .conftest import WebAnswerer, vision_blocker
 
 pytestmark = pytest.mark.slow
 

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,59 +24,11 @@ from companion.service.record import hidden_positions, same_table
 from companion.service.simtable import SimTiming, SimulatedGame
 from companion.service.webclient import PhoneClient
 
+from .conftest import start_demo, write_config
+
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 SEED = 6
-
-
-def write_config(tmp_path: Path) -> Path:
-    cfg = tmp_path / "companion.toml"
-    cfg.write_text(
-        f"""
-[camera]
-source = "simulated"
-[web]
-host = "127.0.0.1"
-port = 0
-[game]
-players = 3
-memory_aid = "all"
-[simulation]
-seed = {SEED}
-speed = 40.0
-games = 1
-picture = false
-[data]
-dir = "{tmp_path / "data"}"
-[service]
-status_every_s = 0
-"""
-    )
-    return cfg
-
-
-def start(cfg: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    offset = log.stat().st_size if log.exists() else 0
-    out = open(log, "ab")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "companion", "demo", "--config", str(cfg), "--no-qr"],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        cwd=REPO,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    out.close()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        m = re.findall(r"open (http://127\.0\.0\.1:\d+)/", log.read_text()[offset:])
-        if m:
-            return proc, m[-1]
-        if proc.poll() is not None:
-            raise AssertionError("companion exited at start:\n" + log.read_text())
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("no URL printed:\n" + log.read_text())
 
 
 def progress(data: Path) -> int:
@@ -112,10 +61,16 @@ def shown(snapshot: dict) -> tuple[dict, list]:
 
 
 def test_kill_9_mid_game_then_restart_keeps_state_and_hidden_wizards(tmp_path):
-    cfg = write_config(tmp_path)
+    cfg = write_config(
+        tmp_path,
+        {
+            "game": {"players": 3, "memory_aid": "all"},
+            "simulation": {"seed": SEED, "speed": 40.0, "games": 1, "picture": False},
+        },
+    )
     data = tmp_path / "data"
     log = tmp_path / "companion.log"
-    proc, url = start(cfg, log)
+    proc, url = start_demo(cfg, log)
     phone = PhoneClient(url)
     try:
         deadline = time.monotonic() + 90
@@ -143,7 +98,7 @@ def test_kill_9_mid_game_then_restart_keeps_state_and_hidden_wizards(tmp_path):
     ), "a state shown on the page before the kill is missing from the journal"
 
     # start again: it continues from the journal, and the page shows the restored state
-    proc, url = start(cfg, log)
+    proc, url = start_demo(cfg, log)
     phone = PhoneClient(url)
     try:
         first = phone.state("public")

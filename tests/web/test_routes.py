@@ -47,11 +47,14 @@ def test_public_routes_answer_with_security_headers(
     assert resp.headers["X-Content-Type-Options"] == "nosniff"
 
 
-@pytest.mark.parametrize("page", ["table.html", "me.html", "host.html"])
-def test_pages_have_no_inline_script_or_style_and_no_cdn(page: str) -> None:
-    from importlib import resources
-
-    html = resources.files("companion.web").joinpath("static", page).read_text()
+@pytest.mark.parametrize(("path", "script"), [("/", "table"), ("/me", "me"), ("/host", "host")])
+def test_pages_have_no_inline_script_or_style_and_no_cdn(
+    client: FlaskClient, path: str, script: str
+) -> None:
+    html = client.get(path).get_data(as_text=True)
+    assert html.startswith("<!doctype html>") and html.rstrip().endswith("</body>\n</html>")
+    assert f'<body data-page="{script}">' in html and "$" not in html.split("<body", 1)[0]
+    assert f'<script src="/static/{script}.js" defer></script>' in html
     assert "<style" not in html and " style=" not in html
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in html
