@@ -147,7 +147,8 @@ class DetectorConfig:
         pixel's chroma spread grows as ``count_noise / (3 light + eps)``.
     :param ink_rel: a roof-interior pixel darker than this fraction of the bare roof's
         lightness is the raven's ink (when grey).
-    :param ink_probes: raven probes free of wizards needed to call a roof without ink plain.
+    :param ink_probes: raven probes free of wizards needed to call a roof without ink plain
+        (on renders no crest roof with 15 or more free raven probes showed no ink).
     :param ink_min: ink probes that make a roof crest (two dark grey probes were a blue
         wizard's shading on a plain roof).
     :param ink_chroma: largest mean chroma of the ink probes (plus their noise): the shaded
@@ -156,6 +157,12 @@ class DetectorConfig:
         measure their chroma contrast.
     :param gap_memory: crest-disc contrasts of earlier frames kept for frames whose crest
         roofs all have their raven hidden.
+    :param castle_tier_cost: castle score given up per tier the castle stands on (decides
+        between spaces whose castle probes are all black, less than one probe of 21).
+    :param gap_clear: a disc contrast within this fraction of the way from the plain roofs'
+        to the crest roofs' contrast of the frame (or beyond) decides the kind even against
+        the ink (on renders the two kinds' contrasts met at 0.47 of the way, crest below 0.5
+        in 1 of 1076, plain above in 1 of 931).
     """
 
     max_towers: int = MAX_TOWERS
@@ -181,10 +188,12 @@ class DetectorConfig:
     count_light_sd: float = 0.15
     count_noise: float = 0.04
     ink_rel: float = 0.4
-    ink_probes: int = 20
+    ink_probes: int = 15
     ink_chroma: float = 0.2
     contrast_probes: int = 4
     gap_memory: int = 64
+    castle_tier_cost: float = 0.01
+    gap_clear: float = 0.3
     ink_min: int = 3
 
 
@@ -781,6 +790,7 @@ class Detector:
         g, cfg = self.geometry, self.config
         tops: list[str] = []
         pending: dict[int, tuple[float | None, bool]] = {}
+        decided: dict[int, float] = {}
         ref: dict[bool, list[float]] = {True: [], False: []}
         bare = slice(N_KIND, N_KIND + N_BARE)
         for si, space in enumerate(g.spaces):
@@ -844,6 +854,8 @@ class Detector:
                 crest = n_ink > 0
                 if gap is not None:
                     ref[crest].append(gap)
+                    if not castle:
+                        decided[si] = gap
                 tops.append("crest" if crest else "plain")
             else:
                 tops.append("")
@@ -862,6 +874,15 @@ class Detector:
             if gap is not None and m_crest is not None and m_crest > m_plain:
                 crest = gap >= (m_crest + m_plain) / 2
             tops[si] = "crest" if crest else "plain"
+        if m_crest is not None and m_crest > m_plain:
+            # a clear disc contrast overrules the ink: a wizard's shadow next to it on a plain
+            # roof is dark and nearly grey, and the disc around a hidden raven is still there
+            for si, gap in decided.items():
+                ratio = (gap - m_plain) / (m_crest - m_plain)
+                if ratio < cfg.gap_clear:
+                    tops[si] = "plain"
+                elif ratio > 1.0 - cfg.gap_clear:
+                    tops[si] = "crest"
         return tops
 
     # -- the detector ----------------------------------------------------------------------------
@@ -1038,8 +1059,16 @@ class Detector:
         # (a dark track or deep shadows can pass the threshold on other spaces too)
         # (the probes of a tall castle on another space can fall on the real castle's image:
         # each space is scored at the tier its castle-roof rim points to)
+        total = self.profile.meta.get("towers")
+        if isinstance(total, int) and 0 <= total < castle_edges.shape[1] - 1:
+            # the castle stands on at most every tower counted at setup (R-COMP-1/3)
+            castle_edges = castle_edges.copy()
+            castle_edges[:, total + 1 :] = -1.0
         castle_tier = np.argmax(castle_edges, axis=1)
         castle_score = castle_frac[np.arange(S), castle_tier]
+        # equal scores (all probes black) go to the lower castle: a tall castle's probes over
+        # an empty space fall on the dark table beyond the board
+        castle_score = castle_score - cfg.castle_tier_cost * castle_tier
         best_castle = int(np.argmax(castle_score)) if S else 0
         castle_at = (
             {best_castle: int(castle_tier[best_castle])}
