@@ -132,7 +132,8 @@ class Pieces:
                 return False
         self.potions = potions[:target] + ((f + 1, e - 1, sp),) + potions[target + 1 :]
         reason = "trapping" if target == seat else "trapping_for_partner"
-        ev.append(event("potion_filled", {"player": tb.colours[target], "reason": reason}))
+        data = {"player": tb.colours[target], "reason": reason}
+        ev.append(_tuple_new(Event, ("potion_filled", data)))
         return True
 
 
@@ -190,13 +191,10 @@ def wizard_move(
         movers = (wi, rider)
     for m in movers:
         if new:
-            ev.append(event("wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "tier": hd}))
+            data = {"wizard": ids[m], "from": s, "to": dest, "tier": hd}
         else:
-            ev.append(
-                event(
-                    "wizard_moved", {"wizard": ids[m], "from": s, "to": dest, "into_castle": True}
-                )
-            )
+            data = {"wizard": ids[m], "from": s, "to": dest, "into_castle": True}
+        ev.append(_tuple_new(Event, ("wizard_moved", data)))
     if new:
         if p.mods:
             p.arrive(movers, new)
@@ -315,7 +313,12 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
     ids = tb.wizard_ids
     lo = s << 4 | k
     delta = ((dest - s) << 4) + hd - k + 1
-    carried = _on(wiz, lo, (s << 4 | h) + 1)
+    # the wizards on the lifted part (tiers k..h; a single roof is the common case)
+    if k == h:
+        n = wiz.count(lo)
+        carried = _on(wiz, lo, lo + 1) if n > 1 else [wiz.index(lo)] if n else []
+    else:
+        carried = _on(wiz, lo, (s << 4 | h) + 1)
     if carried:
         new = list(wiz)
         for i in carried:
@@ -338,24 +341,20 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         tokens = p.lift_tokens(s, k, h, delta)
         if tokens:
             data["carried_tokens"] = tokens
-    ev.append(event("tower_moved", data))
+    ev.append(_tuple_new(Event, ("tower_moved", data)))
     if lo - 1 in wiz:
-        ev.append(
-            event(
-                "wizards_revealed", {"space": s, "wizards": [ids[i] for i in _on(wiz, lo - 1, lo)]}
-            )
-        )
+        revealed = [ids[i] for i in _on(wiz, lo - 1, lo)]
+        ev.append(_tuple_new(Event, ("wizards_revealed", {"space": s, "wizards": revealed})))
     if mods:
         p.reveal(s, k - 1)
     top_code = dest << 4 | hd
     trapped = top_code in wiz
     if trapped:
-        ev.append(
-            event(
-                "wizards_trapped",
-                {"space": dest, "wizards": [ids[i] for i in _on(wiz, top_code, top_code + 1)]},
-            )
-        )
+        if wiz.count(top_code) == 1:
+            caught = [ids[wiz.index(top_code)]]
+        else:
+            caught = [ids[i] for i in _on(wiz, top_code, top_code + 1)]
+        ev.append(_tuple_new(Event, ("wizards_trapped", {"space": dest, "wizards": caught})))
     sealed = p.seal(dest, hd) if mods else False
     if castle == s:
         p.castle = dest

@@ -274,10 +274,9 @@ def _play_card(
     st: GameState, seat: int, kidx: int, ev: list[Event], ended: bool
 ) -> tuple[Turn, CardState | None, Progress]:
     """Bookkeeping of one played card: hand -> discard pile, action count."""
-    player, used, redrawn, done, casts, exchanges, feather, extra, fly = st.turn
-    turn = _tuple_new(
-        Turn, (player, used + 1, redrawn, done or ended, casts, exchanges, feather, extra, fly)
-    )
+    t = st.turn
+    # Turn(player, cards_used + 1, redrawn, ended, *rest)
+    turn = _tuple_new(Turn, (t[0], t[1] + 1, t[2], t[3] or ended) + t[4:])
     cards = st.cards
     if cards is not None:
         hands, draw, discard, seed, reshuffles = cards
@@ -291,13 +290,14 @@ def _play_card(
     else:
         game = g
     if ended:
-        ev.append(_ev("turn_ended", {"player": st.table.colours[player], "reason": "castle_entry"}))
+        data = {"player": st.table.colours[t[0]], "reason": "castle_entry"}
+        ev.append(_tuple_new(Event, ("turn_ended", data)))
     return turn, cards, game
 
 
 def _dice_event(card: Any, rolls: tuple[int, ...], ev: list[Event]) -> None:
     if card.dice:
-        ev.append(_ev("dice_rolled", {"rolls": list(rolls), "used": rolls[-1]}))
+        ev.append(_tuple_new(Event, ("dice_rolled", {"rolls": list(rolls), "used": rolls[-1]})))
 
 
 def wizard_card(st: GameState, a: MoveWizard) -> tuple[int, int, int]:
@@ -552,13 +552,13 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
     colour = tb.colours[seat]
     ev: list[Event] = []
     if not t.ended:
-        ev.append(_ev("turn_ended", {"player": colour, "reason": "end_turn"}))
+        ev.append(_tuple_new(Event, ("turn_ended", {"player": colour, "reason": "end_turn"})))
     cards = st.cards
     if cards is not None:
         need = HAND_SIZE - len(cards.hands[seat])
         if need > 0:
             cards, got = _draw(cards, seat, need, tb.solo)
-            ev.append(_ev("hand_refilled", {"player": colour, "count": got}))
+            ev.append(_tuple_new(Event, ("hand_refilled", {"player": colour, "count": got})))
     game = st.game
     if tb.solo:
         limit = tb.config.options["solo_card_limit"]
@@ -586,7 +586,7 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
             )
         game = game._replace(remaining_turns=game.remaining_turns - 1)
     nxt = (seat + 1) % tb.n
-    ev.append(_ev("next_player", {"player": tb.colours[nxt]}))
+    ev.append(_tuple_new(Event, ("next_player", {"player": tb.colours[nxt]})))
     return (
         make_state(
             tb,

@@ -351,29 +351,20 @@ class _W(board.Pieces):
         return self.potions is not st.potions or self.vials is not self.m.witch_vials
 
     def modules(self) -> ModuleState:
+        """The module pieces as a :class:`ModuleState` (the state's own when unchanged)."""
         m = self.m
-        if (
-            self.witch == m.witch
-            and self.raven == m.raven
-            and self.feathers is m.feathers
-            and self.vials is m.witch_vials
-            and self.supply == m.witch_vial_supply
-            and self.armed is m.armed
-            and self.free_casts is m.free_casts
-        ):
-            return m
-        return _tuple_new(
-            ModuleState,
-            (
-                self.witch,
-                self.raven,
-                self.vials,
-                self.supply,
-                self.feathers,
-                self.armed,
-                self.free_casts,
-            ),
+        new = (
+            self.witch,
+            self.raven,
+            self.vials,
+            self.supply,
+            self.feathers,
+            self.armed,
+            self.free_casts,
         )
+        if new == m:
+            return m
+        return _tuple_new(ModuleState, new)
 
     def state(
         self, st: GameState, turn: Turn, game: Progress, cards: CardState | None
@@ -969,10 +960,11 @@ def _untouched(st: GameState, m: ModuleState, a: MoveWizard | MoveTower, wi: int
     dst = stacks[dest - 1]
     if dst and tb.tower_magic[dst[-1]]:
         return False
-    for token in (m.witch, m.raven):
-        if token is not None and (token >> 4 == s or token >> 4 == dest):
-            return False
-    return True
+    witch = m.witch
+    if witch is not None and (witch >> 4 == s or witch >> 4 == dest):
+        return False
+    raven = m.raven
+    return raven is None or (raven >> 4 != s and raven >> 4 != dest)
 
 
 def _card_move(
@@ -1158,6 +1150,10 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
 
 
 def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
+    m = st.modules
+    assert m is not None
+    if not (m.armed or m.free_casts or st.table.solo or st.game.end_triggered_by is not None):
+        return _e._apply_end_turn(st, a)  # nothing to clear, and the game cannot end here
     new, ev = _e._apply_end_turn(st, a)
     m = new.modules
     assert m is not None
