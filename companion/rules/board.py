@@ -324,12 +324,12 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         for i in carried:
             new[i] += delta
         p.wiz = tuple(new)
-        carried_ids = [ids[i] for i in carried]
+        carried_ids = list(map(ids.__getitem__, carried))
     else:
         carried_ids = []
     tower_ids = tb.tower_ids
     data: dict[str, object] = {
-        "towers": [tower_ids[moved[0]]] if len(moved) == 1 else [tower_ids[t] for t in moved],
+        "towers": list(map(tower_ids.__getitem__, moved)),
         "from": s,
         "tier": k,
         "to": dest,
@@ -343,7 +343,7 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
             data["carried_tokens"] = tokens
     ev.append(_tuple_new(Event, ("tower_moved", data)))
     if lo - 1 in wiz:
-        revealed = [ids[i] for i in _on(wiz, lo - 1, lo)]
+        revealed = list(map(ids.__getitem__, _on(wiz, lo - 1, lo)))
         ev.append(_tuple_new(Event, ("wizards_revealed", {"space": s, "wizards": revealed})))
     if mods:
         p.reveal(s, k - 1)
@@ -353,7 +353,7 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         if wiz.count(top_code) == 1:
             caught = [ids[wiz.index(top_code)]]
         else:
-            caught = [ids[i] for i in _on(wiz, top_code, top_code + 1)]
+            caught = list(map(ids.__getitem__, _on(wiz, top_code, top_code + 1)))
         ev.append(_tuple_new(Event, ("wizards_trapped", {"space": dest, "wizards": caught})))
     sealed = p.seal(dest, hd) if mods else False
     if castle == s:

@@ -541,9 +541,21 @@ def _fresh_turn(seat: int) -> Turn:
     return _FRESH_TURNS[seat]
 
 
-def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
+def _apply_end_turn(
+    st: GameState, a: EndTurn, plain: bool = False
+) -> tuple[GameState, list[Event]]:
+    """End Turn for the base game and, unless armed spells or free casts are to be cleared or
+    the game may end (the expansion's :func:`~companion.rules.expansion.end_turn`, which calls
+    this with ``plain``), with modules."""
     tb = st.table
     t = st.turn
+    m = st.modules
+    if (
+        m is not None
+        and not plain
+        and (m.armed or m.free_casts or tb.solo or st.game.end_triggered_by is not None)
+    ):
+        return _x.end_turn(st, a)
     if not (t.ended or t.redrawn or t.cards_used >= tb.actions_per_turn + t.extra_card):
         why = _end_turn_allowed(st)
         if why is not None:

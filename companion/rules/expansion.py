@@ -931,42 +931,6 @@ def _lost_turn(
     return w.state(st, turn, game, cards), ev
 
 
-def _untouched(st: GameState, m: ModuleState, a: MoveWizard | MoveTower, wi: int) -> bool:
-    """True when no module piece or tile takes part in the card's move: the destination (before
-    any web) is a plain space that is not the castle's, no token stands on the spaces involved
-    (the wizard's landing top), no magic tower is landed on, no *Precise Landing* is used."""
-    tb = st.table
-    stacks = st.stacks
-    length = tb.length
-    if isinstance(a, MoveWizard):
-        if a.web_steps is not None:
-            return False
-        p = st.wizards[wi]
-        s = p >> 4
-        if not p or p & 15 != len(stacks[s - 1]):
-            return False
-        dest = (s - 1 + a.steps) % length + 1
-        if dest == st.castle or tb.special[dest] is not None:
-            return False
-        dst = stacks[dest - 1]
-        code = dest << 4 | len(dst)
-        return code != m.witch and code != m.raven and not (dst and tb.tower_magic[dst[-1]])
-    s = a.space
-    if type(s) is not int or type(a.steps) is not int or not 1 <= s <= length:
-        return False
-    dest = (s - 1 + a.steps) % length + 1
-    if dest == st.castle or dest == s or tb.special[dest] is not None:
-        return False
-    dst = stacks[dest - 1]
-    if dst and tb.tower_magic[dst[-1]]:
-        return False
-    witch = m.witch
-    if witch is not None and (witch >> 4 == s or witch >> 4 == dest):
-        return False
-    raven = m.raven
-    return raven is None or (raven >> 4 != s and raven >> 4 != dest)
-
-
 def _card_move(
     st: GameState,
     a: MoveWizard | MoveTower,
@@ -980,34 +944,6 @@ def _card_move(
     whose move became impossible is lost (R-MASTER-9), a physically lifted tower with an
     illegal destination costs the turn (R-MOD-GEN-3)."""
     tb = st.table
-    m = st.modules
-    assert m is not None
-    if (
-        not a.page
-        and a.raven_timing is None
-        and a.witch_guess is None
-        and not a.witch_protect
-        and not (a.card.dice and m.raven is not None)
-        and _untouched(st, m, a, wi)
-    ):
-        # no module piece or tile takes part: the hooks would do nothing (same events)
-        ev: list[Event] = []
-        if a.card.dice:
-            _e._dice_event(a.card, a.rolls, ev)
-        p = board.Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
-        try:
-            if isinstance(a, MoveWizard):
-                board.wizard_move(p, wi, a.steps)
-                filled = False
-            else:
-                filled = board.tower_move(p, a.space, a.tier, a.steps, seat)[2]
-        except IllegalAction:
-            pass  # the full path below raises it or loses a committed card
-        else:
-            turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
-            if filled:
-                game = _end_check_parts(tb, p.wiz, p.potions, m.witch_vials, game, turn, ev)
-            return make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, m), ev
     w = _W(st, a.witch_protect)
     timing = None
     if a.card.dice or a.raven_timing is not None:
@@ -1053,14 +989,89 @@ def _card_move(
     return w.state(st, turn, game, cards), w.ev
 
 
+def _plain_move(
+    st: GameState, a: MoveWizard | MoveTower, seat: int, kidx: int, wi: int
+) -> tuple[GameState, list[Event]]:
+    """:func:`_card_move` when no module piece or tile takes part in it (the hooks would do
+    nothing, the events are the same): the base game's movement on plain
+    :class:`~companion.rules.board.Pieces`. A refused move goes the full way, which raises it
+    or loses a committed card."""
+    tb = st.table
+    ev: list[Event] = []
+    if a.card.dice:
+        _e._dice_event(a.card, a.rolls, ev)
+    p = board.Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
+    try:
+        if isinstance(a, MoveWizard):
+            board.wizard_move(p, wi, a.steps)
+            filled = False
+        else:
+            filled = board.tower_move(p, a.space, a.tier, a.steps, seat)[2]
+    except IllegalAction:
+        return _card_move(st, a, seat, kidx, wi)
+    m = st.modules
+    assert m is not None
+    turn, cards, game = _e._play_card(st, seat, kidx, ev, False)
+    if filled:
+        game = _end_check_parts(tb, p.wiz, p.potions, m.witch_vials, game, turn, ev)
+    return make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, m), ev
+
+
 def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
     seat, kidx, wi = _e.wizard_card(st, a)
+    m = st.modules
+    assert m is not None
+    if not (
+        a.page
+        or a.raven_timing is not None
+        or a.witch_guess is not None
+        or a.witch_protect
+        or a.web_steps is not None
+        or (a.card.dice and m.raven is not None)
+    ):
+        # plain when the wizard is visible and lands on a plain space that is not the
+        # castle's, on a top without a token or the magic tower
+        tb = st.table
+        stacks = st.stacks
+        p = st.wizards[wi]
+        s = p >> 4
+        if p and p & 15 == len(stacks[s - 1]):
+            dest = (s - 1 + a.steps) % tb.length + 1
+            if dest != st.castle and tb.special[dest] is None:
+                dst = stacks[dest - 1]
+                code = dest << 4 | len(dst)
+                if code != m.witch and code != m.raven and not (dst and tb.tower_magic[dst[-1]]):
+                    return _plain_move(st, a, seat, kidx, wi)
     return _card_move(st, a, seat, kidx, wi)
 
 
 def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Event]]:
     seat = _e._card_turn(st, a.player)
     kidx = _e._card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
+    m = st.modules
+    assert m is not None
+    s = a.space
+    if not (
+        a.page
+        or a.raven_timing is not None
+        or a.witch_guess is not None
+        or a.witch_protect
+        or (a.card.dice and m.raven is not None)
+    ) and (type(s) is int and 1 <= s <= st.table.length):
+        # plain when the tower lands on a plain space that is neither the castle's nor its
+        # own, not on the magic tower, and no token stands on either space
+        tb = st.table
+        dest = (s - 1 + a.steps) % tb.length + 1
+        if dest != st.castle and dest != s and tb.special[dest] is None:
+            dst = st.stacks[dest - 1]
+            witch = m.witch
+            raven = m.raven
+            if (
+                not (dst and tb.tower_magic[dst[-1]])
+                and (witch is None or (witch >> 4 != s and witch >> 4 != dest))
+                and (raven is None or (raven >> 4 != s and raven >> 4 != dest))
+            ):
+                return _plain_move(st, a, seat, kidx, -1)
     return _card_move(st, a, seat, kidx, -1)
 
 
@@ -1149,12 +1160,10 @@ def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
     return w.state(st, turn, game, cards), w.ev
 
 
-def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
-    m = st.modules
-    assert m is not None
-    if not (m.armed or m.free_casts or st.table.solo or st.game.end_triggered_by is not None):
-        return _e._apply_end_turn(st, a)  # nothing to clear, and the game cannot end here
-    new, ev = _e._apply_end_turn(st, a)
+def end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
+    """End Turn with modules when armed spells or free casts end with the turn or the game may
+    end (witch vials count for the result); the engine's End Turn hands these over."""
+    new, ev = _e._apply_end_turn(st, a, True)
     m = new.modules
     assert m is not None
     if not (m.armed or m.free_casts or new.game.over):
@@ -1515,7 +1524,7 @@ HANDLERS: dict[type, Any] = {
     DiscardCard: _apply_discard,
     Redraw: _apply_redraw,
     Cast: _apply_cast,
-    EndTurn: _apply_end_turn,
+    EndTurn: _e._apply_end_turn,
     GivePotion: _e._apply_give_potion,
     ExchangeCards: _e._apply_exchange,
     Feather: _apply_feather,
