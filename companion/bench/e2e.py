@@ -16,6 +16,10 @@ and prints:
 * ``rss_mb``: resident memory of the service process (VmRSS now and the peak, VmHWM) — camera,
   detector, tracker, journal, web; ``camera_process_rss_mb``: the same for the simulated camera's
   child process (the renderer: the stand-in for a camera, outside the service as a real one is).
+* ``still_to_page_parts_ms``: where that time went, per board: ``gate`` (first still frame to
+  the stability gate putting the board on the service queue: the gate's stillness wait and the
+  detector), ``queue_and_tracker`` (to the tracker's result, journalled) and ``to_page`` (to
+  the phone's event stream receiving the new snapshot).
 * ``tracker_observe_ms`` p50 / p99 / max: the tracker's time for one still board (the service
   thread's share of still-to-page).
 * ``tracked_equals_truth``: the tracked board (with trapped wizards) equals the true one at the end.
@@ -189,16 +193,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         table._on_scene = on_scene
     observe_ms: list[float] = []
+    observed: list[tuple[float, float]] = []  # (tracker started, tracker done), monotonic s
+    posted: list[float] = []  # when the stability gate put a still board on the service queue
+    orig_post = companion.service.post
+
+    def timed_post(kind: str, payload: Any = None) -> None:
+        if kind == "observation":
+            posted.append(time.monotonic())
+        orig_post(kind, payload)
+
+    companion.service.post = timed_post
     driver = companion.service.driver
     if driver is not None and hasattr(driver, "observe"):
         orig_observe = driver.observe
 
         def timed_observe(obs: Any) -> Any:
             t = time.perf_counter()
+            start = time.monotonic()
             try:
                 return orig_observe(obs)
             finally:
                 observe_ms.append((time.perf_counter() - t) * 1000.0)
+                observed.append((start, time.monotonic()))
 
         driver.observe = timed_observe
     phone = EventPhone(companion.url)
@@ -221,6 +237,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         companion.stop()
     received = phone.received
     latencies: list[float] = []
+    parts: dict[str, list[float]] = {"gate": [], "queue_and_tracker": [], "to_page": []}
     missed = 0
     previous = None
     for t_still, board in stills:
@@ -230,8 +247,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         hit = next((t for t, b in received if t >= t_still - 1e-6 and b == board), None)
         if hit is None:
             missed += 1
-        else:
-            latencies.append((hit - t_still) * 1000.0)
+            continue
+        latencies.append((hit - t_still) * 1000.0)
+        # where the time went: the last still board posted before the page showed this one
+        t_post = max((t for t in posted if t_still <= t <= hit), default=None)
+        done = max(
+            (d for s, d in observed if t_post is not None and s >= t_post and d <= hit),
+            default=None,
+        )
+        if t_post is not None and done is not None:
+            parts["gate"].append((t_post - t_still) * 1000.0)
+            parts["queue_and_tracker"].append((done - t_post) * 1000.0)
+            parts["to_page"].append((hit - done) * 1000.0)
     total_detect_s = sum(detect_ms) / 1000.0
     return {
         "mode": "rendered frames through the detector" if picture else "ideal view (no picture)",
@@ -246,6 +273,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "p50": _pct(latencies, 0.50),
             "p99": _pct(latencies, 0.99),
             "max": round(max(latencies), 1) if latencies else None,
+        },
+        "still_to_page_parts_ms": {
+            name: {"p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": round(max(v), 1)}
+            for name, v in parts.items()
+            if v
         },
         "tracker_observe_ms": {
             "p50": _pct(observe_ms, 0.5),

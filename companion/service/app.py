@@ -216,6 +216,7 @@ class Companion:
             lambda obs: self.service.post("observation", obs),
             self.heartbeats,
             on_decision=self.recorder.on_decision if self.recorder is not None else None,
+            yield_to=self.service.free,
         )
         self.service.set_camera_jpeg(self.camera_jpeg)
         self.vision.start()

@@ -29,6 +29,7 @@ from typing import Any
 from companion.config import Config
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
+from companion.service.memory import IdleCollector
 from companion.service.parts import Parts
 from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.web.service import HOST_COMMANDS, PLAYER_COMMANDS, Audience, CommandError
@@ -40,6 +41,10 @@ LOG_LINES = 40
 
 COMMAND_TIMEOUT_S = 10.0
 """How long a web thread waits for the service thread to carry out its command."""
+
+GAME_INPUTS = frozenset({"observation", "dice", "done", "undo", "command", "truth"})
+"""Queue items the tracker works on (the page waits for their result); see
+``CompanionService.free``."""
 
 
 @dataclass
@@ -84,6 +89,14 @@ class CompanionService(SeatTokens):
         self._clock = clock
         self._wall = wall
         self._queue: queue.Queue[Item] = queue.Queue()
+        self.collector = IdleCollector()
+        self._pending_inputs = 0  # GAME_INPUTS items queued or being handled
+        self._pending_lock = threading.Lock()
+        self.free = threading.Event()
+        """Set while no game input is queued or being handled: the vision worker waits for it
+        before its next frame, so the tracker's work on a still board (what the phones wait
+        for) does not share the interpreter with the detector."""
+        self.free.set()
         self._cond = threading.Condition()
         self._version = 1
         self._host_token = secrets.token_urlsafe(16)
@@ -148,7 +161,7 @@ class CompanionService(SeatTokens):
         if audience.role == "player" and name not in PLAYER_COMMANDS:
             raise CommandError(f"command {name!r} is for the host only", 403)
         fut: Future[dict[str, Any]] = Future()
-        self._queue.put(Item("command", dict(command), fut, audience))
+        self._put(Item("command", dict(command), fut, audience))
         try:
             return fut.result(timeout=COMMAND_TIMEOUT_S)
         except FutureTimeout:
@@ -174,7 +187,22 @@ class CompanionService(SeatTokens):
 
     def post(self, kind: str, payload: Any = None) -> None:
         """Put an item on the service queue (any thread; returns at once)."""
-        self._queue.put(Item(kind, payload))
+        self._put(Item(kind, payload))
+
+    def _put(self, item: Item) -> None:
+        if item.kind in GAME_INPUTS:
+            with self._pending_lock:
+                self._pending_inputs += 1
+                self.free.clear()
+        self._queue.put(item)
+
+    def _done(self, item: Item) -> None:
+        if item.kind in GAME_INPUTS:
+            with self._pending_lock:
+                self._pending_inputs -= 1
+                if self._pending_inputs <= 0:
+                    self._pending_inputs = 0
+                    self.free.set()
 
     def hardware_event(self, event: Mapping[str, Any]) -> None:
         """``events_out`` of the hardware facade: dice results, DONE, UNDO (enqueues only)."""
@@ -219,17 +247,27 @@ class CompanionService(SeatTokens):
             self._update_leds()
 
     def run(self, stop: threading.Event, tick_s: float = 0.5) -> None:
-        """The service loop: handle queue items until ``stop`` is set or a ``stop`` item comes."""
-        while not stop.is_set():
-            try:
-                item = self._queue.get(timeout=tick_s)
-            except queue.Empty:
+        """The service loop: handle queue items until ``stop`` is set or a ``stop`` item comes.
+
+        While it runs, full garbage collections happen only when the queue has been empty for
+        ``tick_s`` (:class:`~companion.service.memory.IdleCollector`), never during an input.
+        """
+        self.collector.install()
+        try:
+            while not stop.is_set():
+                try:
+                    item = self._queue.get(timeout=tick_s)
+                except queue.Empty:
+                    self._idle()
+                    self.collector.idle()
+                    continue
+                if item.kind == "stop":
+                    break
+                self._handle(item)
                 self._idle()
-                continue
-            if item.kind == "stop":
-                break
-            self._handle(item)
-            self._idle()
+                self.collector.idle(wait_s=6 * self.collector.every_s)
+        finally:
+            self.collector.uninstall()
 
     def step(self, timeout_s: float = 0.0) -> bool:
         """Handle one queue item if there is one (tests drive the service without threads)."""
@@ -272,6 +310,12 @@ class CompanionService(SeatTokens):
                     self._bump_locked()
 
     def _handle(self, item: Item) -> None:
+        try:
+            self._handle_item(item)
+        finally:
+            self._done(item)
+
+    def _handle_item(self, item: Item) -> None:
         if self.on_input is not None and item.kind not in ("panel", "camera"):
             try:
                 self.on_input(item)

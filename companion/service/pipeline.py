@@ -207,6 +207,11 @@ class VisionWorker:
     :param post: called with each stable ``Observation`` (the service queue).
     :param on_decision: called with ``(frame, detection, decision)`` for every frame (recorder,
         bench, calibration view).
+    :param yield_to: when given, the worker takes its next frame only once this event is set
+        (the service's ``free``: no still board waiting for the tracker), or after
+        ``max_yield_s``. The phones wait for the tracker's result, not for the next frame; the
+        camera thread keeps the latest frame meanwhile (the simulated table's lossless camera
+        just waits).
     """
 
     def __init__(
@@ -218,8 +223,12 @@ class VisionWorker:
         heartbeats: Heartbeats,
         on_decision: Callable[[TakenFrame, Any, Any], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        yield_to: threading.Event | None = None,
+        max_yield_s: float = 2.0,
     ) -> None:
         self.camera = camera
+        self.yield_to = yield_to
+        self.max_yield_s = max_yield_s
         self.detector = detector
         self.gate = gate
         self.post = post
@@ -250,6 +259,8 @@ class VisionWorker:
     def _run(self) -> None:
         last_index: int | None = None
         while not self._stop.is_set():
+            if self.yield_to is not None:
+                self.yield_to.wait(self.max_yield_s)
             frame = self.camera.wait_frame(last_index, 0.5)
             if frame is None:
                 self.idle.set()

@@ -286,6 +286,10 @@ def main(argv: list[str]) -> int:
     """``python -m companion.service.simrender FD``: serve the parent on the socket ``FD``."""
     # Ctrl-C reaches the whole process group: the parent stops this child itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the simulated camera stands in for camera hardware, which takes no CPU from the service:
+    # the renderer runs only on what the service leaves over
+    with contextlib.suppress(OSError):
+        os.nice(10)
     from companion.service.memory import return_big_buffers_to_the_system
 
     return_big_buffers_to_the_system()

@@ -271,6 +271,7 @@ class SimulatedTable:
             lambda obs: self.c.service.post("observation", obs),
             self.c.heartbeats,
             on_decision=self.c.recorder.on_decision if self.c.recorder is not None else None,
+            yield_to=self.c.service.free,
         )
         self.c.vision.before_frame = self.release_events
         self.c.service.set_camera_jpeg(self.c.camera_jpeg)
