@@ -58,7 +58,7 @@ Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -90,8 +90,16 @@ NO_FRAME = "no-frame"
 BAD_FRAME = "bad-frame"
 BOARD_LOST = "board-lost"
 
-ROOF_CLASSES = {"roof-crest": "crest", "roof-plain": "plain", "roof-magic": "magic"}
+ROOF_CLASSES = {
+    "roof-crest": "crest",
+    "roof-plain": "plain",
+    "roof-magic": "magic",
+    "roof-magic-star": "magic",
+}
 """Profile class name -> Observation top kind."""
+MAGIC_CLASSES = ("roof-magic", "roof-magic-star")
+"""The magic roof's two printed colours: they may look like wizards, so wizards are counted
+against them only on magic tops."""
 
 CASTLE_CLASS = "castle"
 HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
@@ -199,7 +207,9 @@ class DetectorConfig:
 
 @dataclass(frozen=True)
 class SpaceDetail:
-    """Diagnostics of one space (for the bench and the host page)."""
+    """Diagnostics of one space (for the bench and the host page): edge strength per tier,
+    castle share per tier, wizard areas per colour and token areas (``witch``, ``raven``) in
+    units of one piece's projected area, the height model's features."""
 
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
@@ -501,12 +511,21 @@ class Detector:
         # goes to the nearer of the wizard colour and the surface behind it; a blurred or
         # mixed edge pixel counts for the wizard when it is more than half wizard (an unbiased
         # area under blur and noise, where the profile's tight prototypes reject edge pixels)
-        self._count_profile = _NearestClass(
-            dict(profile.classes),
-            white_bgr=profile.white_bgr,
-            chroma_sd=self.config.count_chroma_sd,
-            light_sd=self.config.count_light_sd,
-            noise=self.config.count_noise,
+        nearest = {
+            "white_bgr": profile.white_bgr,
+            "chroma_sd": self.config.count_chroma_sd,
+            "light_sd": self.config.count_light_sd,
+            "noise": self.config.count_noise,
+        }
+        # (the magic roof's colours out of reach except on magic tops: same class indices)
+        away = {
+            n: replace(c, mean=np.array([0.0, 0.0, 1e3]))
+            for n, c in profile.classes.items()
+            if n in MAGIC_CLASSES
+        }
+        self._count_profile = _NearestClass({**profile.classes, **away}, **nearest)
+        self._magic_count = (
+            _NearestClass(dict(profile.classes), **nearest) if away else self._count_profile
         )
 
     # -- pose ------------------------------------------------------------------------------------
@@ -1174,6 +1193,9 @@ class Detector:
                 n_px = len(hull[0])
                 lab = lab_all[pos : pos + n_px]
                 pos += n_px
+                if top == "magic" and self._magic_count is not self._count_profile and n_px:
+                    px = frame[hull[0], hull[1]]
+                    lab = self._magic_count.classify_bgr(px, white)
                 one_wiz, one_tok = hull[2], hull[3]
                 counts = np.bincount(lab[lab >= 0], minlength=len(self._names))
                 crest_top = top in ("crest", "crest-space")
@@ -1188,7 +1210,8 @@ class Detector:
                     if n:
                         wizards[colour] = n
                 for tok, ti in self._token_idx.items():
-                    tokens[tok] = bool(counts[ti] / one_tok >= cfg.token_min)
+                    areas[tok] = float(counts[ti] / one_tok)
+                    tokens[tok] = areas[tok] >= cfg.token_min
                 for a_, b_ in HARD_PAIRS:
                     for weak, strong in ((a_, b_), (b_, a_)):
                         if (

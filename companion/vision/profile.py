@@ -531,6 +531,7 @@ def build_profile(
     colours: Sequence[str],
     *,
     base: ColourProfile | None = None,
+    expected: Any = None,
 ) -> ColourProfile:
     """Sample a colour profile from a frame of the setup position.
 
@@ -538,13 +539,19 @@ def build_profile(
     2, 4, 6, 8, 10, plain towers on 3, 5, 7, 9; R-SETUP-6: the wizards on those roofs in seat
     order). This layout comes from the rules core (``setup`` + ``observe``), so any player count
     and track works. Learnt: ``roof-crest``, ``roof-plain``, ``wall``, ``castle``, ``track``,
-    ``track-crest``, ``border`` (the landscape beside the track) and the wizard colours in play.
+    ``track-crest``, ``border`` (the landscape beside the track) and the wizard colours in play;
+    with the expansion's setup (``expected``) also ``roof-magic`` and ``roof-magic-star`` (the
+    magic tower's roof, printed in two colours), the insert tiles (``track-fountain``,
+    ``track-web``) and the ``witch`` token.
 
     :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
     :param camera: the :class:`~companion.vision.camera.CameraModel` (scaled to the frame).
     :param geometry: the :class:`~companion.vision.geometry.BoardGeometry`.
     :param colours: the players' colours in seat order (seat 0 = start player).
     :param base: prototypes to start the wizard assignment from (default :func:`default_profile`).
+    :param expected: the :class:`~companion.rules.observation.Observation` of the setup position
+        shown (``observe(setup(config))``; default: the base game's setup for ``colours``). With
+        the expansion's modules the towers, inserts and tokens stand elsewhere.
     :raises ProfileError: when the board is not found or a colour cannot be sampled.
     """
     from companion.rules import Config, observe, setup
@@ -567,7 +574,15 @@ def build_profile(
         cfg = Config(player_count=len(colours), colours=tuple(colours))
     except ValueError as exc:
         raise ProfileError(f"players: {exc}") from None
-    expected = observe(setup(cfg, seed=None)).spaces
+    if expected is None:
+        expected = observe(setup(cfg, seed=None))
+    try:
+        expected = dict(expected.spaces)
+    except AttributeError:
+        raise ProfileError("expected: not an Observation of the setup position") from None
+    missing = [n for n in expected if n not in geometry.spaces]
+    if missing:
+        raise ProfileError(f"expected: spaces {missing} are not on the board's track")
     cam_xy = pose.camera_position_mm()[:2]
     tier = geometry.tower.height
     roof_r = geometry.tower.roof_diameter / 2
@@ -600,14 +615,26 @@ def build_profile(
 
     classes: dict[str, ColourClass] = {}
     crest_px, plain_px, wall_px, track_px, mark_px = [], [], [], [], []
+    magic_px: list[NDArray[np.uint8]] = []
+    insert_px: dict[str, list[NDArray[np.uint8]]] = {}
     for space, o in expected.items():
-        if o.towers == 1 and o.top in ("crest", "plain"):
+        kind = geometry.track.kind(space)
+        if o.towers == 1 and o.top in ("crest", "plain", "magic"):
             # the crest disc covers 0.62..0.7 of a crest roof's radius: sample inside it
             if o.top == "crest":
                 crest_px.append(disc_pixels(space, tier, roof_r * 0.55))
+            elif o.top == "magic":
+                if not o.wizards:
+                    magic_px.append(disc_pixels(space, tier, roof_r * 0.8))
             else:
                 plain_px.append(disc_pixels(space, tier, roof_r * 0.8))
             wall_px.append(wall_pixels(space, geometry.tower, 0.0))
+        elif o.towers == 0 and not o.castle and not o.wizards and (o.witch or o.raven):
+            continue  # the tokens' space: sampled below
+        elif o.towers == 0 and not o.castle and not o.wizards and kind in ("fountain", "web"):
+            insert_px.setdefault(kind, []).append(
+                disc_pixels(space, 0.0, geometry.surface_radius(0) * 0.8)
+            )
         elif o.towers == 0 and not o.castle and not o.wizards:
             mark = geometry.crest_mark(space)
             if mark is not None:
@@ -619,12 +646,24 @@ def build_profile(
                 track_px.append(_gather(frame, proj(pts)))
             else:
                 track_px.append(disc_pixels(space, 0.0, geometry.surface_radius(0) * 0.8))
+    if magic_px:
+        # the magic roof is printed in two colours (a star on a field; either can cover more of
+        # it): both modes are learnt
+        mf = f(np.concatenate(magic_px))
+        roof = _robust_fit("roof-magic", ROOF, mf)
+        classes["roof-magic"] = roof
+        only_roof = ColourProfile({"roof-magic": roof})
+        rest = mf[only_roof.distances(mf)[:, 0] > only_roof.reject_d2]
+        if rest.shape[0] >= 8:
+            classes["roof-magic-star"] = _robust_fit("roof-magic-star", ROOF, rest)
     for name, group, chunks in (
         ("roof-crest", ROOF, crest_px),
         ("roof-plain", ROOF, plain_px),
         ("wall", OTHER, wall_px),
         ("track", TRACK, track_px),
         ("track-crest", TRACK, mark_px),
+        ("track-fountain", TRACK, insert_px.get("fountain", [])),
+        ("track-web", TRACK, insert_px.get("web", [])),
     ):
         if chunks:
             classes[name] = _robust_fit(name, group, f(np.concatenate(chunks)))
@@ -641,6 +680,27 @@ def build_profile(
         )
         side = wall_pixels(castle_space, geometry.castle, 0.0)
         classes["castle"] = _robust_fit("castle", OTHER, f(np.concatenate([top, side])))
+
+    # the witch token: of the pixels on its space that the track does not explain, the more
+    # colourful of the two main modes (the raven token beside it is pale; it is not learnt)
+    token_space = next(
+        (n for n, o in expected.items() if o.witch and not o.wizards and not o.towers), None
+    )
+    surf_names = [n for n in ("track", "track-crest") if n in classes]
+    if token_space is not None and surf_names:
+        surf = ColourProfile({n: classes[n] for n in surf_names})
+        c = geometry.space_centre(token_space)
+        rr = geometry.surface_radius(0) * 0.9
+        pts = np.column_stack([c + disc * rr, np.full(len(disc), geometry.witch.thickness)])
+        tf = f(_gather(frame, proj(pts)))
+        tf = tf[(surf.distances(tf).min(axis=1) > surf.reject_d2) & (tf[:, 2] >= MIN_LIGHT)]
+        modes: list[ColourClass] = []
+        while tf.shape[0] >= 8 and len(modes) < 2:
+            m = _robust_fit("witch", OTHER, tf)
+            modes.append(m)
+            tf = tf[ColourProfile({"m": m}).distances(tf)[:, 0] > surf.reject_d2]
+        if modes:
+            classes["witch"] = max(modes, key=lambda m: float(np.hypot(*m.mean[:2])))
 
     # wizards: pixels of each setup roof's wizard cylinder that no surface class explains,
     # assigned to the nearest colour among those standing on that roof; two rounds.
@@ -694,6 +754,7 @@ def build_profile(
         "towers": int(sum(o.towers for o in expected.values())),
         "track": geometry.track.to_json(),
     }
+
     return ColourProfile(classes, white_bgr=wb, meta=meta)
 
 
@@ -715,6 +776,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--players", required=True, type=int, help="number of players, 1-6")
     ap.add_argument("--colours", help="colours in seat order, comma separated (default R-COMP-2)")
     ap.add_argument("--geometry", help="board geometry JSON (default: the built-in defaults)")
+    ap.add_argument(
+        "--modules",
+        default="",
+        help="expansion modules set up, comma separated (fountain, web, witch, raven, magic_tower)",
+    )
     ap.add_argument("--out", default="colour-profile.json", help="where to write the profile")
     args = ap.parse_args(argv)
 
@@ -740,7 +806,16 @@ def main(argv: list[str]) -> int:
     try:
         camera = CameraModel.load(args.camera)
         geometry = BoardGeometry.load(args.geometry) if args.geometry else BoardGeometry.default()
-        profile = build_profile(frame, camera, geometry, colours)
+        expected = None
+        modules = frozenset(m.strip() for m in args.modules.split(",") if m.strip())
+        if modules:
+            from companion.rules import Config, dump_state, observe, setup
+
+            state = setup(Config(len(colours), colours=tuple(colours), modules=modules), None)
+            expected = observe(state)
+            if geometry.n_spaces != len(expected.spaces):
+                geometry = geometry.with_track(dump_state(state)["track"])
+        profile = build_profile(frame, camera, geometry, colours, expected=expected)
     except (ProfileError, ValueError, OSError) as exc:
         print(f"profile: {exc}", file=sys.stderr)
         return 1

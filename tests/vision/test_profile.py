@@ -251,3 +251,41 @@ class TestCalibrateProfileCommand:
         out = str(tmp_path / "p.json")
         assert main(["--frame", str(blank), "--camera", cam, "--players", "3", "--out", out]) == 1
         assert not (tmp_path / "p.json").exists()  # nothing half-written
+
+
+class TestExpansionSetup:
+    def test_the_expansion_setup_teaches_the_magic_roof_inserts_and_witch(self) -> None:
+        """With all five modules the towers, inserts and tokens stand elsewhere than in the base
+        setup: the profile samples them where they stand, and the detector then reads the
+        untouched magic tower as a bare magic roof (its printed star is no wizard), the inserts
+        as empty and the witch where she stands."""
+        from companion.rules import Config, dump_state, observe, setup
+        from companion.vision.detector import Detector
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile import build_profile
+        from companion.vision.render import random_setup, render
+
+        modules = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
+        state = setup(Config(player_count=4, modules=modules), seed=None)
+        truth = observe(state)
+        geometry = BoardGeometry.default().with_track(dump_state(state)["track"])
+        rng = np.random.default_rng(304)
+        table = random_setup(rng, geometry, tilt_range=(15.0, 25.0))
+        frame = render(state, rng, setup=table, hand=False).frame
+        colours = list(state.table.colours)
+        profile = build_profile(frame, table.camera, geometry, colours, expected=truth)
+        learnt = {"roof-magic", "roof-magic-star", "track-fountain", "track-web", "witch"}
+        assert learnt <= set(profile.names)
+        with pytest.raises(ProfileError, match="not on the board"):
+            build_profile(frame, table.camera, BoardGeometry.default(), colours, expected=truth)
+        obs = Detector(table.camera, geometry, profile).detect(frame).observation
+        assert obs is not None
+        for n, t in truth.spaces.items():
+            if t.top in ("magic", "fountain", "web") or t.witch:
+                o = obs.spaces[n]
+                assert (o.towers, o.top, dict(o.wizards), o.witch) == (
+                    t.towers,
+                    t.top,
+                    dict(t.wizards),
+                    t.witch,
+                ), n
