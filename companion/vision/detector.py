@@ -81,7 +81,6 @@ from companion.vision.profile import (
     MIN_LIGHT,
     ColourProfile,
     features,
-    white_from_markers,
     white_from_pixels,
 )
 
@@ -391,6 +390,9 @@ class _PoseTables:
     side_px: NDArray[np.int32]  # (S, K, 2, R, 2) points just inside / outside the roof rim
     side_ok: NDArray[np.bool_]  # (S, K, 2, R)
     elevation: NDArray[np.float32]  # (S,) camera elevation above each space, deg
+    edge_flat: tuple[NDArray[np.intp], NDArray[np.float32], NDArray[np.float32]]
+    # (flat index into the crop, normal x, normal y) of the rim points then the side points
+    white_px: dict[int, NDArray[np.intp]]  # marker id -> flat frame indices of its quad
     hull: dict[tuple[int, int], tuple[NDArray[np.int32], NDArray[np.int32], float, float]] = field(
         default_factory=dict
     )
@@ -665,6 +667,31 @@ class Detector:
         bw, bh = g.board_size
         scale = np.diag([cfg.view_px / bw, cfg.view_px / bh, 1.0])
         view = scale @ np.linalg.inv(pose.homography)
+        cw = int(x1) - int(x0)
+        rim_i = (rpi[..., 1] - y0) * cw + (rpi[..., 0] - x0)
+        ch = int(y1) - int(y0)
+        side_i = np.clip(spi[..., 1] - y0, 0, ch - 1) * cw + np.clip(spi[..., 0] - x0, 0, cw - 1)
+        sn = np.broadcast_to(n[:, :K, None], side_i.shape + (2,))
+        nf = n.astype(np.float32)
+        edge_flat = (
+            np.concatenate([rim_i.ravel(), side_i.ravel()]).astype(np.intp),
+            np.concatenate([nf[..., 0].ravel(), sn[..., 0].ravel().astype(np.float32)]),
+            np.concatenate([nf[..., 1].ravel(), sn[..., 1].ravel().astype(np.float32)]),
+        )
+        white_px: dict[int, NDArray[np.intp]] = {}
+        for mid, quad in pose.marker_corners_px.items():
+            q = np.asarray(quad, np.float64).reshape(-1, 2)
+            qx0, qy0 = np.floor(q.min(axis=0)).astype(int)
+            qx1, qy1 = np.ceil(q.max(axis=0)).astype(int) + 1
+            qx0, qy0, qx1, qy1 = max(qx0, 0), max(qy0, 0), min(qx1, w), min(qy1, h)
+            if qx1 - qx0 < 4 or qy1 - qy0 < 4:
+                continue
+            st = 2 if (qx1 - qx0) * (qy1 - qy0) > 4000 else 1
+            mk = np.zeros(((qy1 - qy0 + st - 1) // st, (qx1 - qx0 + st - 1) // st), np.uint8)
+            cv2.fillConvexPoly(mk, np.round((q - (qx0, qy0)) / st).astype(np.int32), 1)
+            mk = cv2.erode(mk, np.ones((3, 3), np.uint8))
+            my, mx = np.nonzero(mk)
+            white_px[int(mid)] = ((my * st + qy0) * w + (mx * st + qx0)).astype(np.intp)
         return _PoseTables(
             rpi,
             n.astype(np.float32),
@@ -680,6 +707,8 @@ class Detector:
             spi,
             sok,
             elevation,
+            edge_flat,
+            white_px,
         )
 
     def _hull(
@@ -934,7 +963,7 @@ class Detector:
                 return Detection(BOARD_LOST, f"pose unusable: {exc}")
             self._tables_pose = pose
         tables = self._tables
-        white = white_from_markers(frame, res.markers)
+        white = self._white(frame, tables, res.markers)
         if white is None:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
         vp = self.config.view_px
@@ -942,6 +971,31 @@ class Detector:
         spaces, details = self._read_spaces(frame, grey, pose, tables, white)
         obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
         return Detection(OK, res.message, obs, view.astype(np.uint8), white, pose, details)
+
+    def _white(
+        self, frame: NDArray[np.uint8], tables: _PoseTables, markers: Any
+    ) -> NDArray[np.float64] | None:
+        """White reference from the white cells of the markers found in this frame (as
+        :func:`~companion.vision.profile.white_from_markers`, with each marker's pixels listed
+        once per pose): per marker the bright class of Otsu's threshold, the median over
+        markers. None when no marker gives 20 white pixels."""
+        flat = frame.reshape(-1, 3)
+        whites = []
+        for mid in markers:
+            idx = tables.white_px.get(int(mid))
+            if idx is None or len(idx) < 20:
+                continue
+            px = flat[idx]
+            g8 = (px.astype(np.uint16).sum(axis=1) // 3).astype(np.uint8).reshape(-1, 1)
+            thr, _ = cv2.threshold(g8, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+            bright = px[g8[:, 0] > thr]
+            if bright.shape[0] < 20:
+                continue
+            whites.append(np.median(bright, axis=0).astype(np.float64))
+        if not whites:
+            return None
+        out: NDArray[np.float64] = np.maximum(np.median(np.array(whites), axis=0), 1.0)
+        return out
 
     def _labels(
         self,
@@ -962,18 +1016,15 @@ class Detector:
         dim and bright light)."""
         x0, y0, x1, y1 = tables.crop
         grey = cv2.GaussianBlur(grey_frame[y0:y1, x0:x1], (5, 5), 1.0)
-        gx = cv2.Sobel(grey, cv2.CV_16S, 1, 0, ksize=3)
-        gy = cv2.Sobel(grey, cv2.CV_16S, 0, 1, ksize=3)
-        ys, xs = tables.rim_px[..., 1] - y0, tables.rim_px[..., 0] - x0
-        n = tables.rim_n
-        e = np.abs(gx[ys, xs] * n[..., 0] + gy[ys, xs] * n[..., 1])
-        scale = 255.0 * 3.0 / 8.0 / max(float(np.sum(white)), 1.0)
-        out: NDArray[np.float32] = (e * scale).astype(np.float32)
-        K = tables.side_px.shape[1]
-        sy, sx = tables.side_px[..., 1] - y0, tables.side_px[..., 0] - x0
-        sn = n[:, :K, None]
-        se = np.abs(gx[sy, sx] * sn[..., 0] + gy[sy, sx] * sn[..., 1])
-        side: NDArray[np.float32] = (se * scale).astype(np.float32)
+        gx = cv2.Sobel(grey, cv2.CV_16S, 1, 0, ksize=3).ravel()
+        gy = cv2.Sobel(grey, cv2.CV_16S, 0, 1, ksize=3).ravel()
+        # rim and side points in one gather (flat indices into the crop, built with the pose)
+        idx, nx, ny = tables.edge_flat
+        scale = np.float32(255.0 * 3.0 / 8.0 / max(float(np.sum(white)), 1.0))
+        e = np.abs(gx[idx] * nx + gy[idx] * ny) * scale
+        n_rim = tables.rim_ok.size
+        out: NDArray[np.float32] = e[:n_rim].reshape(tables.rim_ok.shape)
+        side: NDArray[np.float32] = e[n_rim:].reshape(tables.side_ok.shape)
         return out, side
 
     def _owners(
