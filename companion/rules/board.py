@@ -316,9 +316,9 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
     # the wizards on the lifted part (tiers k..h; a single roof is the common case)
     if k == h:
         n = wiz.count(lo)
-        carried = _on(wiz, lo, lo + 1) if n > 1 else [wiz.index(lo)] if n else []
+        carried = wizards_on(wiz, lo, lo + 1) if n > 1 else [wiz.index(lo)] if n else []
     else:
-        carried = _on(wiz, lo, (s << 4 | h) + 1)
+        carried = wizards_on(wiz, lo, (s << 4 | h) + 1)
     if carried:
         new = list(wiz)
         for i in carried:
@@ -343,7 +343,7 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
             data["carried_tokens"] = tokens
     ev.append(_tuple_new(Event, ("tower_moved", data)))
     if lo - 1 in wiz:
-        revealed = list(map(ids.__getitem__, _on(wiz, lo - 1, lo)))
+        revealed = list(map(ids.__getitem__, wizards_on(wiz, lo - 1, lo)))
         ev.append(_tuple_new(Event, ("wizards_revealed", {"space": s, "wizards": revealed})))
     if mods:
         p.reveal(s, k - 1)
@@ -353,7 +353,7 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
         if wiz.count(top_code) == 1:
             caught = [ids[wiz.index(top_code)]]
         else:
-            caught = list(map(ids.__getitem__, _on(wiz, top_code, top_code + 1)))
+            caught = list(map(ids.__getitem__, wizards_on(wiz, top_code, top_code + 1)))
         ev.append(_tuple_new(Event, ("wizards_trapped", {"space": dest, "wizards": caught})))
     sealed = p.seal(dest, hd) if mods else False
     if castle == s:
@@ -364,7 +364,7 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
     return dest, hd + 1, filled
 
 
-def _on(wiz: Wizards, lo: int, hi: int) -> list[int]:
+def wizards_on(wiz: Wizards, lo: int, hi: int) -> list[int]:
     """Indices (ascending) of the wizards whose position code is in ``lo..hi-1`` (one space's
     tiers; few wizards stand there, so this scans per code in C instead of per wizard)."""
     found: list[int] = []

@@ -282,8 +282,9 @@ def _play_card(
         hands, draw, discard, seed, reshuffles = cards
         hand = hands[seat]
         i = hand.index(kidx)
-        hands = hands[:seat] + (hand[:i] + hand[i + 1 :],) + hands[seat + 1 :]
-        cards = _tuple_new(CardState, (hands, draw, discard + (kidx,), seed, reshuffles))
+        new_hands = list(hands)
+        new_hands[seat] = hand[:i] + hand[i + 1 :]
+        cards = _tuple_new(CardState, (tuple(new_hands), draw, discard + (kidx,), seed, reshuffles))
     g = st.game
     if st.table.solo:
         game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)

@@ -427,7 +427,7 @@ class _W(board.Pieces):
         if self.tb.config.options["token_effects_visible_only"]:
             if code not in self.wiz:
                 return []
-            return sorted({owner[i] for i, p in enumerate(self.wiz) if p == code})
+            return sorted({owner[i] for i in board.wizards_on(self.wiz, code, code + 1)})
         space = code >> 4
         return sorted({owner[i] for i, p in enumerate(self.wiz) if p and p >> 4 == space})
 
