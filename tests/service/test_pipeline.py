@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 
@@ -117,3 +118,24 @@ def test_an_unreadable_frame_reaches_the_gate_as_no_reading():
         cam.stop()
     assert gate.seen == [0, 1, -1, 3, 4]
     assert hb.part_ok("detector")
+
+
+def test_the_detector_waits_while_the_service_is_busy():
+    source = FakeFrameSource(frames(20))
+    hb = Heartbeats(stale_s=60.0)
+    cam = CameraThread(source, hb, fps=1000.0, lossless=True)
+    free = threading.Event()  # busy: a still board waits for the tracker
+    worker = VisionWorker(
+        cam, StubDetector(), StubGate(), lambda obs: None, hb, yield_to=free, max_yield_s=30.0
+    )
+    cam.start()
+    worker.start()
+    try:
+        wait_until(lambda: cam.frames >= 4, 10, "frames taken")
+        assert not free.wait(0.3)
+        assert worker.frames == 0
+        free.set()
+        wait_until(lambda: worker.frames == 20, 10, "every frame analysed once free")
+    finally:
+        worker.stop()
+        cam.stop()

@@ -1,0 +1,73 @@
+"""A still board is tracked first: while the service works on it no full garbage collection runs
+(it would hold back the page the players are waiting for) and the service is not ``free`` (the
+detector waits for that, see test_pipeline); collections resume once the service is idle."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+from companion.rules import Config, observe, setup
+from companion.service.core import CompanionService
+from companion.service.game import GameSettings
+from companion.service.heartbeat import Heartbeats
+from companion.service.testing import sim_config, wait_until
+
+
+class AllocatingDriver:
+    """A tracker stand-in whose work on a board builds ~300 000 objects in reference cycles that
+    stay alive while it works (as a belief does), and notes what else ran meanwhile."""
+
+    def __init__(self, service: CompanionService, settings: GameSettings, restore: bool) -> None:
+        self.service = service
+        self.settings = settings
+        self.state = setup(Config(player_count=settings.players), 1)
+        self.question = None
+        self.health_line = "ok"
+        self.phase = "playing"
+        self.full_collections = 0
+        self.free_while_working: list[bool] = []
+
+    def observe(self, obs: object) -> list[str]:
+        def count(phase: str, info: dict) -> None:
+            if phase == "start" and info["generation"] == 2:
+                self.full_collections += 1
+
+        gc.callbacks.append(count)
+        try:
+            self.free_while_working.append(self.service.free.is_set())
+            belief = []
+            for _ in range(100_000):
+                a: list = []
+                b = [a]
+                a.append(b)
+                belief.append(a)
+        finally:
+            gc.callbacks.remove(count)
+        return ["board explained"]
+
+
+def test_no_full_collection_while_a_board_is_tracked_then_one_when_idle(tmp_path):
+    svc = CompanionService(
+        sim_config(tmp_path / "data"), heartbeats=Heartbeats(60.0), driver_factory=AllocatingDriver
+    )
+    svc.collector.every_s = 0.0
+    svc.start_game()
+    driver = svc.driver
+    stop = threading.Event()
+    loop = threading.Thread(target=svc.run, args=(stop, 0.05), daemon=True)
+    saved = gc.get_threshold()
+    loop.start()
+    try:
+        obs = observe(driver.state)
+        for _ in range(3):
+            svc.post("observation", obs)
+        wait_until(lambda: len(driver.free_while_working) == 3, 30, "three boards tracked")
+        wait_until(lambda: svc.collector.collections >= 1, 10, "a collection once idle")
+    finally:
+        stop.set()
+        loop.join(5)
+    assert driver.full_collections == 0
+    assert driver.free_while_working == [False, False, False]
+    assert svc.free.is_set()
+    assert gc.get_threshold() == saved  # the collector's settings are put back
