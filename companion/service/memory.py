@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -43,26 +44,35 @@ class IdleCollector:
     detector, the web app, the restored game) are frozen (``gc.freeze``): reference counting
     still frees them, full collections no longer walk them.
 
-    Process-wide (the collector is); :meth:`uninstall` puts the thresholds back.
+    Process-wide (the collector is): with several services in one process (tests) the first
+    :meth:`install` sets it up and the last :meth:`uninstall` puts the thresholds back.
     """
 
     NEVER = 1 << 30
+    _lock = threading.Lock()
+    _installed = 0
+    _saved_threshold: tuple[int, int, int] = (700, 10, 10)
 
     def __init__(self, every_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.every_s = every_s
         self._clock = clock
-        self._saved: tuple[int, int, int] | None = None
+        self._on = False
         self._last = clock()
         self.collections = 0
 
     def install(self) -> None:
-        if self._saved is not None:
+        if self._on:
             return
-        gc.collect()
-        gc.freeze()
-        self._saved = gc.get_threshold()
-        young, middle, _ = self._saved
-        gc.set_threshold(young, middle, self.NEVER)
+        cls = IdleCollector
+        with cls._lock:
+            if cls._installed == 0:
+                gc.collect()
+                gc.freeze()
+                cls._saved_threshold = gc.get_threshold()
+                young, middle, _ = cls._saved_threshold
+                gc.set_threshold(young, middle, self.NEVER)
+            cls._installed += 1
+        self._on = True
         self._last = self._clock()
 
     def idle(self, wait_s: float | None = None) -> bool:
@@ -70,7 +80,7 @@ class IdleCollector:
         if it ran. The service calls it with a longer ``wait_s`` after busy inputs, so a table
         that never leaves the queue empty still collects."""
         wait = self.every_s if wait_s is None else wait_s
-        if self._saved is None or self._clock() - self._last < wait:
+        if not self._on or self._clock() - self._last < wait:
             return False
         gc.collect()
         self._last = self._clock()
@@ -78,8 +88,12 @@ class IdleCollector:
         return True
 
     def uninstall(self) -> None:
-        if self._saved is None:
+        if not self._on:
             return
-        gc.set_threshold(*self._saved)
-        self._saved = None
-        gc.unfreeze()
+        self._on = False
+        cls = IdleCollector
+        with cls._lock:
+            cls._installed -= 1
+            if cls._installed == 0:
+                gc.set_threshold(*cls._saved_threshold)
+                gc.unfreeze()

@@ -11,6 +11,7 @@ from companion.rules import Config, observe, setup
 from companion.service.core import CompanionService
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
+from companion.service.memory import IdleCollector
 from companion.service.testing import sim_config, wait_until
 
 
@@ -71,3 +72,16 @@ def test_no_full_collection_while_a_board_is_tracked_then_one_when_idle(tmp_path
     assert driver.free_while_working == [False, False, False]
     assert svc.free.is_set()
     assert gc.get_threshold() == saved  # the collector's settings are put back
+
+
+def test_two_services_in_one_process_put_the_collector_back_when_both_stopped():
+    saved = gc.get_threshold()
+    a, b = IdleCollector(), IdleCollector()
+    a.install()
+    b.install()
+    assert gc.get_threshold()[2] == IdleCollector.NEVER
+    a.uninstall()
+    assert gc.get_threshold()[2] == IdleCollector.NEVER  # b still runs
+    b.uninstall()
+    assert gc.get_threshold() == saved
+    assert gc.get_freeze_count() == 0
