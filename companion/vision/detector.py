@@ -19,7 +19,9 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    smoothed grey frame, scaled by the markers' white) is the evidence for a roof there. Each
    tier projects to a different ellipse (parallax and scale), so only the true top roof lines up
    with a strong edge all round. These rim measurements, the colour shares inside each candidate
-   roof and on each tier's camera-facing wall, and the camera's elevation go to a small trained
+   roof and on each tier's camera-facing wall (the shipped model leaves the wall shares out:
+   a near-overhead setup frame shows too little wall to learn its colour), and the camera's
+   elevation go to a small trained
    network (:mod:`companion.vision.detect_height`, shipped as ``detect_height.json``) that gives
    each space a probability per tower count; the heights chosen are the most probable ones that
    add up to the towers counted at setup (every tower stays on the board), and the chosen

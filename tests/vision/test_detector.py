@@ -238,6 +238,22 @@ class TestStackHeights:
             HeightModel.from_json({"format": "something else"})
         assert HeightModel.load(tmp_path / "missing.json") is None
 
+    def test_the_shipped_height_model_does_not_read_the_wall_colour(self) -> None:
+        # the wall class is sampled on walls a near-overhead camera hardly sees: the shipped
+        # model must give the same answer whatever the wall-coloured shares are
+        from companion.vision.detect_height import DEFAULT_IGNORE, ignored_columns
+
+        model = HeightModel.load()
+        assert model is not None
+        cols = list(ignored_columns(DEFAULT_IGNORE, model.max_towers))
+        assert cols, "the wall shares are left out"
+        x = np.random.default_rng(6).normal(0, 1, (8, model.n_features)).astype(np.float32) + 1
+        y = x.copy()
+        y[:, cols] = np.random.default_rng(7).uniform(0, 1, (8, len(cols)))
+        np.testing.assert_allclose(model.probabilities(x), model.probabilities(y), atol=1e-5)
+        with pytest.raises(ValueError, match="feature group"):
+            ignored_columns(("walls",), model.max_towers)
+
     def test_the_untouched_setup_position_is_read_exactly(self, sessions: list[Session]) -> None:
         # the tracker starts from this reading: castle on 1, one tower on each of 2..10
         # (crest on even spaces, plain on odd), wizards as seated (R-SETUP-1/3/6)
