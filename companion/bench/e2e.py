@@ -31,7 +31,9 @@ Targets: still-to-page p99 <= 0.6 s, RSS <= 200 MB (base game). ``--no-picture``
 renderer and detector (the tracker gets the camera's ideal view) to measure the rest of the path.
 The run uses the camera's frame rate (``--fps``, default 8) in real time at ``--speed`` (default
 4: scenes pass four times faster than at a real table, frames are taken at 32 per second of wall
-time at most — the renderer and detector decide the real rate).
+time at most — the renderer and detector decide the real rate). The stability gate's stillness
+wait is counted in frame time, so at ``--speed 4`` its 0.4 s take 0.1 s of wall time; ``--speed
+1`` gives a real table's pace (``still_to_page_parts_ms.gate`` shows the difference).
 """
 
 from __future__ import annotations
