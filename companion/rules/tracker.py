@@ -1174,12 +1174,12 @@ class Tracker:
         # expansion turns are longer: a feather's extra card, free spells, fountain casts
         more = opts.module_depth if self._root.modules is not None else 0
         passes = [(False, d, opts.exact, len(self._hyps)) for d in opts.quick_depths] + [
-            (False, opts.depth + more, opts.noise.bad_frame, opts.full_roots),
+            (False, opts.depth + more, target.bad_frame, opts.full_roots),
         ]
         if self._unexplained >= 1:
             # the previous frame was not explained either: not a hand in the picture but more
             # happened than a turn (or a piece moved far): search deeper, destinations anywhere
-            passes.append((True, opts.deep_depth, opts.noise.bad_frame, opts.deep_roots))
+            passes.append((True, opts.deep_depth, target.bad_frame, opts.deep_roots))
         for deep, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
@@ -1220,7 +1220,7 @@ class Tracker:
                         )
             if best_obs <= good:
                 break
-        if not out or best_obs > opts.noise.bad_frame:
+        if not out or best_obs > target.bad_frame:
             if not best_mismatch:
                 best = min(self._hyps, key=lambda h: h.cost)
                 best_mismatch = tuple(target.mismatched(srch.view(best.state)))

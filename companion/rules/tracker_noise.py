@@ -61,7 +61,10 @@ class NoiseModel:
     :param wizard_extra: a wizard is seen that is not there (a reflection, a stray piece).
     :param castle: the raven castle's presence on a space is read wrong.
     :param token: the witch or raven token's presence on a space is read wrong (expansion).
-    :param bad_frame: above this total cost (nats) a frame is "not explained" by a candidate.
+    :param bad_frame: above this total cost (nats) a frame is "not explained" by a candidate…
+    :param bad_frame_per_space: …plus this much per space read (nats): the more pieces in view,
+        the more misread fields an honest frame holds (two misread fields in a frame of 16
+        spaces is common at a 1 % error rate, and must not cost the turn).
     """
 
     tower_count: float = 0.02
@@ -74,6 +77,7 @@ class NoiseModel:
     castle: float = 0.01
     token: float = 0.01
     bad_frame: float = 8.0
+    bad_frame_per_space: float = 0.25
 
     def __post_init__(self) -> None:
         for name in (
@@ -92,6 +96,8 @@ class NoiseModel:
                 raise ValueError(f"noise.{name}: expected a probability in (0, 1), got {p!r}")
         if self.bad_frame <= 0:
             raise ValueError("noise.bad_frame: expected a positive cost in nats")
+        if self.bad_frame_per_space < 0:
+            raise ValueError("noise.bad_frame_per_space: expected a cost in nats >= 0")
 
     def cost(self, name: str) -> float:
         """``-ln p`` of one error of kind ``name`` (a field of this model)."""
@@ -194,12 +200,14 @@ class Target:
     :raises ValueError: when the observation names a space beyond ``length``.
     """
 
-    __slots__ = ("obs", "length", "noise", "_spaces", "_memo", "_c")
+    __slots__ = ("obs", "length", "noise", "bad_frame", "_spaces", "_memo", "_c")
 
     def __init__(self, obs: Observation, length: int, noise: NoiseModel) -> None:
         self.obs = obs
         self.length = length
         self.noise = noise
+        self.bad_frame = noise.bad_frame + noise.bad_frame_per_space * len(obs.spaces)
+        """Above this cost (nats) the frame is not explained by a candidate."""
         spaces: list[tuple[int, str, tuple[int, ...], bool, bool, bool, float] | None]
         spaces = [None] * length
         for s, so in obs.spaces.items():
