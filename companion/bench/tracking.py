@@ -24,21 +24,26 @@ import sys
 import time
 from typing import Any
 
-from companion.rules.model import MODULES, Config
+from companion.rules.model import MODULES, Config, GameState
 from companion.rules.simulate import GAPS, CameraNoise, SimGame, simulate, truth_key
 from companion.rules.tracker import Tracker, TrackerUpdate, board_key
 
 
-def _oracle(tracker: Tracker, update: TrackerUpdate, truth_board: Any) -> int | None:
-    """The option of the open question that holds the truth (None if none does)."""
-    q = update.question
-    if q is None:
+def _oracle(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
+    """The option of the open question that holds the truth: the one with the true state (board,
+    potions, turn), else the true board and potions, else the true board (None if none does)."""
+    if update.question is None:
         return None
-    for i, states in enumerate(tracker.question_candidates()):
-        if any(board_key(s) == truth_board for s in states):
-            return i
-        if any(s.potions == truth_board for s in states):
-            return i
+    cands = tracker.question_candidates()
+    tests = (
+        lambda s: truth_key(s) == truth_key(truth),
+        lambda s: board_key(s) == board_key(truth) and s.potions == truth.potions,
+        lambda s: board_key(s) == board_key(truth),
+    )
+    for test in tests:
+        for i, states in enumerate(cands):
+            if any(test(s) for s in states):
+                return i
     return None
 
 
@@ -69,9 +74,7 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
                 break
             questions.add(update.question.id)
             truth = inp.truth
-            opt = _oracle(tracker, update, board_key(truth))
-            if opt is None:
-                opt = _potion_oracle(tracker, truth.potions)
+            opt = _oracle(tracker, update, truth)
             if opt is None:
                 break
             update = tracker.answer(update.question.id, opt)
@@ -118,13 +121,6 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
         "wrong_board_commits": wrong_board,
         "questions": len(questions),
     }
-
-
-def _potion_oracle(tracker: Tracker, potions: Any) -> int | None:
-    for i, states in enumerate(tracker.question_candidates()):
-        if any(s.potions == potions for s in states):
-            return i
-    return None
 
 
 def main(argv: list[str]) -> int:

@@ -81,6 +81,9 @@ class TrackerOptions:
         (a frame after two turns).
     :param wait_frames: unexplained stable frames before the mismatching spaces are reported.
     :param min_spaces: an observation must read at least this fraction of the spaces.
+    :param lag_questions: after ``max_lag`` held steps, ask the players what the held
+        hypotheses disagree on (potions, hidden pieces, whose turn) instead of committing the
+        cheapest story.
     :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
         ``cost_implicit_end``).
     """
@@ -90,6 +93,7 @@ class TrackerOptions:
     margin: float = 12.0
     commit_margin: float = 4.0
     max_lag: int = 12
+    lag_questions: bool = True
     ask_margin: float = 2.5
     beam: int = 30
     beam_per_board: int = 2
@@ -1249,9 +1253,12 @@ class Tracker:
 
     def _commit(self, force: bool = False) -> tuple[Committed, ...]:
         """Commit, oldest first, the steps on which every hypothesis within ``commit_margin`` of
-        the best agrees; worse rivals are dropped then. The newest step waits for one more
-        frame (unless ``force``: an answer). After ``max_lag`` held steps the best is committed
-        (it has stayed clearly ahead for that long)."""
+        the best agrees (board, potions and turn after the step); worse rivals are dropped
+        then. The newest step waits for one more frame (unless ``force``: an answer). Rivals
+        that disagree are held: a later frame, the DONE press or a spell's cost decides them;
+        after ``max_lag`` held steps the players are asked (:meth:`_maybe_ask`) when the rivals
+        differ in the table as it is now (hidden pieces, potions), and the best is committed
+        only when they all lead to the same state by another order of moves."""
         opts = self.options
         hyps = self._hyps
         committed: list[Committed] = []
@@ -1265,8 +1272,17 @@ class Tracker:
             same = [h for h in hyps if state_key(h.trail[0].state) == key0]
             rivals = [h for h in hyps if state_key(h.trail[0].state) != key0]
             close = [h for h in rivals if h.cost - best.cost <= opts.commit_margin]
-            if close and (n <= opts.max_lag or self._question is not None):
-                break
+            if close:
+                if n <= opts.max_lag or self._question is not None:
+                    break
+                near = [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
+                if opts.lag_questions and _lag_question(near, self._root) is not None:
+                    # the rivals disagree about the table as it is now (a card or a spell:
+                    # potions; or hidden pieces): the players are asked (_maybe_ask), the best
+                    # is never taken on its cost alone
+                    break
+                # what they disagree about no player can see (the order of two moves between
+                # frames, a card count): the best is taken
             step = best.trail[0]
             for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
                 committed.append(Committed(a, ev, st))
@@ -1296,6 +1312,17 @@ class Tracker:
             self._question_groups = ()
         opts = self.options
         hyps = sorted(self._hyps, key=lambda h: h.cost)
+        if opts.lag_questions and min(len(h.trail) for h in hyps) > opts.max_lag:
+            # held too long: what the camera cannot tell (a card or a spell, hidden pieces) is
+            # asked about the table as it is now, never taken from the best's cost (_commit)
+            near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+            lag = _lag_question(near, self._root)
+            if lag is not None:
+                text, options, lag_groups = lag
+                self._qcount += 1
+                self._question = Question(f"q{self._qcount}", text, options)
+                self._question_groups = lag_groups
+                return
         # rivals that disagree on whose turn it is (a move of the next player already, or not)
         # are decided by the next turns and the DONE button, not by the players
         p0 = hyps[0].state.turn.player
@@ -1458,6 +1485,56 @@ class Tracker:
 
 def _same(a: _Hyp, b: _Hyp) -> bool:
     return a is b or (state_key(a.state) == state_key(b.state) and a.pending == b.pending)
+
+
+def _same_now(hyps: Sequence[_Hyp]) -> bool:
+    """Every hypothesis of ``hyps`` stands for the same table now (board, potions, turn)."""
+    key = state_key(hyps[0].state)
+    return all(state_key(h.state) == key for h in hyps[1:])
+
+
+def _lag_question(
+    near: Sequence[_Hyp], root: GameState
+) -> tuple[str, tuple[str, ...], tuple[tuple[_Hyp, ...], ...]] | None:
+    """The question that splits ``near`` (held hypotheses) by what the players can see on the
+    table now: the hidden pieces (asked like :func:`_board_question`), else one player's
+    potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree."""
+    if len(near) < 2 or _same_now(near):
+        return None
+
+    def split(key: Any) -> list[list[_Hyp]]:
+        groups: dict[Any, list[_Hyp]] = {}
+        for h in near:
+            groups.setdefault(key(h.state), []).append(h)
+        return sorted(groups.values(), key=lambda g: min(x.cost for x in g))
+
+    by_board = split(board_key)
+    if len(by_board) > 1:
+        text, options = _board_question(by_board, root)
+        return text, options, tuple(tuple(g) for g in by_board)
+    tb = near[0].state.table
+    for seat, colour in enumerate(tb.colours):
+        by_pot = split(lambda st, seat=seat: st.potions[seat][:2])
+        if len(by_pot) > 1:
+            options = tuple(
+                f"{_count(g[0].state.potions[seat][0], 'full potion')} and "
+                f"{g[0].state.potions[seat][1]} empty"
+                for g in by_pot
+            )
+            return (
+                f"How many full potions does {colour} have now?",
+                options,
+                tuple(tuple(g) for g in by_pot),
+            )
+    by_turn = split(lambda st: st.turn.player)
+    if len(by_turn) > 1:
+        options = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
+        return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn)
+    return None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _merge_last(trail: tuple[_Step, ...], step: _Step) -> tuple[_Step, ...]:
