@@ -95,9 +95,18 @@ class SimCamera:
     def profile_from_setup(self, state: Any, colours: list[str]) -> Any:
         """The colour profile sampled from a rendered frame of the setup position, exactly as
         ``companion calibrate profile`` samples it from a real camera's setup frame."""
+        from companion.rules.view import observe
         from companion.vision.profile import build_profile
 
-        return build_profile(self.setup_frame(state), self.camera_model, self.geometry, colours)
+        # the setup that is shown (with expansion inserts, tokens and the magic tower when the
+        # game has them), as the owner's calibration step knows it from the game's settings
+        return build_profile(
+            self.setup_frame(state),
+            self.camera_model,
+            self.geometry,
+            colours,
+            expected=observe(state),
+        )
 
 
 class SimCameraError(RuntimeError):
