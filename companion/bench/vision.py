@@ -311,6 +311,7 @@ def main(argv: list[str]) -> int:
                     det.board_view,
                     det.observation if det.ok else None,
                     det.white_bgr,
+                    det.frame_view,
                 )
                 if r.hand:
                     hand_frames += 1

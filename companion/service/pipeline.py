@@ -311,7 +311,11 @@ class VisionWorker:
         self.last_frame = frame
         reading = detection.observation if detection.ok else None
         decision = self.gate.update(
-            frame.time_s, detection.board_view, reading, getattr(detection, "white_bgr", None)
+            frame.time_s,
+            detection.board_view,
+            reading,
+            getattr(detection, "white_bgr", None),
+            getattr(detection, "frame_view", None),
         )
         status = detection.status if not detection.ok else decision.state
         self.heartbeats.beat("detector", f"{status}: {detection.message or decision.reason}")

@@ -456,7 +456,13 @@ def _pipeline_again(
             result.frames_detected += 1
             cache = (e["file"], image, det)
         reading = det.observation if det.ok else None
-        decision = gate.update(t, det.board_view, reading, getattr(det, "white_bgr", None))
+        decision = gate.update(
+            t,
+            det.board_view,
+            reading,
+            getattr(det, "white_bgr", None),
+            getattr(det, "frame_view", None),
+        )
         if decision.observation is not None:
             out.append(decision.observation)
     return out

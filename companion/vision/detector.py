@@ -143,6 +143,7 @@ class DetectorConfig:
         (with the nearest-class labelling a false partner measured at most 0.55).
     :param token_min: fraction of a token's projected area that counts as a token.
     :param view_px: side of the top-down board view handed to the stability gate, px.
+    :param frame_view_px: width of the whole-frame grey thumbnail handed to the stability gate, px.
     :param pixel_step: sub-sampling step of the wizard regions, px.
     :param pose_tolerance_px: a new pose that moves no projected point more than this reuses
         the probe tables of the old one (marker corners jitter by noise from frame to frame).
@@ -190,6 +191,7 @@ class DetectorConfig:
     wizard_tilt: float = 0.011
     token_min: float = 0.4
     view_px: int = 160
+    frame_view_px: int = 160
     pixel_step: int = 3
     pose_tolerance_px: float = 0.75
     joint_towers: bool = True
@@ -227,6 +229,8 @@ class Detection:
     :param observation: the reading of the frame when ``status == "ok"``, else None. It is marked
         ``unstable=True``: only the stability gate declares a reading stable.
     :param board_view: ``(view_px, view_px, 3) uint8 BGR`` top-down board view, or None.
+    :param frame_view: ``(round(H * frame_view_px / W), frame_view_px) uint8`` grey thumbnail of
+        the whole frame (board and what lies around it, for the stability gate), or None.
     :param white_bgr: ``(3,)`` white reference of the frame, or None.
     :param pose: the board pose used, or None.
     """
@@ -238,6 +242,7 @@ class Detection:
     white_bgr: NDArray[np.float64] | None = None
     pose: BoardPose | None = None
     details: dict[int, SpaceDetail] = field(default_factory=dict)
+    frame_view: NDArray[np.uint8] | None = None
 
     @property
     def ok(self) -> bool:
@@ -972,7 +977,19 @@ class Detector:
         view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
         spaces, details = self._read_spaces(frame, grey, pose, tables, white)
         obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
-        return Detection(OK, res.message, obs, view.astype(np.uint8), white, pose, details)
+        fw = self.config.frame_view_px
+        fh = max(1, int(round(h * fw / w)))
+        thumb = cv2.resize(grey, (fw, fh), interpolation=cv2.INTER_AREA)
+        return Detection(
+            OK,
+            res.message,
+            obs,
+            view.astype(np.uint8),
+            white,
+            pose,
+            details,
+            thumb.astype(np.uint8),
+        )
 
     def _white(
         self, frame: NDArray[np.uint8], tables: _PoseTables, markers: Any

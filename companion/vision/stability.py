@@ -24,7 +24,13 @@ exactly once per still period:
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
    wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share; a
    detector that misreads a space on one noisy frame is outvoted.
-4. Emit when all of this has held for ``still_s`` seconds of frame time.
+4. Emit when all of this has held for ``still_s`` seconds of frame time, and never on a frame
+   where something **enters the camera's view**: the whole frame's grey thumbnail (the detector's
+   ``frame_view``), differenced against the previous frame per cell after removing the median
+   difference (the camera's exposure), moves in the band along the frame's edge. A hand that comes
+   in from outside the frame is there a frame before it reaches the board view, which alone would
+   see nothing and could emit on that frame. Such a frame emits nothing and resets nothing (its
+   reading of the still board counts); the next frame that shows no entry may emit.
 
 The clock is the frames' own timestamps (seconds), never read here.
 """
@@ -68,6 +74,11 @@ class GateConfig:
     :param piece_blob: largest vetoing region (fraction of the view) that may be a moved piece
         (a stack's footprint with its lean and shadow); larger ones are always a hand or arm.
     :param settle_s: how long the view must be quiet before such a small region is settled.
+    :param entry_cell_px: side of a differencing cell of the whole-frame thumbnail, px.
+    :param entry_band: width of the band along the frame's edge where something entering the view
+        is looked for (fraction of the thumbnail's width).
+    :param entry_threshold: mean absolute grey difference of one band cell, exposure removed, that
+        counts as something entering the view.
     """
 
     still_s: float = 0.4
@@ -81,6 +92,9 @@ class GateConfig:
     change_blob: float = 0.004
     piece_blob: float = 0.02
     settle_s: float = 0.6
+    entry_cell_px: int = 2
+    entry_band: float = 0.04
+    entry_threshold: float = 6.0
 
 
 @dataclass(frozen=True)
@@ -171,6 +185,7 @@ class StabilityGate:
         self._last_time: float | None = None
         self._quiet_since: float | None = None
         self._emitted_towers: dict[int, int] | None = None
+        self._prev_frame: NDArray[np.float32] | None = None
 
     def reset(self) -> None:
         """Forget everything (e.g. after the camera was moved)."""
@@ -188,6 +203,30 @@ class StabilityGate:
         if hh == 0 or ww == 0:
             return float(diff.mean()) if diff.size else 0.0
         cells = diff[:hh, :ww].reshape(hh // c, c, ww // c, c).mean(axis=(1, 3))
+        return float(cells.max())
+
+    def _entering(self, frame_view: NDArray[np.uint8] | None) -> float:
+        """Largest band-cell difference of the whole-frame thumbnail to the previous one (grey
+        levels, the median difference removed); 0.0 without a previous thumbnail."""
+        if frame_view is None or frame_view.ndim != 2:
+            self._prev_frame = None
+            return 0.0
+        cur = frame_view.astype(np.float32)
+        prev, self._prev_frame = self._prev_frame, cur
+        if prev is None or prev.shape != cur.shape:
+            return 0.0
+        diff = cur - prev
+        diff = np.abs(diff - np.float32(np.median(diff)))
+        c = max(1, self.config.entry_cell_px)
+        h, w = diff.shape
+        hh, ww = h // c * c, w // c * c
+        if hh == 0 or ww == 0:
+            return 0.0
+        cells = diff[:hh, :ww].reshape(hh // c, c, ww // c, c).mean(axis=(1, 3))
+        band = max(1, int(round(self.config.entry_band * w / c)))
+        if 2 * band >= min(cells.shape):
+            return float(cells.max())
+        cells[band:-band, band:-band] = 0.0  # inside the band: the board view judges the board
         return float(cells.max())
 
     def _hand(
@@ -258,6 +297,7 @@ class StabilityGate:
         view: NDArray[np.uint8] | None,
         reading: Observation | None,
         white_bgr: NDArray[Any] | None = None,
+        frame_view: NDArray[np.uint8] | None = None,
     ) -> GateDecision:
         """Judge one frame.
 
@@ -266,6 +306,9 @@ class StabilityGate:
             found in this frame.
         :param reading: the detector's Observation of this frame (None if it could not read it).
         :param white_bgr: white reference of the frame (for the skin test), optional.
+        :param frame_view: ``(h, w) uint8`` grey thumbnail of the whole frame (the detector's
+            ``frame_view``), optional; without it nothing entering the view is seen before it
+            reaches the board.
         :returns: a :class:`GateDecision`; its ``observation`` is set at most once per still period.
         """
         cfg = self.config
@@ -278,7 +321,9 @@ class StabilityGate:
             self._still_since = None
             self._quiet_since = None
             self._history.clear()
+            self._prev_frame = None
             return GateDecision(NO_BOARD, reason="board not found in this frame")
+        entering = self._entering(frame_view)
         grey = self._grey(view)
         motion = (
             0.0
@@ -294,6 +339,8 @@ class StabilityGate:
             self._emitted_key = None
             why = "first frame" if first else f"board moving ({motion:.1f} grey levels)"
             return GateDecision(MOVING, reason=why, motion=motion)
+        if entering > cfg.entry_threshold:
+            self._quiet_since = time_s  # the whole view is not quiet: settling starts again
         if self._quiet_since is None:
             self._quiet_since = time_s
         hand, small = self._hand(view, grey, white_bgr)
@@ -323,6 +370,11 @@ class StabilityGate:
             return GateDecision(SETTLING, reason="waiting for a still board", motion=motion)
         if self._emitted_key == key:
             return GateDecision(STABLE, reason="still; already reported", motion=motion)
+        if entering > cfg.entry_threshold:
+            # the board is still, but something comes in at the frame's edge (a hand reaching
+            # in): emit nothing on this frame; the still period and its readings stay
+            why = f"something enters the camera's view ({entering:.1f} grey levels at its edge)"
+            return GateDecision(MOVING, reason=why, motion=motion)
         self._emitted_key = key
         self._emitted_towers = _towers(reading)
         self._stable_view = grey

@@ -52,7 +52,7 @@ class StubGate:
     def __init__(self) -> None:
         self.seen: list[int] = []
 
-    def update(self, time_s, view, reading, white=None):
+    def update(self, time_s, view, reading, white=None, frame_view=None):
         self.seen.append(reading.frame if reading is not None else -1)
         if reading is None:
             return Decision("no-board")

@@ -295,3 +295,73 @@ class TestSimulatedTable:
         assert [d.observation is not None for d in after].count(True) == 1, [
             d.reason for d in after
         ]
+
+
+def frame_thumb(rng: np.random.Generator, arm_to: int = 0, gain: float = 1.0) -> np.ndarray:
+    """The detector's grey thumbnail of the whole frame (90x160): a table around the board in the
+    middle, camera noise; ``arm_to`` > 0 draws an arm coming down from the top edge to that row."""
+    out = np.full((90, 160), 150.0)
+    out[15:75, 40:120] = 110.0
+    out[20:70, 45:115] += 40.0 * (np.indices((50, 70)).sum(axis=0) % 2)  # textured board
+    if arm_to:
+        out[0:arm_to, 60:75] = 190.0
+    out = out * gain + rng.normal(0, 1.5, out.shape)
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+class TestSomethingEntersTheView:
+    """A hand reaching in from outside the frame is in the camera's view one frame before it is
+    over the board; the board view alone sees nothing then (``bench vision``: the hand's first
+    frame, on which readings that had just come to agree were reported)."""
+
+    def frames(self, arm: list[int], rng: np.random.Generator) -> list[tuple[Any, ...]]:
+        base = board_view()
+        out = []
+        for i, a in enumerate(arm):
+            over = a > 15  # the arm reached the board
+            view = noisy(with_hand(base, 160 - 2 * a) if over else base, rng)
+            # a tower count that flickers on one of the first still frames: agreement is only
+            # reached on frame 4 (3 of 4 readings)
+            r = towers_reading(2, 1) if i == 2 else towers_reading(1, 2)
+            out.append((i / 5.0, view, r, None, frame_thumb(rng, a)))
+        return out
+
+    def test_no_observation_on_the_frame_an_arm_enters(self) -> None:
+        rng = np.random.default_rng(11)
+        gate = StabilityGate()
+        arm = [0, 0, 0, 0, 8, 30, 40, 45, 30, 8] + [0] * 10
+        out = [gate.update(*f) for f in self.frames(arm, rng)]
+        in_view = [i for i, a in enumerate(arm) if a]
+        assert [i for i in in_view if out[i].observation is not None] == []
+        assert out[4].state == MOVING and "enters" in out[4].reason
+        # the still board is reported once the arm has gone
+        emitted = [i for i, d in enumerate(out) if d.observation is not None]
+        assert len(emitted) == 1 and emitted[0] > in_view[-1]
+
+    def test_the_same_frames_without_the_thumbnail_emit_on_the_arm(self) -> None:
+        """What the board view alone does with these frames (the check above can fail)."""
+        rng = np.random.default_rng(11)
+        gate = StabilityGate()
+        arm = [0, 0, 0, 0, 8, 30]
+        out = [gate.update(*f[:4]) for f in self.frames(arm, rng)]
+        assert out[4].observation is not None
+
+    def test_an_arm_resting_beside_the_board_does_not_hold_the_report_back(self) -> None:
+        rng = np.random.default_rng(12)
+        gate = StabilityGate()
+        arm = [0, 0, 0, 0, 8, 8, 8, 8, 8, 8]
+        out = [gate.update(*f) for f in self.frames(arm, rng)]
+        assert out[4].observation is None
+        assert [i for i, d in enumerate(out) if d.observation is not None] == [5]
+
+    def test_a_change_of_exposure_is_not_an_arm(self) -> None:
+        rng = np.random.default_rng(13)
+        gate = StabilityGate()
+        base = board_view()
+        out = [
+            gate.update(
+                i / 5.0, noisy(base, rng), towers_reading(1, 2), None, frame_thumb(rng, 0, g)
+            )
+            for i, g in enumerate([1.0, 1.0, 1.05, 0.97, 1.03, 1.0])
+        ]
+        assert [i for i, d in enumerate(out) if d.observation is not None] == [3]
