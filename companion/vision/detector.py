@@ -83,6 +83,7 @@ from companion.vision.profile import (
     MIN_LIGHT,
     ColourProfile,
     features,
+    marker_cut,
     white_from_pixels,
 )
 
@@ -687,16 +688,10 @@ class Detector:
         )
         white_px: dict[int, NDArray[np.intp]] = {}
         for mid, quad in pose.marker_corners_px.items():
-            q = np.asarray(quad, np.float64).reshape(-1, 2)
-            qx0, qy0 = np.floor(q.min(axis=0)).astype(int)
-            qx1, qy1 = np.ceil(q.max(axis=0)).astype(int) + 1
-            qx0, qy0, qx1, qy1 = max(qx0, 0), max(qy0, 0), min(qx1, w), min(qy1, h)
-            if qx1 - qx0 < 4 or qy1 - qy0 < 4:
+            cut = marker_cut(quad, w, h)
+            if cut is None:
                 continue
-            st = 2 if (qx1 - qx0) * (qy1 - qy0) > 4000 else 1
-            mk = np.zeros(((qy1 - qy0 + st - 1) // st, (qx1 - qx0 + st - 1) // st), np.uint8)
-            cv2.fillConvexPoly(mk, np.round((q - (qx0, qy0)) / st).astype(np.int32), 1)
-            mk = cv2.erode(mk, np.ones((3, 3), np.uint8))
+            qx0, qy0, st, mk = cut
             my, mx = np.nonzero(mk)
             white_px[int(mid)] = ((my * st + qy0) * w + (mx * st + qx0)).astype(np.intp)
         return _PoseTables(

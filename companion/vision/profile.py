@@ -102,6 +102,28 @@ def white_from_pixels(pixels_bgr: NDArray[Any], percentile: float = 90.0) -> NDA
     return white
 
 
+def marker_cut(
+    quad: NDArray[Any], w: int, h: int
+) -> tuple[int, int, int, NDArray[np.uint8]] | None:
+    """Where a marker quad (``(4, 2)`` px, any order) lies in a ``w`` × ``h`` px frame.
+
+    :returns: ``(x0, y0, step, mask)``: the top-left px of its bounding box (clipped to the
+        frame), the sampling step (2 for quads over 4000 px², else 1) and a ``uint8`` mask of the
+        quad on that subsampled grid, shrunk by one pixel so that blurred edges do not count;
+        None when the box is under 4 px on a side.
+    """
+    q = np.asarray(quad, dtype=np.float64).reshape(-1, 2)
+    x0, y0 = np.floor(q.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(q.max(axis=0)).astype(int) + 1
+    x0, y0, x1, y1 = max(int(x0), 0), max(int(y0), 0), min(int(x1), w), min(int(y1), h)
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return None
+    step = 2 if (x1 - x0) * (y1 - y0) > 4000 else 1
+    mask = np.zeros(((y1 - y0 + step - 1) // step, (x1 - x0 + step - 1) // step), np.uint8)
+    cv2.fillConvexPoly(mask, np.round((q - (x0, y0)) / step).astype(np.int32), 1)
+    return x0, y0, step, cv2.erode(mask, np.ones((3, 3), np.uint8))
+
+
 def white_from_markers(
     frame: NDArray[np.uint8], quads_px: Mapping[int, NDArray[Any]] | Iterable[NDArray[Any]]
 ) -> NDArray[np.float64] | None:
@@ -118,18 +140,11 @@ def white_from_markers(
     h, w = frame.shape[:2]
     whites = []
     for quad in quads:
-        q = np.asarray(quad, dtype=np.float64).reshape(-1, 2)
-        x0, y0 = np.floor(q.min(axis=0)).astype(int)
-        x1, y1 = np.ceil(q.max(axis=0)).astype(int) + 1
-        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
-        if x1 - x0 < 4 or y1 - y0 < 4:
+        cut = marker_cut(quad, w, h)
+        if cut is None:
             continue
-        step = 2 if (x1 - x0) * (y1 - y0) > 4000 else 1
-        patch = frame[y0:y1:step, x0:x1:step]
-        mask = np.zeros(patch.shape[:2], np.uint8)
-        cv2.fillConvexPoly(mask, np.round((q - (x0, y0)) / step).astype(np.int32), 1)
-        # shrink by one pixel so blurred quad edges do not count
-        mask = cv2.erode(mask, np.ones((3, 3), np.uint8))
+        x0, y0, step, mask = cut
+        patch = frame[y0 : y0 + mask.shape[0] * step : step, x0 : x0 + mask.shape[1] * step : step]
         px = patch[mask > 0]
         if px.shape[0] < 20:
             continue
