@@ -11,7 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -27,6 +29,9 @@ FAST = {"camera": {"fps": 5.0}, "simulation": {"seconds_per_action": 1.6}}
 
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+T = TypeVar("T")
 
 
 def merged(*dicts):
@@ -190,14 +195,32 @@ def start_demo(cfg: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
             cwd=REPO,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
+
+    def url() -> str | None:
         m = re.findall(r"open (http://127\.0\.0\.1:\d+)/", log.read_text()[offset:])
-        if m:
-            return proc, m[-1]
+        return m[-1] if m else None
+
+    return proc, wait_for_start(proc, log, url, 90, 0.05, "no URL printed")
+
+
+def wait_for_start(
+    proc: subprocess.Popen[bytes],
+    log: Path,
+    probe: Callable[[], T | None],
+    timeout_s: float,
+    step_s: float,
+    missing: str,
+) -> T:
+    """Poll ``probe`` every ``step_s`` s until it returns a value; fails (killing ``proc``, with
+    its ``log``) if the process exits first or after ``timeout_s`` s with ``missing``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        got = probe()
+        if got is not None:
+            return got
         if proc.poll() is not None:
             raise AssertionError("companion exited at start:\n" + log.read_text())
-        time.sleep(0.05)
+        time.sleep(step_s)
     proc.kill()
     proc.wait()
-    raise AssertionError("no URL printed:\n" + log.read_text())
+    raise AssertionError(f"{missing}:\n" + log.read_text())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import start_demo, write_config
+from .conftest import start_demo, wait_for_start, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -48,17 +48,12 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
     )
     log = tmp_path / "companion.log"
     proc, _url = start_demo(cfg, log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def child() -> int | None:
         children = camera_children(proc.pid)
-        if children:
-            return proc, children[0], log
-        if proc.poll() is not None:
-            raise AssertionError("companion exited at start:\n" + log.read_text())
-        time.sleep(0.1)
-    proc.kill()
-    proc.wait()
-    raise AssertionError("no simulated camera process:\n" + log.read_text())
+        return children[0] if children else None
+
+    return proc, wait_for_start(proc, log, child, 30, 0.1, "no simulated camera process"), log
 
 
 def wait_gone(pid: int, timeout_s: float) -> bool:
