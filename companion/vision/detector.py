@@ -60,6 +60,7 @@ Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -279,6 +280,48 @@ def check_frame(frame: Any, size: tuple[int, int] | None = None) -> tuple[str, s
     if h >= 32 and int(tail.max()) - int(tail.min()) == 0 and 120 <= int(tail[0, 0, 0]) <= 136:
         return BAD_FRAME, "frame looks truncated (flat grey bottom rows)"
     return OK, ""
+
+
+def wizard_area_gain(
+    frame: NDArray[np.uint8],
+    camera: CameraModel,
+    geometry: BoardGeometry,
+    profile: ColourProfile,
+    expected: Mapping[int, SpaceObservation],
+) -> float | None:
+    """How large one wizard measures in the setup frame, relative to the projected model.
+
+    The detector counts the wizards of a colour on a top as the labelled area divided by the
+    projected area of one wizard. The camera's pose, its blur and the set's meeples make that
+    area come out larger or smaller by the same factor for a whole session; the setup frame
+    shows known wizards on known roofs (R-SETUP-6), so the factor is measured there: the median
+    over the setup roofs (read at their known height) of the measured area per wizard of each
+    colour. The result goes to ``profile.meta["wizard_area"]``, which :class:`Detector` divides
+    the areas by.
+
+    :param frame: ``(H, W, 3) uint8 BGR`` of the setup position.
+    :param expected: space -> what stands there in that position (the ``spaces`` of
+        ``observe(setup(config))``).
+    :returns: the factor (dimensionless, ~1), or None when the board or no wizard is found.
+    """
+    meta = {k: v for k, v in profile.meta.items() if k != "wizard_area"}
+    plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
+    det = Detector(camera, geometry, plain)
+    found = det.detect(frame)
+    if not found.ok or found.observation is None:
+        return None
+    ratios: list[float] = []
+    for space, want in expected.items():
+        got = found.observation.spaces.get(space)
+        detail = found.details.get(space)
+        if got is None or detail is None or got.towers != want.towers or want.castle:
+            continue
+        for colour, n in want.wizards.items():
+            if n > 0 and colour in detail.wizard_area:
+                ratios.append(detail.wizard_area[colour] / n)
+    if not ratios:
+        return None
+    return float(np.median(ratios))
 
 
 # -------------------------------------------------------------------------------------------------
@@ -517,6 +560,14 @@ class Detector:
             )
         self._height = height_model
         self._crest_gaps: list[float] = []
+        # one wizard's measured area at setup (pose, lens blur and the set's meeple size),
+        # relative to the projected model; see :func:`wizard_area_gain`
+        gain = profile.meta.get("wizard_area", 1.0)
+        self._wizard_gain = (
+            float(np.clip(gain, 0.5, 2.0))
+            if isinstance(gain, (int, float)) and math.isfinite(gain)
+            else 1.0
+        )
         # wizard counting: every class with one shared covariance and no reject, so a pixel
         # goes to the nearer of the wizard colour and the surface behind it; a blurred or
         # mixed edge pixel counts for the wizard when it is more than half wizard (an unbiased
@@ -1261,7 +1312,7 @@ class Detector:
                 if top == "magic" and self._magic_count is not self._count_profile and n_px:
                     px = frame[hull[0], hull[1]]
                     lab = self._magic_count.classify_bgr(px, white)
-                one_wiz, one_tok = hull[2], hull[3]
+                one_wiz, one_tok = hull[2] * self._wizard_gain, hull[3]
                 counts = np.bincount(lab[lab >= 0], minlength=len(self._names))
                 crest_top = top in ("crest", "crest-space")
                 for colour, ci in self._wizard_idx.items():

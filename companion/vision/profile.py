@@ -770,7 +770,14 @@ def build_profile(
         "track": geometry.track.to_json(),
     }
 
-    return ColourProfile(classes, white_bgr=wb, meta=meta)
+    profile = ColourProfile(classes, white_bgr=wb, meta=meta)
+    # one wizard's measured area at setup (see detector.wizard_area_gain)
+    from companion.vision.detector import wizard_area_gain
+
+    gain = wizard_area_gain(frame, cam, geometry, profile, expected)
+    if gain is not None:
+        profile.meta["wizard_area"] = round(gain, 4)
+    return profile
 
 
 def main(argv: list[str]) -> int:

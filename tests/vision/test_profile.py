@@ -293,3 +293,44 @@ class TestExpansionSetup:
                 ), n
             if t.top in ("fountain", "web"):
                 assert (dict(o.wizards), o.witch) == ({}, False), n
+
+
+class TestWizardSize:
+    def test_one_wizard_counts_as_one_whatever_size_the_meeples_look(self) -> None:
+        """A set whose meeples look 15 % larger (or smaller) than the geometry's: the setup frame
+        shows known wizards on known roofs, the profile measures how large one looks, and every
+        lone wizard of a game frame is then read as one (with the projected size alone two
+        lone wizards read as two each)."""
+        import dataclasses
+
+        from companion.rules import Config, dump_state, setup
+        from companion.vision.detector import Detector
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile import build_profile
+        from companion.vision.render import random_setup, render
+
+        geometry = BoardGeometry.default()
+        start = setup(Config(player_count=6), seed=None)
+        game = dump_state(start)
+        stacks = {int(k): v for k, v in game["stacks"].items()}
+        for i, w in enumerate(sorted(game["wizards"])):
+            space = 2 + i
+            game["wizards"][w] = (
+                {"space": space, "tier": len(stacks.get(space, []))} if space <= 16 else "castle"
+            )
+        gains = {}
+        for scale in (0.85, 1.15):
+            rng = np.random.default_rng(305)
+            table = random_setup(rng, geometry, tilt_range=(10.0, 20.0))
+            look = dataclasses.replace(table.appearance, wizard_scale=scale)
+            table = dataclasses.replace(table, appearance=look, _cache={})
+            first = render(start, rng, setup=table, hand=False)
+            profile = build_profile(first.frame, table.camera, geometry, list(start.table.colours))
+            gains[scale] = profile.meta["wizard_area"]
+            frame = render(game, rng, setup=table, hand=False)
+            obs = Detector(table.camera, geometry, profile).detect(frame.frame).observation
+            assert obs is not None
+            for n, t in frame.observation.spaces.items():
+                assert dict(obs.spaces[n].wizards) == dict(t.wizards), (scale, n)
+        # the measured area follows the meeples' size (area ratio (1.15 / 0.85)^2 = 1.83)
+        assert gains[1.15] / gains[0.85] > 1.5
