@@ -153,10 +153,14 @@ class DataConfig:
 class ServiceConfig:
     """``[service]``: a heartbeat older than ``heartbeat_stale_s`` seconds marks its part as
     stale in ``/healthz`` and stops feeding the systemd watchdog; ``status_every_s`` = how often
-    the terminal status line is printed (0 = never)."""
+    the terminal status line is printed (0 = never); ``work_ahead`` = the tracker works out a
+    board that has stopped moving while the stability gate still waits for it to stay still
+    (its result is used when the gate confirms the same reading; the game is the same either
+    way, only sooner on the phones)."""
 
     heartbeat_stale_s: float = 15.0
     status_every_s: float = 10.0
+    work_ahead: bool = False
 
 
 @dataclass(frozen=True)
@@ -425,10 +429,11 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         data = DataConfig(dir=data.dir, journal="journal.sqlite3")
 
     sv = _table(raw, "service")
-    _no_unknown(sv, "service", {"heartbeat_stale_s", "status_every_s"})
+    _no_unknown(sv, "service", {"heartbeat_stale_s", "status_every_s", "work_ahead"})
     service = ServiceConfig(
         heartbeat_stale_s=_float(sv, "service", "heartbeat_stale_s", 15.0, 0.5, 3600.0),
         status_every_s=_float(sv, "service", "status_every_s", 10.0, 0.0, 3600.0),
+        work_ahead=_bool(sv, "service", "work_ahead", ServiceConfig.work_ahead),
     )
 
     return Config(

@@ -22,6 +22,8 @@ and prints:
   the phone's event stream receiving the new snapshot).
 * ``tracker_observe_ms`` p50 / p99 / max: the tracker's time for one still board (the service
   thread's share of still-to-page).
+* ``prepared_boards``: still boards the tracker worked out ahead, while the stability gate still
+  waited (``worked_out_ahead``), and how many of them were then taken as they were (``used``).
 * ``tracked_equals_truth``: the tracked board (with trapped wizards) equals the true one at the end.
 
 ``--modules all`` (or a comma list) plays the expansion modules (issue: a 4-player game with all
@@ -141,6 +143,7 @@ def _board_of_state(state: Any) -> tuple[Any, ...]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from companion.config import ServiceConfig
     from companion.service.app import Companion
     from companion.service.parts import Parts
     from companion.service.record import hidden_positions, same_table
@@ -158,6 +161,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "max_actions": args.actions,
             "picture": not args.no_picture,
             "seconds_per_action": args.seconds_per_action,
+        },
+        service={
+            "status_every_s": 0.0,
+            "work_ahead": ServiceConfig.work_ahead if args.work_ahead is None else args.work_ahead,
         },
     )
     companion = Companion(cfg, Parts(), print_qr=False, out=io.StringIO())
@@ -236,6 +243,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         frames = vision.frames if vision is not None else 0
         observations = vision.observations if vision is not None else 0
         detected = vision.detected if vision is not None else 0
+        jt = getattr(companion.service.driver, "jt", None)
         companion.stop()
     received = phone.received
     latencies: list[float] = []
@@ -280,6 +288,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             name: {"p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": round(max(v), 1)}
             for name, v in parts.items()
             if v
+        },
+        "prepared_boards": {
+            "worked_out_ahead": getattr(jt, "prepared", 0),
+            "used": getattr(jt, "prepared_used", 0),
         },
         "tracker_observe_ms": {
             "p50": _pct(observe_ms, 0.5),
@@ -331,6 +343,13 @@ def main(argv: list[str]) -> int:
         help="expansion modules: 'all' or a comma list (fountain,web,witch,raven,magic_tower)",
     )
     p.add_argument("--no-picture", action="store_true", help="ideal view instead of frames")
+    p.add_argument(
+        "--work-ahead",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the tracker works on a board while the stability gate still waits "
+        "(default: the config's service.work_ahead)",
+    )
     p.add_argument("--timeout", type=float, default=900.0)
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)

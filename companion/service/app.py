@@ -217,6 +217,11 @@ class Companion:
             self.heartbeats,
             on_decision=self.recorder.on_decision if self.recorder is not None else None,
             yield_to=self.service.free,
+            prepare=(
+                (lambda obs: self.service.post("candidate", obs))
+                if self.config.service.work_ahead
+                else None
+            ),
         )
         self.service.set_camera_jpeg(self.camera_jpeg)
         self.vision.start()

@@ -50,7 +50,8 @@ GAME_INPUTS = frozenset({"observation", "dice", "done", "undo", "command", "trut
 @dataclass
 class Item:
     """One entry of the service queue: ``kind`` (``observation``, ``dice``, ``done``, ``undo``,
-    ``command``, ``camera``, ``stop``), its payload, and a Future for commands."""
+    ``command``, ``camera``, ``candidate`` — a still board's early reading, worked out ahead —,
+    ``stop``), its payload, and a Future for commands."""
 
     kind: str
     payload: Any = None
@@ -316,6 +317,9 @@ class CompanionService(SeatTokens):
             self._done(item)
 
     def _handle_item(self, item: Item) -> None:
+        if item.kind == "candidate":
+            self._prepare(item.payload)
+            return
         if self.on_input is not None and item.kind not in ("panel", "camera"):
             try:
                 self.on_input(item)
@@ -377,6 +381,19 @@ class CompanionService(SeatTokens):
                 self.on_result(item, update if update is not driver_before else None)
             except Exception:
                 log.exception("result listener failed")
+
+    def _prepare(self, obs: Any) -> None:
+        """A still board's early reading (the stability gate still waits): the tracker works it
+        out now, so that the confirmed observation is answered at once. Skipped when other
+        input is waiting (the work would be stale); never changes the game."""
+        driver = self._driver
+        prepare = getattr(driver, "prepare", None)
+        if prepare is None or not self._queue.empty():
+            return
+        try:
+            prepare(obs)
+        except Exception:
+            log.exception("service: preparing a still board failed; nothing changed")
 
     def _drive(self, method: str, payload: Any) -> None:
         driver = self._driver

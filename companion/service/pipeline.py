@@ -198,6 +198,63 @@ class CameraThread:
         return None
 
 
+def reading_of(obs: Any) -> dict[int, tuple[Any, ...]]:
+    """An observation's reading per space without its confidences: towers, top surface,
+    visible wizards, castle, witch, raven (what two frames of one still board share)."""
+    return {
+        n: (s.towers, s.top, tuple(sorted(s.wizards.items())), s.castle, s.witch, s.raven)
+        for n, s in obs.spaces.items()
+    }
+
+
+class EarlyReading:
+    """Uses the stability gate's still period: the first readings of a board that has stopped
+    moving are handed out as *candidates* (the tracker works them out while the gate waits), and
+    when the gate then reports the still board with the same reading on every space, the
+    candidate is what is reported — so the work done ahead is the work that counts.
+
+    The gate still decides alone whether and when a board is reported; only which of its equal
+    readings (they differ in confidences, frame number and time) goes to the tracker changes.
+    Replaying a recording runs the same class, so it reports the same observations.
+
+    :param tries: candidates per still period at most (a reading that flickered is replaced by
+        the next frame's, up to this many times).
+    """
+
+    def __init__(self, tries: int = 2) -> None:
+        self.tries = tries
+        self._candidate: Any = None
+        self._used = 0
+
+    def reset(self) -> None:
+        self._candidate = None
+        self._used = 0
+
+    def frame(self, reading: Any, decision: Any) -> tuple[Any, Any]:
+        """One frame's ``reading`` (the detector's Observation or None) and the gate's
+        ``decision`` -> ``(candidate, report)``: a new candidate Observation to work out ahead
+        (or None), and the Observation to report for this frame (or None: the gate reports
+        nothing)."""
+        report = getattr(decision, "observation", None)
+        state = getattr(decision, "state", "")
+        if report is not None:
+            candidate = self._candidate
+            self.reset()
+            if candidate is not None and reading_of(candidate) == reading_of(report):
+                return None, candidate
+            return None, report
+        if state != "settling" or reading is None:
+            self.reset()
+            return None, None
+        if self._used >= self.tries:
+            return None, None
+        if self._candidate is not None and reading_of(self._candidate) == reading_of(reading):
+            return None, None
+        self._candidate = dataclasses.replace(reading, unstable=False)
+        self._used += 1
+        return self._candidate, None
+
+
 class VisionWorker:
     """Detector + stability gate on the camera thread's frames (see the module doc).
 
@@ -207,6 +264,9 @@ class VisionWorker:
     :param post: called with each stable ``Observation`` (the service queue).
     :param on_decision: called with ``(frame, detection, decision)`` for every frame (recorder,
         bench, calibration view).
+    :param prepare: when given, called with each early reading of a board that has stopped
+        moving (:class:`EarlyReading`; the service's ``candidate`` item), so the tracker works
+        on it while the gate waits.
     :param yield_to: when given, the worker takes its next frame only once this event is set
         (the service's ``free``: no still board waiting for the tracker), or after
         ``max_yield_s``. The phones wait for the tracker's result, not for the next frame; the
@@ -225,7 +285,10 @@ class VisionWorker:
         clock: Callable[[], float] = time.monotonic,
         yield_to: threading.Event | None = None,
         max_yield_s: float = 2.0,
+        prepare: Callable[[Any], None] | None = None,
     ) -> None:
+        self.prepare = prepare
+        self.early = EarlyReading()
         self.camera = camera
         self.yield_to = yield_to
         self.max_yield_s = max_yield_s
@@ -317,6 +380,14 @@ class VisionWorker:
             getattr(detection, "white_bgr", None),
             getattr(detection, "frame_view", None),
         )
+        candidate, report = self.early.frame(reading, decision)
+        if report is not decision.observation:
+            decision = dataclasses.replace(decision, observation=report)
+        if candidate is not None and self.prepare is not None:
+            try:
+                self.prepare(candidate)
+            except Exception:
+                log.exception("preparing a candidate failed")
         status = detection.status if not detection.ok else decision.state
         self.heartbeats.beat("detector", f"{status}: {detection.message or decision.reason}")
         if self.on_decision is not None:

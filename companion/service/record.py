@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from companion.service.pipeline import EarlyReading, reading_of
+
 FORMAT = "companion-recording"
 VERSION = 1
 
@@ -353,14 +355,14 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
                 entry = frames.get(int(line.get("frame", -1)))
                 if emitted is not None:
                     again = emitted.pop(0) if emitted else None
-                    if again is None or _reading(again) != _reading(obs):
+                    if again is None or reading_of(again) != reading_of(obs):
                         result.readings_differing.append(n)
                     if again is not None:
                         obs = again
                 elif detector is not None and entry is not None:
                     again = _detect_again(detector, path, entry, obs)
                     result.frames_detected += 1
-                    if again is None or _reading(again) != _reading(obs):
+                    if again is None or reading_of(again) != reading_of(obs):
                         result.readings_differing.append(n)
                     if again is not None:
                         obs = again
@@ -392,14 +394,6 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
     else:
         result.final_state_equal = dump_state(final) == last_recorded_state
     return result
-
-
-def _reading(obs: Any) -> dict[int, tuple[Any, ...]]:
-    """An observation without its confidences (a JPEG round trip may move them slightly)."""
-    return {
-        n: (s.towers, s.top, tuple(sorted(s.wizards.items())), s.castle, s.witch, s.raven)
-        for n, s in obs.spaces.items()
-    }
 
 
 def _replay_command(tracker: Any, payload: dict[str, Any]) -> Any:
@@ -437,6 +431,7 @@ def _pipeline_again(
     from companion.vision.stability import StabilityGate
 
     gate = StabilityGate()
+    early = EarlyReading()  # as the live pipeline reports a still board
     out: list[Any] = []
     cache: tuple[str, Any, Any] = ("", None, None)  # file, image, detection
     for e in entries:
@@ -463,8 +458,9 @@ def _pipeline_again(
             getattr(det, "white_bgr", None),
             getattr(det, "frame_view", None),
         )
-        if decision.observation is not None:
-            out.append(decision.observation)
+        _, report = early.frame(reading, decision)
+        if report is not None:
+            out.append(report)
     return out
 
 

@@ -272,6 +272,11 @@ class SimulatedTable:
             self.c.heartbeats,
             on_decision=self.c.recorder.on_decision if self.c.recorder is not None else None,
             yield_to=self.c.service.free,
+            prepare=(
+                (lambda obs: self.c.service.post("candidate", obs))
+                if self.c.config.service.work_ahead
+                else None
+            ),
         )
         self.c.vision.before_frame = self.release_events
         self.c.service.set_camera_jpeg(self.c.camera_jpeg)

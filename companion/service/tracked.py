@@ -180,6 +180,12 @@ class TrackedDriver:
 
     # -- inputs (service thread) -------------------------------------------------------------
 
+    def prepare(self, obs: Any) -> bool:
+        """Work out a still board's reading ahead (the stability gate's early candidate); the
+        belief and the journal are unchanged. See ``JournaledTracker.prepare``."""
+        prepare = getattr(self.jt, "prepare", None)
+        return bool(prepare(obs)) if prepare is not None else False
+
     def observe(self, obs: Any) -> list[str]:
         try:
             return self._apply(self.jt.observe(obs))

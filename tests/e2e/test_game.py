@@ -137,9 +137,11 @@ def test_a_rendered_4_player_game_with_all_modules_is_tracked_through_the_web(co
     play_and_check(c, MODULES_SEED, 4, ALL_MODULES)
 
 
-def test_a_recorded_session_replays_identically(companion_factory, tmp_path):
+@pytest.mark.parametrize("work_ahead", [False, True], ids=["plain", "work-ahead"])
+def test_a_recorded_session_replays_identically(companion_factory, tmp_path, work_ahead):
     # replaying needs the vision parts, not a perfect detector: the same frames through the
-    # same detector and stability gate must give the same observations and commits
+    # same detector and stability gate must give the same observations and commits — also when
+    # the tracker worked on each still board ahead, while the gate still waited
     missing = Parts().missing_line("render", "detector", "stability", "profile", "sources")
     if missing:
         pytest.skip(f"BLOCKED (not done): vision parts missing: {missing}")
@@ -150,6 +152,7 @@ def test_a_recorded_session_replays_identically(companion_factory, tmp_path):
         web=False,
         answer_questions=True,
         simulation={"max_actions": 12},
+        service={"work_ahead": work_ahead},
     )
     c.recorder = rec
     c.start()
@@ -161,6 +164,11 @@ def test_a_recorded_session_replays_identically(companion_factory, tmp_path):
     assert result.identical, result.text()
     assert result.commits_replayed == rec.commits
     assert result.final_hidden == hidden_positions(c.service.state)
+    jt = c.service.driver.jt
+    if work_ahead:
+        assert jt.prepared_used > 0, "no still board was worked out ahead"
+    else:
+        assert jt.prepared == 0
     inputs = [json.loads(x) for x in (tmp_path / "session/inputs.jsonl").read_text().splitlines()]
     assert {"observation", "dice", "done"} <= {i["kind"] for i in inputs}
 
