@@ -92,6 +92,15 @@ class SimInput:
     dice_allowed: int = 0
     mid_move: bool = False
 
+    def give(self, tracker: Any) -> Any:
+        """Feed this input to ``tracker`` (a ``Tracker`` or anything with its ``observe``,
+        ``dice`` and ``end_turn``, e.g. a journaled one) and return its ``TrackerUpdate``."""
+        if self.kind == "observation":
+            return tracker.observe(self.observation)
+        if self.kind == "dice":
+            return tracker.dice(list(self.rolls), self.dice_allowed)
+        return tracker.end_turn()
+
 
 @dataclass(frozen=True, slots=True)
 class SimGame:

@@ -78,14 +78,6 @@ def _journaled(tmp_path, name, sim):
     return j, JournaledTracker(Tracker(sim.start), j)
 
 
-def _feed(jt, inp):
-    if inp.kind == "observation":
-        return jt.observe(inp.observation)
-    if inp.kind == "dice":
-        return jt.dice(list(inp.rolls), inp.dice_allowed)
-    return jt.end_turn()
-
-
 def _rows(j):
     return [(r.kind, r.payload) for r in j.records()]
 
@@ -109,7 +101,7 @@ def test_a_prepared_board_gives_exactly_the_update_journal_and_belief_of_a_fresh
             assert ahead.prepare(inp.observation)
             belief = ahead.tracker.to_json()
             assert belief == plain.tracker.to_json(), "preparing changed the belief"
-        u1, u2 = _feed(plain, inp), _feed(ahead, inp)
+        u1, u2 = inp.give(plain), inp.give(ahead)
         assert u1.to_json() == u2.to_json()
     assert observations > 6
     assert calls["n"] == observations, "each board was worked out once, ahead"
@@ -128,7 +120,7 @@ def test_a_stale_or_different_preparation_is_not_used(tmp_path):
             ahead.prepare(last)  # the previous board: a different observation
         elif inp.kind != "observation":
             ahead.prepare(obs[-1])  # then a DONE or dice comes first: stale
-        u1, u2 = _feed(plain, inp), _feed(ahead, inp)
+        u1, u2 = inp.give(plain), inp.give(ahead)
         assert u1.to_json() == u2.to_json()
         if inp.kind == "observation":
             last = inp.observation
