@@ -14,6 +14,11 @@ per-space features:
 * per tier: the share of roof-interior probes labelled roof or wizard, and labelled track, by the
   colour profile, and the share of probes on the camera-facing wall of that tier labelled wall
   (a stack's side occludes the track behind it);
+* per tier: the share of those wall probes that no track-surface class explains (something
+  stands between the camera and the track there), and the lightness of the wall probes relative
+  to the roof-interior probes of the same tier (a wall faces sideways and is shaded; a flat
+  track or roof under the same light is not; white paper clipping in an over-exposed frame makes
+  a plain roof and the sandy track one colour, not their walls);
 * the camera's elevation above the space (deg): steep views shrink the parallax between tiers.
 
 The answer per space is the tower count ``0..K`` and a confidence (its softmax probability),
@@ -47,15 +52,27 @@ MODEL_PATH = Path(__file__).with_name("detect_height.json")
 TRAIN_SEED_BASE = 10_000_000
 """First training session seed (bench sessions use ``seed * 1000 + i`` with seed < 10 000)."""
 
-PER_TIER = 8
+PER_TIER = 10
 """Features per candidate tier: rim edge median, lower quartile, measured share, inside, outside;
-roof-coloured and track-coloured shares of the roof interior; wall-coloured share of the wall."""
+roof-coloured and track-coloured shares of the roof interior; wall-coloured share of the wall,
+the wall's share that is not track, the wall's lightness relative to the roof interior's."""
 
 
 IGNORED_SCALE = 1e9
 """Spread given to a feature the model was trained without (see :func:`train`)."""
 
-FEATURE_GROUPS = ("median", "q25", "share", "inside", "outside", "roof", "track", "wall")
+FEATURE_GROUPS = (
+    "median",
+    "q25",
+    "share",
+    "inside",
+    "outside",
+    "roof",
+    "track",
+    "wall",
+    "occluded",
+    "wall_light",
+)
 """Names of the per-tier feature groups, in order (``--ignore`` takes these)."""
 
 DEFAULT_IGNORE = ("wall",)
@@ -149,7 +166,8 @@ class HeightModel:
             "format": "companion-height-model",
             "version": 1,
             "features": f"{PER_TIER} per tier (rim median, lower quartile, share, inside, outside, "
-            "roof share, track share, wall share) + camera elevation",
+            "roof share, track share, wall share, wall not track, wall lightness / roof "
+            "lightness) + camera elevation",
             "mean": r(self.mean),
             "scale": r(self.scale),
             "w1": r(self.w1),
