@@ -231,8 +231,9 @@ def _card_turn(st: GameState, player: str) -> int:
 
 def _card_kind(st: GameState, seat: int, card: Any, side: str, steps: Any, rolls: Any) -> int:
     """Check a card's form and dice against the move; returns the card kind index."""
+    # one of the deck's own card objects (ids of live objects are unique), else an equal card
     kidx = _KIND_BY_ID.get(id(card))
-    if kidx is None or CARD_KINDS[kidx] is not card:
+    if kidx is None:
         kidx = KIND_INDEX.get(card) if isinstance(card, Card) else None
         if kidx is None:
             raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
@@ -279,12 +280,14 @@ def _play_card(
     turn = _tuple_new(Turn, (t[0], t[1] + 1, t[2], t[3] or ended) + t[4:])
     cards = st.cards
     if cards is not None:
-        hands, draw, discard, seed, reshuffles = cards
-        hand = hands[seat]
-        i = hand.index(kidx)
-        new_hands = list(hands)
-        new_hands[seat] = hand[:i] + hand[i + 1 :]
-        cards = _tuple_new(CardState, (tuple(new_hands), draw, discard + (kidx,), seed, reshuffles))
+        # CardState(hands, draw, discard, seed, reshuffles): one card of the hand is discarded
+        hands = list(cards[0])
+        hand = list(hands[seat])
+        hand.remove(kidx)
+        hands[seat] = tuple(hand)
+        cards = _tuple_new(
+            CardState, (tuple(hands), cards[1], cards[2] + (kidx,), cards[3], cards[4])
+        )
     g = st.game
     if st.table.solo:
         game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)
@@ -459,14 +462,14 @@ def _draw(cards: CardState, seat: int, count: int, solo: bool) -> tuple[CardStat
     """Draw ``count`` cards for ``seat``; an empty draw pile is replaced by the shuffled discard
     pile (R-TURN-4; never in solo, R-SOLO-2). Returns the new cards and the number drawn."""
     draw = cards.draw
-    hands = cards.hands
     if len(draw) >= count:
-        hand = hands[seat] + draw[:count]
-        hands = hands[:seat] + (tuple(sorted(hand)),) + hands[seat + 1 :]
+        new_hands = list(cards.hands)
+        new_hands[seat] = tuple(sorted(new_hands[seat] + draw[:count]))
         drawn: CardState = _tuple_new(
-            CardState, (hands, draw[count:], cards.discard, cards.seed, cards.reshuffles)
+            CardState, (tuple(new_hands), draw[count:], cards.discard, cards.seed, cards.reshuffles)
         )
         return drawn, count
+    hands = cards.hands
     discard = cards.discard
     reshuffles = cards.reshuffles
     got: list[int] = []

@@ -45,6 +45,7 @@ Where the rules are silent this engine decides (each a plain reading of S1, not 
 from __future__ import annotations
 
 import dataclasses
+import operator
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -92,6 +93,8 @@ from companion.rules.model import (
 Potion = tuple[int, int, int]
 _ev = board.event
 _tuple_new = tuple.__new__
+_module_pieces = operator.attrgetter(*ModuleState._fields)
+"""The module pieces of a :class:`_W` as a plain tuple in :class:`ModuleState` order."""
 
 FEATHER_USES = ("extra_card", "free_spell", "move_wizard")
 """R-MOD-RAVEN-6: what feathers buy (costs :data:`~companion.rules.DEFAULT_FEATHER_COSTS`)."""
@@ -271,19 +274,8 @@ class _W(board.Pieces):
     never shared): :class:`~companion.rules.board.Pieces` with the module hooks of the
     movement path (webs, tokens, fountain, magic tower, sealing, the raven)."""
 
-    __slots__ = (
-        "witch",
-        "raven",
-        "vials",
-        "supply",
-        "feathers",
-        "armed",
-        "free_casts",
-        "protect",
-        "mover",
-        "m",
-        "lifted_witch",
-    )
+    __slots__ = ModuleState._fields + ("protect", "mover", "m", "lifted_witch")
+    """The module pieces under the names of :class:`ModuleState`, then the action's context."""
 
     mods = True
 
@@ -300,8 +292,8 @@ class _W(board.Pieces):
         (
             self.witch,
             self.raven,
-            self.vials,
-            self.supply,
+            self.witch_vials,
+            self.witch_vial_supply,
             self.feathers,
             self.armed,
             self.free_casts,
@@ -335,8 +327,8 @@ class _W(board.Pieces):
         c.ev = list(self.ev)
         c.witch = self.witch
         c.raven = self.raven
-        c.vials = self.vials
-        c.supply = self.supply
+        c.witch_vials = self.witch_vials
+        c.witch_vial_supply = self.witch_vial_supply
         c.feathers = self.feathers
         c.armed = self.armed
         c.free_casts = self.free_casts
@@ -348,27 +340,15 @@ class _W(board.Pieces):
 
     def changed_goals(self, st: GameState) -> bool:
         """Potions or witch vials changed (the end condition may have become true)."""
-        return self.potions is not st.potions or self.vials is not self.m.witch_vials
-
-    def modules(self) -> ModuleState:
-        """The module pieces as a :class:`ModuleState` (the state's own when unchanged)."""
-        m = self.m
-        new = (
-            self.witch,
-            self.raven,
-            self.vials,
-            self.supply,
-            self.feathers,
-            self.armed,
-            self.free_casts,
-        )
-        if new == m:
-            return m
-        return _tuple_new(ModuleState, new)
+        return self.potions is not st.potions or self.witch_vials is not self.m.witch_vials
 
     def state(
         self, st: GameState, turn: Turn, game: Progress, cards: CardState | None
     ) -> GameState:
+        """The new state: the board parts, ``turn``, ``game``, ``cards`` and the module pieces
+        (the state's own :class:`ModuleState` when they are unchanged)."""
+        m = self.m
+        pieces = _module_pieces(self)
         return make_state(
             self.tb,
             self.stacks,
@@ -378,7 +358,7 @@ class _W(board.Pieces):
             turn,
             game,
             cards,
-            self.modules(),
+            m if pieces == m else _tuple_new(ModuleState, pieces),
         )
 
     # -- players' things ---------------------------------------------------------------------
@@ -388,9 +368,9 @@ class _W(board.Pieces):
         self.potions = p[:seat] + (value,) + p[seat + 1 :]
 
     def set_vial(self, seat: int, value: Potion) -> None:
-        v = self.vials
+        v = self.witch_vials
         assert v is not None
-        self.vials = v[:seat] + (value,) + v[seat + 1 :]
+        self.witch_vials = v[:seat] + (value,) + v[seat + 1 :]
 
     def add_feather(self, seat: int, why: str) -> None:
         f = self.feathers
@@ -551,8 +531,8 @@ class _W(board.Pieces):
                 )
             )
             return True
-        if sealed and self.vials is not None and self.vials[seat][1] > 0:
-            vf, ve, vs = self.vials[seat]
+        if sealed and self.witch_vials is not None and self.witch_vials[seat][1] > 0:
+            vf, ve, vs = self.witch_vials[seat]
             self.set_vial(seat, (vf + 1, ve - 1, vs))
             ev.append(_ev("witch_vial_filled", {"player": tb.colours[seat], "reason": "sealing"}))
             return True
@@ -598,14 +578,14 @@ def _witch_hit(w: _W, seat: int, why: str) -> None:
     tb = w.tb
     colour = tb.colours[seat]
     f, e, sp = w.potions[seat]
-    vials = w.vials
+    vials = w.witch_vials
     assert vials is not None
     vf, ve, vs = vials[seat]
     if f == 0 and vf == 0:
         if e or ve:
             w.ev.append(_ev("witch_no_effect", {"player": colour, "reason": why}))
             return
-        if not w.supply and tb.config.options["witch_vial_exhausted_no_effect"]:
+        if not w.witch_vial_supply and tb.config.options["witch_vial_exhausted_no_effect"]:
             w.ev.append(_ev("witch_no_effect", {"player": colour, "reason": "no_vial_left"}))
             return
     if seat in w.protect:
@@ -622,8 +602,8 @@ def _witch_hit(w: _W, seat: int, why: str) -> None:
         w.set_vial(seat, (vf - 1, ve + 1, vs))
         w.ev.append(_ev("witch_vial_emptied", {"player": colour, "reason": why}))
     else:
-        assert w.supply is not None
-        w.supply = max(0, w.supply - 1)
+        assert w.witch_vial_supply is not None
+        w.witch_vial_supply = max(0, w.witch_vial_supply - 1)
         w.set_vial(seat, (vf, ve + 1, vs))
         w.ev.append(_ev("witch_vial_taken", {"player": colour, "reason": why}))
 
@@ -836,7 +816,7 @@ def _qualifies(
 
 def _end_check(w: _W, game: Progress, turn: Turn) -> Progress:
     """R-END-1/2 with empty witch vials blocking the trigger; deadlock R-END-5."""
-    return _end_check_parts(w.tb, w.wiz, w.potions, w.vials, game, turn, w.ev)
+    return _end_check_parts(w.tb, w.wiz, w.potions, w.witch_vials, game, turn, w.ev)
 
 
 def _end_check_parts(
@@ -1240,7 +1220,7 @@ def _pay(w: _W, seat: int, cost: int, spell: str, times: int) -> None:
     if not cost:
         return
     f, e, sp = w.potions[seat]
-    vf = w.vials[seat][0] if w.vials is not None else 0
+    vf = w.witch_vials[seat][0] if w.witch_vials is not None else 0
     if f + vf < cost:
         raise IllegalAction(
             f"{spell} x{times} costs {cost} full potion(s); {w.tb.colours[seat]} has {f + vf}",
@@ -1250,8 +1230,8 @@ def _pay(w: _W, seat: int, cost: int, spell: str, times: int) -> None:
     w.set_potion(seat, (f - use, e, sp + use))
     rest = cost - use
     if rest:
-        assert w.vials is not None
-        a, b, c = w.vials[seat]
+        assert w.witch_vials is not None
+        a, b, c = w.witch_vials[seat]
         w.set_vial(seat, (a - rest, b, c + rest))
     w.ev.append(_ev("potions_spent", {"player": w.tb.colours[seat], "count": cost}))
 
