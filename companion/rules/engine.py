@@ -217,14 +217,14 @@ def _card_turn(st: GameState, player: str) -> int:
     seat = tb.seat_of.get(player)
     if seat is None:
         raise IllegalAction(f"{player!r} is not a player of this game", "R-SETUP-2")
-    turn = st.turn
-    if seat != turn.player:
-        raise IllegalAction(f"it is {tb.colours[turn.player]}'s turn, not {player}'s", "R-TURN-1")
-    if turn.ended:
+    current, cards_used, redrawn, ended, _, _, _, extra_card, _ = st.turn
+    if seat != current:
+        raise IllegalAction(f"it is {tb.colours[current]}'s turn, not {player}'s", "R-TURN-1")
+    if ended:
         raise IllegalAction("the turn has ended: a wizard entered the castle", "R-TURN-6")
-    if turn.redrawn:
+    if redrawn:
         raise IllegalAction("no card may be played after redrawing the hand", "R-TURN-5")
-    if turn.cards_used >= tb.actions_per_turn + turn.extra_card:
+    if cards_used >= tb.actions_per_turn + extra_card:
         raise IllegalAction(f"all {tb.actions_per_turn} actions of this turn are used", "R-TURN-2")
     return seat
 
@@ -461,17 +461,14 @@ def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event
 def _draw(cards: CardState, seat: int, count: int, solo: bool) -> tuple[CardState, int]:
     """Draw ``count`` cards for ``seat``; an empty draw pile is replaced by the shuffled discard
     pile (R-TURN-4; never in solo, R-SOLO-2). Returns the new cards and the number drawn."""
-    draw = cards.draw
+    hands, draw, discard, seed, reshuffles = cards
     if len(draw) >= count:
-        new_hands = list(cards.hands)
+        new_hands = list(hands)
         new_hands[seat] = tuple(sorted(new_hands[seat] + draw[:count]))
         drawn: CardState = _tuple_new(
-            CardState, (tuple(new_hands), draw[count:], cards.discard, cards.seed, cards.reshuffles)
+            CardState, (tuple(new_hands), draw[count:], discard, seed, reshuffles)
         )
         return drawn, count
-    hands = cards.hands
-    discard = cards.discard
-    reshuffles = cards.reshuffles
     got: list[int] = []
     while len(got) < count:
         if not draw:
@@ -553,21 +550,22 @@ def _apply_end_turn(
     this with ``plain``), with modules."""
     tb = st.table
     t = st.turn
+    seat, cards_used, redrawn, ended, _, _, _, extra_card, _ = t
+    game = st.game
     m = st.modules
     if (
         m is not None
         and not plain
-        and (m.armed or m.free_casts or tb.solo or st.game.end_triggered_by is not None)
+        and (m.armed or m.free_casts or tb.solo or game.end_triggered_by is not None)
     ):
         return _x.end_turn(st, a)
-    if not (t.ended or t.redrawn or t.cards_used >= tb.actions_per_turn + t.extra_card):
+    if not (ended or redrawn or cards_used >= tb.actions_per_turn + extra_card):
         why = _end_turn_allowed(st)
         if why is not None:
             raise IllegalAction(why, "R-TURN-2")
-    seat = t.player
     colour = tb.colours[seat]
     ev: list[Event] = []
-    if not t.ended:
+    if not ended:
         ev.append(_tuple_new(Event, ("turn_ended", {"player": colour, "reason": "end_turn"})))
     cards = st.cards
     if cards is not None:
@@ -575,7 +573,6 @@ def _apply_end_turn(
         if need > 0:
             cards, got = _draw(cards, seat, need, tb.solo)
             ev.append(_tuple_new(Event, ("hand_refilled", {"player": colour, "count": got})))
-    game = st.game
     if tb.solo:
         limit = tb.config.options["solo_card_limit"]
         out_of_cards = cards is not None and not cards.draw and not cards.hands[seat]

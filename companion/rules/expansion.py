@@ -1001,13 +1001,14 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
     seat, kidx, wi = _e.wizard_card(st, a)
     m = st.modules
     assert m is not None
+    witch, raven = m.witch, m.raven
     if not (
         a.page
         or a.raven_timing is not None
         or a.witch_guess is not None
         or a.witch_protect
         or a.web_steps is not None
-        or (a.card.dice and m.raven is not None)
+        or (a.card.dice and raven is not None)
     ):
         # plain when the wizard is visible and lands on a plain space that is not the
         # castle's, on a top without a token or the magic tower
@@ -1020,7 +1021,7 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
             if dest != st.castle and tb.special[dest] is None:
                 dst = stacks[dest - 1]
                 code = dest << 4 | len(dst)
-                if code != m.witch and code != m.raven and not (dst and tb.tower_magic[dst[-1]]):
+                if code != witch and code != raven and not (dst and tb.tower_magic[dst[-1]]):
                     return _plain_move(st, a, seat, kidx, wi)
     return _card_move(st, a, seat, kidx, wi)
 
@@ -1030,13 +1031,14 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     kidx = _e._card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
     m = st.modules
     assert m is not None
+    witch, raven = m.witch, m.raven
     s = a.space
     if not (
         a.page
         or a.raven_timing is not None
         or a.witch_guess is not None
         or a.witch_protect
-        or (a.card.dice and m.raven is not None)
+        or (a.card.dice and raven is not None)
     ) and (type(s) is int and 1 <= s <= st.table.length):
         # plain when the tower lands on a plain space that is neither the castle's nor its
         # own, not on the magic tower, and no token stands on either space
@@ -1044,8 +1046,6 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
         dest = (s - 1 + a.steps) % tb.length + 1
         if dest != st.castle and dest != s and tb.special[dest] is None:
             dst = st.stacks[dest - 1]
-            witch = m.witch
-            raven = m.raven
             if (
                 not (dst and tb.tower_magic[dst[-1]])
                 and (witch is None or (witch >> 4 != s and witch >> 4 != dest))
