@@ -31,6 +31,7 @@ Pure: no I/O, no clock, no randomness; the same inputs give the same belief
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -48,7 +49,7 @@ from companion.rules.actions import (
     Redraw,
 )
 from companion.rules.engine import apply, setup
-from companion.rules.model import CARD_KINDS, Card, Config, GameState
+from companion.rules.model import CARD_KINDS, Card, Config, GameState, Table
 from companion.rules.observation import Observation, ObservationError
 from companion.rules.serialize import (
     dump_action,
@@ -117,6 +118,14 @@ class TrackerOptions:
     cost_repair: float = 6.0
     cost_after_close: float = 2.0
     cost_todo: float = 2.0
+    page_share: float = 1 / 6
+    cost_raven_before: float = 0.1
+    cost_protect: float = 1.0
+
+    @property
+    def cost_page(self) -> float:
+        """Prior cost (nats) of a card being a witch page card: ``-ln page_share``."""
+        return -math.log(self.page_share)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -227,6 +236,7 @@ class TrackerUpdate:
 # Internal values
 
 Marker = tuple[Any, ...]
+_CardAction = MoveWizard | MoveTower | DiscardCard
 """A pending input: ``("dice", rolls, dice_allowed)`` or ``("done",)``."""
 
 
@@ -265,13 +275,24 @@ def board_key(st: GameState) -> tuple[Any, ...]:
         _KIND_STACKS[st.stacks] = stacks
     w = st.wizards
     wiz = tuple(tuple(sorted(w[lo:hi])) for lo, hi in tb.wiz_range)
-    return (stacks, wiz, st.castle)
+    ms = st.modules
+    if ms is None:
+        return (stacks, wiz, st.castle)
+    # the expansion's tokens are pieces on the board too (a sealed witch is hidden like a
+    # trapped wizard, R-MOD-WITCH-7)
+    return (stacks, wiz, st.castle, ms.witch, ms.raven)
 
 
 def state_key(st: GameState) -> tuple[Any, ...]:
-    """:func:`board_key` plus potions, the turn and the game progress (never the card count)."""
+    """:func:`board_key` plus potions, the turn and the game progress (never the card count);
+    with expansion modules also the witch vials, feathers, armed spells and free spells (what
+    the camera cannot see but later moves depend on)."""
     g = st.game
-    return (*board_key(st), st.potions, st.turn, g.end_triggered_by, g.remaining_turns, g.over)
+    ms = st.modules
+    base = (*board_key(st), st.potions, st.turn, g.end_triggered_by, g.remaining_turns, g.over)
+    if ms is None:
+        return base
+    return (*base, ms.witch_vials, ms.witch_vial_supply, ms.feathers, ms.armed, ms.free_casts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -402,6 +423,10 @@ def _children(
                 visible.append((i, s))
     ids = tb.wizard_ids
     owner = tb.wizard_owner
+    special = tb.special
+    # card actions are collected first: with the expansion each may have hidden variants (a
+    # page card moving the witch first, the raven moving before the move, _card_variants)
+    cards: list[tuple[_CardAction, float, tuple[Marker, ...]]] = []
     if can_play:
         for i, s in visible:
             if owner[i] != ctrl or s not in allowed:
@@ -412,51 +437,64 @@ def _children(
                     continue
                 steps = _ring(length, s, d)
                 if 1 <= steps <= 5:
-                    yield (
-                        MoveWizard(colour, ids[i], steps, _VALUE_WIZARD[steps]),
-                        opts.cost_card,
-                        pending,
-                        False,
+                    cards.append(
+                        (
+                            MoveWizard(colour, ids[i], steps, _VALUE_WIZARD[steps]),
+                            opts.cost_card,
+                            pending,
+                        )
                     )
                 if roll and steps == roll[-1]:
                     for side, card in die:
                         if side == "wizard":
-                            yield (
-                                MoveWizard(colour, ids[i], steps, card, roll),
-                                opts.cost_die_move,
-                                rest,
-                                False,
+                            cards.append(
+                                (
+                                    MoveWizard(colour, ids[i], steps, card, roll),
+                                    opts.cost_die_move,
+                                    rest,
+                                )
                             )
         for s in allowed:
             h = len(stacks[s - 1])
             if not h:
                 continue
             for d in range(1, length + 1):
-                if d == s or not dest_ok(d) or d == st.castle:
+                if d == s:
+                    continue
+                # guided by where the tower ends: a web sends it on (R-MOD-WEB-2)
+                fd = d if special[d] is None else _web_end(tb, s, d)
+                if fd == s or not dest_ok(fd) or fd == st.castle:
                     continue
                 steps = _ring(length, s, d)
                 for k in range(1, h + 1):
                     if 1 <= steps <= 5:
-                        yield (
-                            MoveTower(colour, s, k, steps, _VALUE_TOWER[steps]),
-                            opts.cost_card,
-                            pending,
-                            False,
+                        cards.append(
+                            (
+                                MoveTower(colour, s, k, steps, _VALUE_TOWER[steps]),
+                                opts.cost_card,
+                                pending,
+                            )
                         )
                     if roll and steps == roll[-1]:
                         for side, card in die:
                             if side == "tower":
-                                yield (
-                                    MoveTower(colour, s, k, steps, card, roll),
-                                    opts.cost_die_move,
-                                    rest,
-                                    False,
+                                cards.append(
+                                    (
+                                        MoveTower(colour, s, k, steps, card, roll),
+                                        opts.cost_die_move,
+                                        rest,
+                                    )
                                 )
                     if steps == 1 and t.cards_used == 0 and not tb.solo:
                         yield Redraw(colour, (s, k)), opts.cost_push, pending, False
         if roll:
             # the die card could move nothing (or nothing the player wanted): discarded
-            yield DiscardCard(colour, None), opts.cost_discard, rest, False
+            cards.append((DiscardCard(colour, None), opts.cost_discard, rest))
+    if st.modules is None:
+        for a, prior, pend in cards:
+            yield a, prior, pend, False
+    else:
+        yield from _card_variants(st, cards, allowed, roll, pending, opts)
     # spells
     casters = range(tb.n) if tb.master else (seat,)
     for cs in casters:
@@ -556,6 +594,96 @@ _BASE_SPELLS = frozenset(
         "piggyback",
     }
 )
+
+
+def _web_end(tb: Table, s: int, d: int) -> int:
+    """Where a piece moved clockwise from ``s`` to ``d`` stops after web continuation
+    (R-MOD-WEB-2, OPEN-19: again while it ends on a web; at most 8 bounces)."""
+    length = tb.length
+    seg = _ring(length, s, d)
+    for _ in range(8):
+        if tb.special[d] != "web":
+            return d
+        d = (d - 1 + seg) % length + 1
+    return d
+
+
+def _token_end(st: GameState, space: int, steps: int) -> int:
+    """Where a witch or raven token moving ``steps`` clockwise from ``space`` stops: it skips
+    the castle's space and bounces off webs (R-MOD-WITCH-3, R-MOD-RAVEN-2, R-MOD-WEB-5)."""
+    tb = st.table
+    length = tb.length
+    seg = steps
+    dest = (space - 1 + seg) % length + 1
+    for _ in range(16):
+        if dest == st.castle:
+            dest = dest % length + 1
+            seg += 1
+        elif tb.special[dest] == "web":
+            dest = (dest - 1 + seg) % length + 1
+        else:
+            break
+    return dest
+
+
+def _card_variants(
+    st: GameState,
+    cards: Sequence[tuple[_CardAction, float, tuple[Marker, ...]]],
+    allowed: frozenset[int],
+    roll: tuple[int, ...],
+    pending: tuple[Marker, ...],
+    opts: TrackerOptions,
+) -> Iterator[tuple[Action | None, float, tuple[Marker, ...], bool]]:
+    """The card actions ``cards`` with the expansion's hidden choices the camera cannot read
+    but that change the board:
+
+    * a **page card** (R-MOD-WITCH-2, OPEN-12) moves the witch one space before the move, or
+      releases a sealed witch when the right tower is named (R-MOD-WITCH-9): generated only
+      when the witch's space or the space she would move to changed in the picture;
+      ``cost_page`` = ``-ln page_share``. A discarded page card moves the witch too;
+    * a die card with the raven moves the raven **before** the move (R-MOD-RAVEN-2; after is
+      the engine's default): ``cost_raven_before``;
+    * an armed *Precise Landing* (R-SPELLX-6) chooses 1-3 spaces on a web: ``web_steps``.
+    """
+    ms = st.modules
+    assert ms is not None
+    tb = st.table
+    seat = st.turn.player
+    page: tuple[bool, tuple[int, int] | None] | None = None
+    if ms.witch is not None and "witch" in tb.config.modules:
+        ws, wt = ms.witch >> 4, ms.witch & 15
+        if ws in allowed or _token_end(st, ws, 1) in allowed:
+            sealed = wt < len(st.stacks[ws - 1])
+            page = (True, (ws, wt + 1) if sealed else None)
+    raven = ms.raven is not None
+    precise = (seat, "precise_landing") in ms.armed
+    cost_page = opts.cost_page
+    for a, prior, pend in cards:
+        yield a, prior, pend, False
+        variants: list[tuple[_CardAction, float]] = []
+        if raven and roll and isinstance(a, MoveWizard | MoveTower) and a.card.dice:
+            variants.append((replace(a, raven_timing="before"), opts.cost_raven_before))
+        if precise and isinstance(a, MoveWizard):
+            pos = st.wizards[tb.wizard_index[a.wizard]] >> 4
+            if tb.special[(pos - 1 + a.steps) % tb.length + 1] == "web":
+                variants.extend((replace(a, web_steps=n), 0.0) for n in (1, 2, 3))
+        if page is not None:
+            variants += [
+                (replace(v, page=True, witch_guess=page[1]), extra + cost_page)
+                for v, extra in [(a, 0.0), *variants]
+            ]
+        for v, extra in variants:
+            yield v, prior + extra, pend, False
+    t = st.turn
+    can_play = not t.ended and not t.redrawn and t.cards_used < tb.actions_per_turn + t.extra_card
+    if page is not None and can_play:
+        # a page card discarded as unplayable (R-TURN-3) still moves the witch
+        yield (
+            DiscardCard(tb.colours[seat], None, page=True, witch_guess=page[1]),
+            opts.cost_discard + cost_page,
+            pending,
+            False,
+        )
 
 
 def _module_children(
@@ -764,16 +892,28 @@ def _search(
     def terminal_ok(n: _Node) -> bool:
         return all(m[0] != "done" for m in n.pending)
 
+    seen: dict[tuple[Any, ...], _Node] = {}
+
+    def score(child: _Node) -> None:
+        views = srch.view(child.state)
+        child.obs_cost = target.cost(views)
+        child.score = child.prior + child.obs_cost
+        child.rank = child.prior + partial(views, child.obs_cost)
+        key = (state_key(child.state), child.pending, child.implicit)
+        old = seen.get(key)
+        if old is None or child.score < old.score:
+            seen[key] = child
+
     if terminal_ok(root):
         terminals.append(root)
     level = [root]
     for _ in range(depth):
-        seen: dict[tuple[Any, ...], _Node] = {}
+        seen = {}
         for node in level:
             node_views = srch.view(node.state)
             touched = frozenset(
                 i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
-            ) | frozenset(s for a in node.actions for s in _spaces_of(a, node.state.table.length))
+            ) | frozenset(s for a in node.actions for s in _spaces_of(a, node.state.table))
             allowed = changed | touched
             dests: frozenset[int] | None = None if deep else allowed
             if not allowed and (not node.pending or node.pending[0][0] != "done"):
@@ -813,14 +953,25 @@ def _search(
                         False,
                         closes=node.closes,
                     )
-                views = srch.view(child.state)
-                child.obs_cost = target.cost(views)
-                child.score = child.prior + child.obs_cost
-                child.rank = child.prior + partial(views, child.obs_cost)
-                key = (state_key(child.state), child.pending, child.implicit)
-                old = seen.get(key)
-                if old is None or child.score < old.score:
-                    seen[key] = child
+                    if base.modules is not None and any(e.kind in _WITCH_HITS for e in ev):
+                        # a player hit by the witch may spend a feather against it
+                        for pa in _protect_variants(base, action, ev):
+                            got_p = srch.apply(base, pa)
+                            if got_p is not None:
+                                pst, pev = got_p
+                                score(
+                                    _Node(
+                                        pst,
+                                        child.prior + opts.cost_protect * len(pa.witch_protect),
+                                        node.actions + (pa,),
+                                        node.events + (pev,),
+                                        node.states + (pst,),
+                                        pending,
+                                        False,
+                                        closes=node.closes,
+                                    )
+                                )
+                score(child)
         if not seen:
             break
         # terminals are judged on the full picture, the beam on the partial cost
@@ -831,6 +982,34 @@ def _search(
         )
         level = _select(seen.values(), opts.beam, opts.beam_per_board)
     return terminals
+
+
+_WITCH_HITS = frozenset({"potion_emptied", "witch_vial_emptied", "witch_vial_taken"})
+
+
+def _protect_variants(
+    st: GameState, action: Action, events: Sequence[Event]
+) -> list[MoveWizard | MoveTower | DiscardCard | Cast | Feather]:
+    """``action`` with players who were hit by the witch (R-MOD-WITCH-4/5) spending a feather
+    against it instead (R-MOD-WITCH-10): one variant per hit player holding a feather, and one
+    with all of them. Feathers and potions are hidden from the camera."""
+    ms = st.modules
+    if ms is None or ms.feathers is None:
+        return []
+    if not isinstance(action, MoveWizard | MoveTower | DiscardCard | Cast | Feather):
+        return []
+    tb = st.table
+    hit: list[str] = []
+    for e in events:
+        if e.kind in _WITCH_HITS and str(e.get("reason", "")).startswith(("witch", "wizard_met")):
+            colour = str(e.get("player"))
+            seat = tb.colours.index(colour) if colour in tb.colours else -1
+            if seat >= 0 and ms.feathers[seat] > 0 and colour not in hit:
+                hit.append(colour)
+    out = [replace(action, witch_protect=(c,)) for c in hit]
+    if len(hit) > 1:
+        out.append(replace(action, witch_protect=tuple(hit)))
+    return out
 
 
 def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
@@ -866,11 +1045,15 @@ def _replay(
     return st, tuple(events), tuple(states)
 
 
-def _spaces_of(a: Action, length: int) -> tuple[int, ...]:
+def _spaces_of(a: Action, tb: Table) -> tuple[int, ...]:
+    """The spaces a tower action lifts from and lands on (after web continuation)."""
+    length = tb.length
     if isinstance(a, MoveTower):
-        return (a.space, (a.space - 1 + a.steps) % length + 1)
+        d = (a.space - 1 + a.steps) % length + 1
+        return (a.space, d if tb.special[d] is None else _web_end(tb, a.space, d))
     if isinstance(a, Redraw) and a.push is not None:
-        return (a.push[0], a.push[0] % length + 1)
+        d = a.push[0] % length + 1
+        return (a.push[0], d if tb.special[d] is None else _web_end(tb, a.push[0], d))
     if isinstance(a, Cast):
         if a.space is not None:
             step = {"advance_tower": 2, "headwind_tower": -2}.get(a.spell, 0)
