@@ -275,26 +275,25 @@ def _play_card(
     st: GameState, seat: int, kidx: int, ev: list[Event], ended: bool
 ) -> tuple[Turn, CardState | None, Progress]:
     """Bookkeeping of one played card: hand -> discard pile, action count."""
-    t = st.turn
-    # Turn(player, cards_used + 1, redrawn, ended, *rest)
-    turn = _tuple_new(Turn, (t[0], t[1] + 1, t[2], t[3] or ended) + t[4:])
+    player, used, redrawn, was_ended, casts, exchanges, feather, extra, fly = st.turn
+    turn = _tuple_new(
+        Turn, (player, used + 1, redrawn, was_ended or ended, casts, exchanges, feather, extra, fly)
+    )
     cards = st.cards
     if cards is not None:
-        # CardState(hands, draw, discard, seed, reshuffles): one card of the hand is discarded
-        hands = list(cards[0])
-        hand = list(hands[seat])
-        hand.remove(kidx)
-        hands[seat] = tuple(hand)
-        cards = _tuple_new(
-            CardState, (tuple(hands), cards[1], cards[2] + (kidx,), cards[3], cards[4])
-        )
+        hands, draw, discard, seed, reshuffles = cards
+        new_hands = list(hands)
+        hand = new_hands[seat]
+        i = hand.index(kidx)
+        new_hands[seat] = hand[:i] + hand[i + 1 :]
+        cards = _tuple_new(CardState, (tuple(new_hands), draw, discard + (kidx,), seed, reshuffles))
     g = st.game
     if st.table.solo:
         game = Progress(g.end_triggered_by, g.remaining_turns, g.over, g.result, g.cards_played + 1)
     else:
         game = g
     if ended:
-        data = {"player": st.table.colours[t[0]], "reason": "castle_entry"}
+        data = {"player": st.table.colours[player], "reason": "castle_entry"}
         ev.append(_tuple_new(Event, ("turn_ended", data)))
     return turn, cards, game
 
