@@ -7,7 +7,6 @@ Actions are small immutable values that name things the way the table does (colo
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -271,26 +270,13 @@ class Event(NamedTuple):
 _new = object.__new__
 
 
-def _defaults(cls: type) -> dict[str, Any]:
-    """The fields of an action class that have default values, with those values."""
-    return {
-        f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
-    }
-
-
-_MOVE_WIZARD_DEFAULTS = _defaults(MoveWizard)
-_MOVE_TOWER_DEFAULTS = _defaults(MoveTower)
-
-
 def fast_move_wizard(
     player: str, wizard: str, steps: int, card: Card, rolls: tuple[int, ...]
 ) -> MoveWizard:
     """``MoveWizard(player, wizard, steps, card, rolls)`` without the dataclass overhead
-    (legal action enumeration). Every field is in the instance's ``__dict__`` (the defaults
-    copied in first), so reading an expansion field later is a plain instance look-up."""
+    (legal action enumeration); the other fields keep their class defaults."""
     a: MoveWizard = _new(MoveWizard)
     d = a.__dict__
-    d.update(_MOVE_WIZARD_DEFAULTS)
     d["player"] = player
     d["wizard"] = wizard
     d["steps"] = steps
@@ -302,11 +288,9 @@ def fast_move_wizard(
 def fast_move_tower(
     player: str, space: int, tier: int, steps: int, card: Card, rolls: tuple[int, ...]
 ) -> MoveTower:
-    """``MoveTower(player, space, tier, steps, card, rolls)`` without the dataclass overhead
-    (every field in the instance's ``__dict__``, as for :func:`fast_move_wizard`)."""
+    """``MoveTower(player, space, tier, steps, card, rolls)`` without the dataclass overhead."""
     a: MoveTower = _new(MoveTower)
     d = a.__dict__
-    d.update(_MOVE_TOWER_DEFAULTS)
     d["player"] = player
     d["space"] = space
     d["tier"] = tier
