@@ -133,6 +133,8 @@ class DetectorConfig:
         that colour's area on crest roofs (calibrated on renders with the nearest-class
         labelling: up to 0.5 areas without a yellow wizard).
     :param mark_leak: the same for a crest space's mark on the track (up to 0.2 areas).
+    :param mark_min: pixels labelled crest mark on an empty crest space for the mark's colour
+        to be measured there (:meth:`Detector._local_mark`).
     :param wizard_tilt: growth of one wizard's visible area per degree of camera elevation
         above 70 degrees (seen from above a wizard shows more of its shoulders and hat than the
         projected cylinder model says; calibrated on renders: median single-wizard area 0.8 at
@@ -219,6 +221,7 @@ class DetectorConfig:
     gap_clear: float = 0.3
     ink_min: int = 3
     ink_fallback: int = 2
+    mark_min: int = 15
 
 
 @dataclass(frozen=True)
@@ -498,8 +501,14 @@ class _NearestClass(ColourProfile):
     def classify(
         self, feats: NDArray[Any], only: Any = None
     ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+        return self.classify_means(feats, self._means)
+
+    def classify_means(
+        self, feats: NDArray[Any], means: NDArray[Any]
+    ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+        """:meth:`classify` with the prototypes' means replaced by ``means`` ``(C, 3)``."""
         f = np.asarray(feats, np.float32).reshape(-1, 3)
-        m = self._means
+        m = np.asarray(means, np.float32)
         s = 3.0 * np.maximum(f[:, 2], 0.0) + CHROMA_EPS
         var_c = self._chroma_var + (self._noise / s) ** 2
         d2 = ((f[:, None, :2] - m[None, :, :2]) ** 2).sum(-1) / var_c[:, None] + (
@@ -573,6 +582,7 @@ class Detector:
         self._is_track = np.zeros(len(names) + 1, bool)
         for i in range(len(names)):
             self._is_track[i + 1] = profile.classes[names[i]].group == "track"
+        self._mark_idx = names.index("track-crest") if "track-crest" in names else -1
         self._is_wall = np.zeros(len(names) + 1, bool)
         if "wall" in names:
             self._is_wall[names.index("wall") + 1] = True
@@ -1113,6 +1123,22 @@ class Detector:
         idx = self._count_profile.classify_bgr(frame[ys, xs].reshape(-1, 3), white)
         return idx.reshape(np.shape(ys))
 
+    def _local_mark(
+        self, px: NDArray[np.uint8], lab: NDArray[np.int32], white: NDArray[Any]
+    ) -> NDArray[np.int32]:
+        """Labels of an empty crest space's pixels ``(N, 3) uint8`` with the crest mark's
+        colour measured on that space: the printed mark under this frame's light can look
+        nearer to a wizard colour than the setup frame's mark did (an orange wizard read on
+        an empty mark). Needs ``mark_min`` pixels labelled mark."""
+        mine = lab == self._mark_idx
+        if int(mine.sum()) < self.config.mark_min or not bool(self._is_wizard[lab + 1].any()):
+            return lab
+        feats = features(px, white)
+        means = self._count_profile._means.copy()
+        means[self._mark_idx] = np.median(feats[mine], axis=0)
+        out, _ = self._count_profile.classify_means(feats, means)
+        return out
+
     def _edges(
         self, grey_frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
@@ -1363,6 +1389,8 @@ class Detector:
                 if top == "magic" and self._magic_count is not self._count_profile and n_px:
                     px = frame[hull[0], hull[1]]
                     lab = self._magic_count.classify_bgr(px, white)
+                if top == "crest-space" and self._mark_idx >= 0 and n_px:
+                    lab = self._local_mark(frame[hull[0], hull[1]], lab, white)
                 one_wiz, one_tok = hull[2] * self._wizard_gain, hull[3]
                 counts = np.bincount(lab[lab >= 0], minlength=len(self._names))
                 crest_top = top in ("crest", "crest-space")
