@@ -160,7 +160,7 @@ class ServiceConfig:
 
     heartbeat_stale_s: float = 15.0
     status_every_s: float = 10.0
-    work_ahead: bool = False
+    work_ahead: bool = True
 
 
 @dataclass(frozen=True)
