@@ -70,7 +70,9 @@ class TrackerOptions:
     """Tuning of the belief and the search. Costs are in nats (see ``tracker_noise``).
 
     :param noise: the camera's noise model.
-    :param keep: at most this many hypotheses are kept.
+    :param keep: at most this many hypotheses are kept…
+    :param keep_per_board: …at most this many of them per board (:func:`board_key`) while
+        other boards are within ``margin``.
     :param margin: hypotheses costing more than the best + ``margin`` are dropped.
     :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
         tracker ask the players.
@@ -98,6 +100,7 @@ class TrackerOptions:
     ask_margin: float = 2.5
     beam: int = 30
     beam_per_board: int = 2
+    keep_per_board: int = 4
     depth: int = 4
     deep_depth: int = 6
     module_depth: int = 1
@@ -1014,14 +1017,28 @@ def _protect_variants(
 
 def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
     """The ``beam`` best nodes by rank, at most ``per_board`` of them per board: variants that
-    differ only in turn counters, pending dice or potions must not crowd out other boards."""
+    differ only in turn counters, pending dice or potions must not crowd out other boards. With
+    the expansion a board's second node must differ from the first in more than the order of
+    its spells and cards (e.g. in feathers: the raven moved before or after the move)."""
     out: list[_Node] = []
     count: dict[tuple[Any, ...], int] = {}
+    outcomes: set[tuple[Any, ...]] = set()
     for n in sorted(nodes, key=lambda n: n.rank):
-        k = board_key(n.state)
+        st = n.state
+        k = board_key(st)
         c = count.get(k, 0)
         if c >= per_board:
             continue
+        if st.modules is not None:
+            # the same table reached by another order of moves (a spell before or after a
+            # card: another cast window) is not a second story: with the expansion a hidden
+            # counter (feathers after the raven before or after the move) is
+            t = st.turn
+            spells = tuple(sorted((x[0], x[1]) for x in t.casts))
+            o = (k, st.potions, st.modules, *t[:4], spells, *t[5:], st.game)
+            if c and o in outcomes:
+                continue
+            outcomes.add(o)
         count[k] = c + 1
         out.append(n)
         if len(out) >= beam:
@@ -1437,7 +1454,25 @@ class Tracker:
             if h.cost - best <= opts.margin
         ]
         alive.sort(key=lambda h: (h.cost, len(h.pending)))
-        return tuple(alive[: opts.keep])
+        if len(alive) <= opts.keep:
+            return tuple(alive)
+        # stories that differ only in what the camera cannot see (potions, feathers, the
+        # order of moves) must not crowd out another board: a frame that misses a piece makes
+        # a wrong board cheapest for a moment, and the true one must survive to the next frame
+        out: list[_Hyp] = []
+        rest: list[_Hyp] = []
+        count: dict[tuple[Any, ...], int] = {}
+        for h in alive:
+            k = board_key(h.state)
+            c = count.get(k, 0)
+            if c < opts.keep_per_board and len(out) < opts.keep:
+                count[k] = c + 1
+                out.append(h)
+            else:
+                rest.append(h)
+        out.extend(rest[: opts.keep - len(out)])
+        out.sort(key=lambda h: (h.cost, len(h.pending)))
+        return tuple(out)
 
     def _commit(self, force: bool = False) -> tuple[Committed, ...]:
         """Commit, oldest first, the steps on which every hypothesis within ``commit_margin`` of
