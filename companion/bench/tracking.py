@@ -12,18 +12,25 @@ that are not in the truth's history in order, potions and turn included),
 ``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too),
 ``questions_per_game`` (mean, median),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb``.
+With expansion modules the board includes the witch and raven tokens (a sealed witch too).
+``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
+does); the simulator alone plays none.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import resource
 import statistics
 import sys
 import time
 from typing import Any
 
+from companion.rules.actions import Action
+from companion.rules.bots import BOTS, Bot, _mark_page
+from companion.rules.expansion import page_cards
 from companion.rules.model import MODULES, Config, GameState
 from companion.rules.simulate import GAPS, CameraNoise, SimGame, simulate, truth_key
 from companion.rules.tracker import Tracker, TrackerUpdate, board_key
@@ -123,6 +130,34 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
     }
 
 
+class _PageBot(Bot):
+    """A seat's bot whose played page cards move the witch first (R-MOD-WITCH-2): the marking
+    of ``companion.rules.bots.play`` (a seeded share of the deck shows the page symbol,
+    OPEN-12; a sealed witch is released with the right tower 4 times in 5)."""
+
+    def __init__(self, inner: Bot, pages: frozenset[str], rng: random.Random) -> None:
+        super().__init__(0)
+        self.inner = inner
+        self.pages = pages
+        self.table_rng = rng
+
+    def choose(self, state: GameState) -> Action:
+        action = self.inner.choose(state)
+        if state.modules is not None and state.modules.witch is not None:
+            action = _mark_page(state, action, self.pages, self.table_rng, 0.8)
+        return action
+
+
+def _bots(kind: str, seed: int, players: int, share: float) -> str | list[Bot]:
+    """The seats' bots as ``simulate`` builds them, wrapped in :class:`_PageBot` when a
+    ``share`` of the deck is page cards."""
+    if share <= 0:
+        return kind
+    pages = page_cards(seed, share)
+    rng = random.Random(f"table/{seed}")
+    return [_PageBot(BOTS[kind](seed * 7 + i + 1), pages, rng) for i in range(players)]
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="companion bench tracking", description=__doc__.split("\n")[0]
@@ -138,6 +173,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--done-rate", type=float, default=1.0, help="chance DONE is pressed")
     ap.add_argument("--bots", default="greedy", choices=("greedy", "random"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--pages",
+        type=float,
+        default=0.0,
+        help="with the witch: share of the deck that are page cards (0 = none; bots.play: 1/6)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     modules = frozenset(m for m in args.modules.split(",") if m)
@@ -161,7 +202,9 @@ def main(argv: list[str]) -> int:
     per_game: list[dict[str, Any]] = []
     for g in range(args.games):
         try:
-            sim = simulate(config, args.seed * 1000 + g, noise, args.bots)
+            seed = args.seed * 1000 + g
+            share = args.pages if "witch" in modules else 0.0
+            sim = simulate(config, seed, noise, _bots(args.bots, seed, args.players, share))
         except ValueError as exc:
             print(f"bench tracking: {exc}", file=sys.stderr)
             return 2
