@@ -109,17 +109,14 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
 
 
 # KNOWN FAILURE (tracker and detector): the seed-4 4-player game with all five modules.
-# Measured on the companion: 39 commits for 45 true actions, 37 of them wrong, the first after
-# true action 1; the untouched setup position is misread at spaces 2, 9, 13 (the fountain, the
-# web insert read as a tower, the pale raven token). And the tracker alone, fed the
-# *ideal* observations of the same game with the same DONE presses, commits 38 wrong states of
-# 41, the first after true action 1, and ends on a wrong board: module moves (page cards, the
-# raven's timing, feathers) are not all in its search. Strict: the suite fails as soon as this
-# passes, so the mark goes.
+# Measured on the companion: 30 commits for 45 true actions, 25 of them wrong, from the setup
+# on; the untouched setup position is misread at spaces 2, 9, 13 (the fountain, the web insert
+# read as a tower, the pale raven token), so the tracker starts from frames that contradict the
+# true setup. (Page cards, the raven's timing and feathers are in the tracker's search now.)
+# Strict: the suite fails as soon as this passes, so the mark goes.
 KNOWN_MODULES_FAILURE = pytest.mark.xfail(
-    reason="known failure (tracker, detector): modules game seed 4, 4 players - 37 wrong commits "
-    "of 39 (setup misread at spaces 2, 9, 13); on ideal observations the tracker commits 38 "
-    "wrong states of 41, the first after true action 1",
+    reason="known failure (detector, tracker): modules game seed 4, 4 players - 25 wrong commits "
+    "of 30 from the setup on (setup misread at spaces 2, 9, 13)",
     strict=True,
 )
 
