@@ -164,7 +164,10 @@ class TrackerOptions:
 class Committed:
     """One committed action and the events that explain it (state-model.md §4/§5).
 
-    ``action`` is None for a correction from the host page (``state`` then holds it).
+    ``action`` is None for a correction from the host page (event ``correction``) and for
+    moves whose order the camera could not see (event ``order_unseen`` with ``options``, the
+    stories in players' words, and ``stories``, their actions); ``state`` then holds the
+    state after them.
     """
 
     action: Action | None
@@ -173,7 +176,8 @@ class Committed:
 
     def to_json(self) -> dict[str, Any]:
         if self.action is None:
-            return {"correction": True, "events": [dump_event(e) for e in self.events]}
+            kind = "correction" if any(e.kind == "correction" for e in self.events) else "unseen"
+            return {kind: True, "events": [dump_event(e) for e in self.events]}
         return {"action": dump_action(self.action), "events": [dump_event(e) for e in self.events]}
 
 
@@ -255,11 +259,68 @@ class _Step:
 
 @dataclass(frozen=True, slots=True)
 class _Hyp:
+    """One story of the table. ``alts`` are other trails (one step per accepted frame, like
+    ``trail``) that reach the same state at about the same cost (within ``commit_margin``):
+    another order of the same moves, a card instead of a spell and a spell later. No later
+    frame can tell them apart (they share the future), so the commit claims only what they
+    all share (:meth:`Tracker._commit`)."""
+
     state: GameState
     cost: float
     trail: tuple[_Step, ...]
     pending: tuple[Marker, ...]
     implicit: bool
+    alts: tuple[tuple[_Step, ...], ...] = ()
+
+    def paths(self) -> tuple[tuple[_Step, ...], ...]:
+        return (self.trail, *self.alts)
+
+    def extended(
+        self,
+        state: GameState,
+        cost: float,
+        step: _Step,
+        pending: tuple[Marker, ...],
+        implicit: bool,
+    ) -> _Hyp:
+        """This story with one more step (its alternatives share it)."""
+        return _Hyp(
+            state,
+            cost,
+            self.trail + (step,),
+            pending,
+            implicit,
+            tuple(a + (step,) for a in self.alts),
+        )
+
+
+_MAX_ALTS = 6
+"""At most this many alternative trails are kept per hypothesis (_Hyp)."""
+
+
+def _step_print(step: _Step) -> tuple[Any, ...]:
+    """What a committed step claims: the state after each of its actions."""
+    return tuple(state_key(s) for s in step.states)
+
+
+def _with_alts(h: _Hyp, trails: Iterable[tuple[_Step, ...]]) -> _Hyp:
+    """``h`` with the trails that claim other paths than its own added as alternatives."""
+    alts = list(h.alts)
+    for t in trails:
+        if len(alts) >= _MAX_ALTS:
+            break
+        if not _same_path(t, h.trail) and not any(_same_path(t, a) for a in alts):
+            alts.append(t)
+    if len(alts) == len(h.alts):
+        return h
+    return replace(h, alts=tuple(alts))
+
+
+def _same_path(a: Sequence[_Step], b: Sequence[_Step]) -> bool:
+    """The two trails claim the same states frame by frame and action by action."""
+    if len(a) != len(b):
+        return False
+    return all(x is y or _step_print(x) == _step_print(y) for x, y in zip(a, b, strict=True))
 
 
 _KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
@@ -1279,9 +1340,7 @@ class Tracker:
             if type(r) is not int or not 1 <= r <= 6:
                 raise ValueError(f"rolls: a die shows 1 to 6, not {r!r} (R-CARD-5)")
         marker: Marker = ("dice", rl, dice_allowed)
-        self._hyps = tuple(
-            _Hyp(h.state, h.cost, h.trail, h.pending + (marker,), h.implicit) for h in self._hyps
-        )
+        self._hyps = tuple(replace(h, pending=h.pending + (marker,)) for h in self._hyps)
         return self._update((), (), "ok")
 
     def end_turn(self) -> TrackerUpdate:
@@ -1295,11 +1354,13 @@ class Tracker:
         out: list[_Hyp] = []
         marker: Marker = ("done",)
         for h in self._hyps:
-            out.append(_Hyp(h.state, h.cost, h.trail, h.pending + (marker,), h.implicit))
+            out.append(replace(h, pending=h.pending + (marker,)))
             t = h.state.turn
             if not h.pending and h.implicit and not t.cards_used and not t.casts and not t.redrawn:
                 out.append(
-                    _Hyp(h.state, h.cost + self.options.cost_pending_done, h.trail, (), False)
+                    replace(
+                        h, cost=h.cost + self.options.cost_pending_done, pending=(), implicit=False
+                    )
                 )
         self._hyps = self._prune(out)
         return self._update((), (), "ok")
@@ -1409,13 +1470,7 @@ class Tracker:
                         best_mismatch = tuple(target.mismatched(srch.view(n.state)))
                     step = _Step(n.state, n.actions, n.events, n.states)
                     out.append(
-                        _Hyp(
-                            n.state,
-                            lead.cost + n.score,
-                            lead.trail + (step,),
-                            n.pending,
-                            n.implicit,
-                        )
+                        lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit)
                     )
                 for h in members[1:]:
                     for n in found:
@@ -1424,9 +1479,7 @@ class Tracker:
                             continue
                         rst, revs, rsts = replayed
                         step = _Step(rst, n.actions, revs, rsts)
-                        out.append(
-                            _Hyp(rst, h.cost + n.score, h.trail + (step,), n.pending, n.implicit)
-                        )
+                        out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
             if best_obs <= good:
                 break
         if not out or best_obs > target.bad_frame:
@@ -1443,15 +1496,20 @@ class Tracker:
         for h in hyps:
             key = (state_key(h.state), h.pending, h.implicit)
             old = merged.get(key)
-            if old is None or h.cost < old.cost:
+            if old is None:
                 merged[key] = h
+                continue
+            lo, hi = (h, old) if h.cost < old.cost else (old, h)
+            if hi.cost - lo.cost <= opts.commit_margin:
+                # the same table now by another story about as likely: it is kept beside the
+                # cheaper one, so a commit never claims a path that was one of several
+                lo = _with_alts(lo, hi.paths())
+            merged[key] = lo
         if not merged:
             return self._hyps
         best = min(h.cost for h in merged.values())
         alive = [
-            _Hyp(h.state, h.cost - best, h.trail, h.pending, h.implicit)
-            for h in merged.values()
-            if h.cost - best <= opts.margin
+            replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
         ]
         alive.sort(key=lambda h: (h.cost, len(h.pending)))
         if len(alive) <= opts.keep or self._root.modules is None:
@@ -1477,13 +1535,23 @@ class Tracker:
         return tuple(out)
 
     def _commit(self, force: bool = False) -> tuple[Committed, ...]:
-        """Commit, oldest first, the steps on which every hypothesis within ``commit_margin`` of
-        the best agrees (board, potions and turn after the step); worse rivals are dropped
-        then. The newest step waits for one more frame (unless ``force``: an answer). Rivals
-        that disagree are held: a later frame, the DONE press or a spell's cost decides them;
-        after ``max_lag`` held steps the players are asked (:meth:`_maybe_ask`) when the rivals
-        differ in the table as it is now (hidden pieces, potions), and the best is committed
-        only when they all lead to the same state by another order of moves."""
+        """Commit, oldest first, what every story within ``commit_margin`` of the best claims
+        (hypotheses and their alternative trails, :class:`_Hyp`): the states after each action
+        of a step. Worse rivals are dropped then. The newest step waits for one more frame
+        (unless ``force``: an answer).
+
+        Stories that agree on the table now but not on how it got there (two moves in another
+        order, a card and a spell swapped between frames) can never be told apart by a later
+        frame: what they share is committed at once, and the stretch where they differ as
+        one entry (action None, event ``order_unseen`` with the stories in players' words)
+        that ends in the state they all reach. The history never claims a state the tracker
+        does not know.
+
+        Stories that disagree about the table now are held: a later frame, the DONE press or a
+        spell's cost decides them; after ``max_lag`` held steps the players are asked
+        (:meth:`_maybe_ask`) what they can see (hidden pieces, potions, whose turn), and only
+        when no player could tell (a card count) the stretch until the stories meet again is
+        committed as above."""
         opts = self.options
         hyps = self._hyps
         committed: list[Committed] = []
@@ -1493,28 +1561,38 @@ class Tracker:
             if limit <= 0:
                 break
             best = min(hyps, key=lambda h: h.cost)
-            key0 = state_key(best.trail[0].state)
-            same = [h for h in hyps if state_key(h.trail[0].state) == key0]
-            rivals = [h for h in hyps if state_key(h.trail[0].state) != key0]
-            close = [h for h in rivals if h.cost - best.cost <= opts.commit_margin]
-            if close:
+            near = [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
+            paths = [t for h in near for t in h.paths()]
+            first = best.trail[0]
+            fp0 = _step_print(first)
+            if all(t[0] is first or _step_print(t[0]) == fp0 for t in paths):
+                for a, ev, st in zip(first.actions, first.events, first.states, strict=True):
+                    committed.append(Committed(a, ev, st))
+                self._root = first.state
+                hyps = _advance(hyps, 1, best.cost)
+                continue
+            if not _same_now(near):
                 if n <= opts.max_lag or self._question is not None:
                     break
-                near = [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
                 if opts.lag_questions and _lag_question(near, self._root) is not None:
                     # the rivals disagree about the table as it is now (a card or a spell:
                     # potions; or hidden pieces): the players are asked (_maybe_ask), the best
                     # is never taken on its cost alone
                     break
-                # what they disagree about no player can see (the order of two moves between
-                # frames, a card count): the best is taken
-            step = best.trail[0]
-            for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
-                committed.append(Committed(a, ev, st))
-            self._root = step.state
-            hyps = tuple(
-                _Hyp(h.state, h.cost - best.cost, h.trail[1:], h.pending, h.implicit) for h in same
-            )
+            meet = _meeting(paths, limit)
+            if meet is None:
+                if _same_now(near):
+                    break  # they meet in the newest step: one more frame
+                # what they disagree about no player can see and never ends (a card count):
+                # the best's step is taken
+                for a, ev, st in zip(first.actions, first.events, first.states, strict=True):
+                    committed.append(Committed(a, ev, st))
+                self._root = first.state
+                hyps = _advance(hyps, 1, best.cost)
+                continue
+            committed.extend(_shared_stretch(paths, best.trail, meet, self._root))
+            self._root = best.trail[meet].state
+            hyps = _advance(hyps, meet + 1, best.cost)
         self._hyps = hyps
         if committed:
             self._history = (self._history + tuple(committed))[-500:]
@@ -1625,6 +1703,7 @@ class Tracker:
                 "trail": [step_json(s) for s in h.trail],
                 "pending": [_marker_json(m) for m in h.pending],
                 "implicit": h.implicit,
+                "alts": [[step_json(s) for s in t] for t in h.alts],
             }
 
         return {
@@ -1677,6 +1756,7 @@ class Tracker:
                     tuple(step_from(s) for s in h["trail"]),
                     tuple(_marker_from(m) for m in h["pending"]),
                     bool(h["implicit"]),
+                    tuple(tuple(step_from(s) for s in t) for t in h.get("alts", [])),
                 )
             )
         if not hyps:
@@ -1706,6 +1786,77 @@ class Tracker:
         """Replace this tracker's belief by :meth:`to_json` data (in place)."""
         other = Tracker.from_json(data)
         self.rollback(other.checkpoint())
+
+
+def _advance(hyps: Sequence[_Hyp], m: int, base: float) -> tuple[_Hyp, ...]:
+    """The hypotheses after their first ``m`` steps were committed (the best's state after
+    step ``m`` is now the root): the stories (trails) that pass through that state, cut
+    there; costs relative to ``base``. A hypothesis none of whose stories passes through it
+    is dropped."""
+    best = min(hyps, key=lambda h: h.cost)
+    key = state_key(best.trail[m - 1].state)
+    out: list[_Hyp] = []
+    for h in hyps:
+        trails = [t[m:] for t in h.paths() if state_key(t[m - 1].state) == key]
+        if not trails:
+            continue
+        nh = _Hyp(h.state, h.cost - base, trails[0], h.pending, h.implicit)
+        out.append(_with_alts(nh, trails[1:]))
+    return tuple(out)
+
+
+def _meeting(paths: Sequence[Sequence[_Step]], limit: int) -> int | None:
+    """The first step (below ``limit``) after which every trail of ``paths`` is in the same
+    state, or None."""
+    for j in range(limit):
+        key = state_key(paths[0][j].state)
+        if all(state_key(t[j].state) == key for t in paths[1:]):
+            return j
+    return None
+
+
+def _shared_stretch(
+    paths: Sequence[Sequence[_Step]], best: Sequence[_Step], meet: int, root: GameState
+) -> list[Committed]:
+    """The commits for the first ``meet + 1`` steps of stories that all end them in the same
+    state: the actions they share at the start (same action, same state after it), then one
+    entry (action None, event ``order_unseen``) for the rest, ending in the shared state."""
+    seqs: list[list[tuple[Action, tuple[Event, ...], GameState, GameState]]] = []
+    for t in paths:
+        seq = []
+        before = root
+        for step in t[: meet + 1]:
+            for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
+                seq.append((a, ev, st, before))
+                before = st
+        seqs.append(seq)
+    out: list[Committed] = []
+    p = 0
+    lead = seqs[0]
+    while p < min(len(q) for q in seqs) and all(
+        q[p][0] == lead[p][0] and state_key(q[p][2]) == state_key(lead[p][2]) for q in seqs[1:]
+    ):
+        out.append(Committed(lead[p][0], lead[p][1], lead[p][2]))
+        p += 1
+    options: list[str] = []
+    stories: list[list[dict[str, Any]]] = []
+    for q in seqs:
+        rest = q[p:]
+        words = "; then ".join(
+            describe(a, before) for a, _, _, before in rest if not isinstance(a, DiscardCard)
+        )
+        words = words or "nothing moved"
+        if words not in options:
+            options.append(words)
+            stories.append([dump_action(a) for a, _, _, _ in rest])
+    out.append(
+        Committed(
+            None,
+            (Event("order_unseen", {"options": options, "stories": stories}),),
+            best[meet].state,
+        )
+    )
+    return out
 
 
 def _same(a: _Hyp, b: _Hyp) -> bool:
