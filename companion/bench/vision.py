@@ -32,21 +32,29 @@ from typing import Any
 
 import numpy as np
 
+from companion.rules.model import MODULES
+
 TILT_BUCKETS = ((0.0, 10.0), (10.0, 20.0), (20.0, 35.0))
 KELVIN_BUCKETS = ((2700.0, 4000.0), (4000.0, 5500.0), (5500.0, 6500.0))
 INTENSITY_BUCKETS = ((0.3, 0.6), (0.6, 1.0), (1.0, 1.5))
 
 
-def random_game_state(rng: random.Random, players: int, max_actions: int = 120) -> Any:
+def random_game_state(
+    rng: random.Random,
+    players: int,
+    max_actions: int = 120,
+    modules: frozenset[str] = frozenset(),
+) -> Any:
     """A legal game state reached by the rules engine's seeded bots (random or greedy players,
     ``companion.rules.bots.play``) after a random number of actions from the setup.
 
     :param rng: Python ``random.Random`` (seeded by the caller).
+    :param modules: expansion modules in play (R-MOD-GEN-1); none = the base game.
     """
     from companion.rules import Config, setup
     from companion.rules.bots import play
 
-    config = Config(player_count=players)
+    config = Config(player_count=players, modules=modules)
     seed = rng.randrange(1 << 30)
     stop = rng.randint(0, max_actions)
     state = setup(config, seed)
@@ -209,9 +217,23 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--players", type=int, default=0, help="players (default: 2-6 at random)")
     ap.add_argument("--no-hands", action="store_true", help="skip the hand sequences")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument(
+        "--modules",
+        default="",
+        help=f"expansion modules in play, comma separated (of {', '.join(MODULES)}; "
+        "default none: the base game)",
+    )
     args = ap.parse_args(argv)
     if args.seed < 1 or args.frames < 1 or args.per_session < 1:
         print("seed, frames and per-session must be >= 1", file=sys.stderr)
+        return 2
+    modules = frozenset(m.strip() for m in args.modules.split(",") if m.strip())
+    unknown = sorted(modules - set(MODULES))
+    if unknown:
+        print(
+            f"--modules: unknown module(s) {', '.join(unknown)} (known: {', '.join(MODULES)})",
+            file=sys.stderr,
+        )
         return 2
     cv2.setNumThreads(1)
     geometry = BoardGeometry.default()
@@ -242,19 +264,28 @@ def main(argv: list[str]) -> int:
         tilt_bucket = TILT_BUCKETS[si % len(TILT_BUCKETS)]
         table = random_setup(nrng, geometry, tilt_range=tilt_bucket)
         players = args.players or prng.randint(2, 6)
-        from companion.rules import Config, setup
+        from companion.rules import Config, dump_state, observe, setup
 
-        setup_state = setup(Config(player_count=players), seed=None)
-        colours = list(Config(player_count=players).colours or ())
+        config = Config(player_count=players, modules=modules)
+        setup_state = setup(config, seed=None)
+        colours = list(config.colours or ())
+        # the track of the game (the expansion's inserts make it 18 spaces)
+        track_geometry = geometry.with_track(dump_state(setup_state)["track"])
         setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
         setup_frame = render(setup_state, nrng, setup=setup_light, hand=False).frame
         try:
-            profile = build_profile(setup_frame, table.camera, geometry, colours)
+            profile = build_profile(
+                setup_frame,
+                table.camera,
+                track_geometry,
+                colours,
+                expected=observe(setup_state) if modules else None,
+            )
         except ProfileError as exc:
             profile_failures += 1
             print(f"session {si}: profile failed: {exc}", file=sys.stderr)
             continue
-        detector = Detector(table.camera, geometry, profile)
+        detector = Detector(table.camera, track_geometry, profile)
         detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
         light = table.lighting
         keys = [
@@ -264,7 +295,7 @@ def main(argv: list[str]) -> int:
             f"light {_bucket(light.intensity, INTENSITY_BUCKETS)}x",
         ]
         for _ in range(min(args.per_session, args.frames - done)):
-            state = random_game_state(prng, players)
+            state = random_game_state(prng, players, modules=modules)
             try:
                 res = render(state, nrng, setup=table, hand=False)
             except (cv2.error, ValueError, FloatingPointError) as exc:
@@ -291,7 +322,7 @@ def main(argv: list[str]) -> int:
                     colour_confusion(t.wizards, o.wizards if o else {}, matrix)
             done += 1
         if not args.no_hands:
-            state = random_game_state(prng, players)
+            state = random_game_state(prng, players, modules=modules)
             try:
                 seq = render_hand_sequence(
                     state, nrng, setup=table, still_before=4, moving=8, still_after=10, fps=5.0
@@ -330,6 +361,7 @@ def main(argv: list[str]) -> int:
         )
     figures = {
         "seed": args.seed,
+        "modules": sorted(modules),
         "frames": done,
         "profile_failures": profile_failures,
         "render_failures": render_failures,
@@ -354,6 +386,7 @@ def main(argv: list[str]) -> int:
         ("top_kind_error_pct", "top%"),
         ("wizards_error_pct", "wizards%"),
         ("castle_space_error_pct", "castle%"),
+        ("tokens_error_pct", "tokens%"),
         ("board_exact_pct", "exact%"),
         ("median_ms", "med ms"),
         ("p95_ms", "p95 ms"),

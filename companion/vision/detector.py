@@ -108,6 +108,8 @@ CASTLE_CLASS = "castle"
 HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
 """Wizard colours that shading and white balance push into each other."""
 TOKEN_CLASSES = ("witch", "raven")
+INSERT_KINDS = ("fountain", "web")
+"""Track kinds of the expansion's inserts: never under a tower or the castle."""
 SHIPPED = "shipped"
 """``height_model`` default: the forest shipped beside :mod:`companion.vision.detect_height`."""
 
@@ -145,7 +147,13 @@ class DetectorConfig:
     :param hard_pair_min: a colour next to its hard-pair partner (yellow/orange, red/orange,
         blue/purple) needs this many wizard areas: the partner's shaded edges look like it
         (with the nearest-class labelling a false partner measured at most 0.55).
-    :param token_min: fraction of a token's projected area that counts as a token.
+    :param token_min: fraction of a token's projected area that counts as a token (only the
+        space where the most of a token's colour shows can hold it: there is one witch and one
+        raven).
+    :param raven_min: the same for the raven token (its printed raven covers a good part of
+        its white disc).
+    :param raven_ink: lightness (relative to the white paper) below which a pixel may be the
+        raven printed on the raven token.
     :param view_px: side of the top-down board view handed to the stability gate, px.
     :param frame_view_px: width of the whole-frame grey thumbnail handed to the stability gate, px.
     :param pixel_step: sub-sampling step of the wizard regions, px.
@@ -202,6 +210,8 @@ class DetectorConfig:
     mark_leak: float = 0.1
     wizard_tilt: float = 0.011
     token_min: float = 0.4
+    raven_min: float = 0.2
+    raven_ink: float = 0.3
     view_px: int = 160
     frame_view_px: int = 160
     pixel_step: int = 3
@@ -937,6 +947,24 @@ class Detector:
         decided: dict[int, float] = {}
         ref: dict[bool, list[float]] = {True: [], False: []}
         bare = slice(N_KIND, N_KIND + N_BARE)
+        # there is one magic tower (R-MOD-MAGICTOWER-1) and it is always the top of its stack
+        # (R-MOD-MAGICTOWER-3): of the roofs whose probes vote magic (a blue wizard on a crest
+        # disc's yellow looks like its two colours), the one with the largest magic share
+        magic_share: dict[int, float] = {}
+        all_votes: dict[int, dict[str, int]] = {}
+        for si in range(len(g.spaces)):
+            if towers_of[si] == 0:
+                continue
+            t = towers_of[si] - 1
+            okk = tables.kind_ok[si, t]
+            labs = kl[si, t, :N_KIND][okk[:N_KIND]]
+            votes: dict[str, int] = {}
+            for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True):
+                votes[kind] = votes.get(kind, 0) + int((labs == ri).sum())
+            all_votes[si] = votes
+            if votes and max(votes, key=lambda k: votes[k]) == "magic":
+                magic_share[si] = votes["magic"] / max(len(labs), 1)
+        magic_at = max(magic_share, key=lambda k: magic_share[k]) if magic_share else -1
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
             if towers == 0:
@@ -945,13 +973,8 @@ class Detector:
             t = towers - 1
             okk = tables.kind_ok[si, t]
             labs = kl[si, t, :N_KIND][okk[:N_KIND]]
-            votes = {
-                kind: int((labs == ri).sum())
-                for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True)
-            }
-            top = max(votes, key=lambda k: votes[k]) if votes else "plain"
-            if top == "magic":
-                tops.append(top)
+            if si == magic_at:
+                tops.append("magic")
                 continue
             wiz_here = self._is_wizard[labs + 1]
             free = max(int((~wiz_here).sum()), 1)
@@ -1139,6 +1162,48 @@ class Detector:
         out, _ = self._count_profile.classify_means(feats, means)
         return out
 
+    def _raven_area(
+        self,
+        frame: NDArray[np.uint8],
+        hull: tuple[NDArray[np.int32], NDArray[np.int32], float, float],
+        lab: NDArray[np.int32],
+        white: NDArray[Any],
+        one_tok: float,
+    ) -> float:
+        """The raven token's white disc on a top surface, in token areas: pixels of the
+        profile's ``raven`` class (its own tight spread: the disc is near the sandy track's and
+        a plain roof's colour) within a token's radius of the dark printed raven on it (grey
+        ink, not a wizard's or the witch's colour). 0 without such pixels.
+
+        :param hull: the top surface's ``(ys, xs, one wizard, one token)`` (sampled pixels).
+        :param lab: nearest-class labels of the hull's pixels.
+        """
+        ys, xs = hull[0], hull[1]
+        px = frame[ys, xs]
+        pale = self.profile.classify_bgr(px, white) == self._token_idx["raven"]
+        if float(pale.sum()) < self.config.raven_min * one_tok:
+            return 0.0
+        cfg = self.config
+        feats = features(px, white)
+        light = feats[:, 2]
+        # grey: a wizard's shaded side is dark but coloured (a dark pixel's chroma is noisy)
+        noise = cfg.count_noise / (3.0 * np.maximum(light, 0.0) + CHROMA_EPS)
+        grey = np.hypot(feats[:, 0], feats[:, 1]) <= cfg.ink_chroma + noise
+        ink = (light < cfg.raven_ink) & (light >= MIN_LIGHT) & grey & ~self._is_wizard[lab + 1]
+        if "witch" in self._token_idx:
+            ink &= lab != self._token_idx["witch"]
+        if not ink.any():
+            return 0.0
+        step = cfg.pixel_step
+        gy = (ys - ys.min()) // step
+        gx = (xs - xs.min()) // step
+        grid = np.zeros((int(gy.max()) + 1, int(gx.max()) + 1), np.uint8)
+        grid[gy[ink], gx[ink]] = 1
+        r = max(1, int(round(math.sqrt(one_tok / math.pi))))
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+        near = cv2.dilate(grid, kernel)[gy, gx] > 0
+        return float((pale & near).sum() / one_tok)
+
     def _edges(
         self, grey_frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
@@ -1280,6 +1345,10 @@ class Detector:
         castle_score = np.where(
             rim_edge >= cfg.castle_edge_min, castle_score, castle_score - cfg.castle_no_rim
         )
+        # nothing ever stands under a tower or the castle on an insert: towers may not end on a
+        # fountain (R-MOD-FOUNTAIN-4, -6) and nothing stays on a web (R-MOD-WEB-3)
+        insert = np.array([g.track.kind(s) in INSERT_KINDS for s in g.spaces], bool)
+        castle_score = np.where(insert, -np.inf, castle_score)
         best_castle = int(np.argmax(castle_score)) if S else 0
         castle_at = (
             {best_castle: int(castle_tier[best_castle])}
@@ -1308,7 +1377,7 @@ class Detector:
             if isinstance(total, int) and cfg.joint_towers:
                 # every tower stays on the board (R-COMP-1/3): the most probable heights that
                 # add up to the towers counted at setup, the castle's stack included
-                fixed = [si in castle_at for si in range(S)]
+                fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
                 left = total - sum(castle_at.values())
                 joint = _joint_heights(prob, fixed, left)
                 if joint is not None:
@@ -1323,6 +1392,11 @@ class Detector:
                 towers_of.append(castle_at[si])
                 castle_of.append(True)
                 margin_of.append(float(cf.max() - cfg.castle_threshold) * 2)
+                continue
+            if insert[si]:
+                towers_of.append(0)
+                castle_of.append(False)
+                margin_of.append(0.5)
                 continue
             if model_towers is not None and model_conf is not None:
                 towers_of.append(int(model_towers[si]))
@@ -1382,7 +1456,10 @@ class Detector:
             tokens = {"witch": False, "raven": False}
             areas: dict[str, float] = {}
             hull = hulls[si]
-            if hull is not None:
+            if hull is not None and top == "web":
+                # nothing ever stays on a web (R-MOD-WEB-3): its printed web is not a piece
+                pos += len(hull[0])
+            elif hull is not None:
                 n_px = len(hull[0])
                 lab = lab_all[pos : pos + n_px]
                 pos += n_px
@@ -1405,8 +1482,10 @@ class Detector:
                     if n:
                         wizards[colour] = n
                 for tok, ti in self._token_idx.items():
-                    areas[tok] = float(counts[ti] / one_tok)
-                    tokens[tok] = areas[tok] >= cfg.token_min
+                    if tok == "raven":
+                        areas[tok] = self._raven_area(frame, hull, lab, white, one_tok)
+                    else:
+                        areas[tok] = float(counts[ti] / one_tok)
                 for a_, b_ in HARD_PAIRS:
                     for weak, strong in ((a_, b_), (b_, a_)):
                         if (
@@ -1438,4 +1517,11 @@ class Detector:
                 areas,
                 tuple(feats[si].tolist()),
             )
+        # one witch and one raven token (R-MOD-WITCH-1, R-MOD-RAVEN-1): the space where the
+        # most of the token's colour shows; the raven is never covered (R-MOD-RAVEN-7)
+        for tok in self._token_idx:
+            best = max(g.spaces, key=lambda n: details[n].wizard_area.get(tok, 0.0))
+            need = cfg.raven_min if tok == "raven" else cfg.token_min
+            if details[best].wizard_area.get(tok, 0.0) >= need:
+                out[best] = replace(out[best], **{tok: True})
         return out, details

@@ -50,6 +50,13 @@ MIN_LIGHT = 0.035
 COV_FLOOR = np.diag([0.012**2, 0.02**2, 0.03**2])
 """Added to every learnt covariance: sensor noise, JPEG and rendering of wood grain."""
 
+TOKEN_D2 = 4.0
+"""Squared distance from the track's classes beyond which a pixel on the tokens' setup space may
+be the raven token's white disc (it is near the sandy track's colour)."""
+
+WITCH_CHROMA = 0.08
+"""Least chroma (rg, yb) of the witch token's disc as sampled at setup (a coloured token)."""
+
 LUT_STEPS = 25.0
 """White references within 1/25 in log (4 %) share one lookup table."""
 
@@ -557,7 +564,7 @@ def build_profile(
     ``track-crest``, ``border`` (the landscape beside the track) and the wizard colours in play;
     with the expansion's setup (``expected``) also ``roof-magic`` and ``roof-magic-star`` (the
     magic tower's roof, printed in two colours), the insert tiles (``track-fountain``,
-    ``track-web``) and the ``witch`` token.
+    ``track-web``) and the ``witch`` and ``raven`` tokens.
 
     :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
     :param camera: the :class:`~companion.vision.camera.CameraModel` (scaled to the frame).
@@ -696,26 +703,52 @@ def build_profile(
         side = wall_pixels(castle_space, geometry.castle, 0.0)
         classes["castle"] = _robust_fit("castle", OTHER, f(np.concatenate([top, side])))
 
-    # the witch token: of the pixels on its space that the track does not explain, the more
-    # colourful of the two main modes (the raven token beside it is pale; it is not learnt)
+    # the tokens (R-MOD-WITCH-1, R-MOD-RAVEN-1: both on the space after the last tower): of the
+    # pixels on their space that the track does not explain, the witch is the most colourful
+    # mode (a green-blue disc), the raven the palest (a white disc, whiter and greyer than the
+    # sandy track); their dark printed hat and raven are not learnt
     token_space = next(
-        (n for n, o in expected.items() if o.witch and not o.wizards and not o.towers), None
+        (
+            n
+            for n, o in expected.items()
+            if (o.witch or o.raven) and not o.wizards and not o.towers and not o.castle
+        ),
+        None,
     )
     surf_names = [n for n in ("track", "track-crest") if n in classes]
     if token_space is not None and surf_names:
+        tok = expected[token_space]
         surf = ColourProfile({n: classes[n] for n in surf_names})
         c = geometry.space_centre(token_space)
         rr = geometry.surface_radius(0) * 0.9
-        pts = np.column_stack([c + disc * rr, np.full(len(disc), geometry.witch.thickness)])
+        dense = _polar_disc(16)
+        pts = np.column_stack([c + dense * rr, np.full(len(dense), geometry.witch.thickness)])
         tf = f(_gather(frame, proj(pts)))
-        tf = tf[(surf.distances(tf).min(axis=1) > surf.reject_d2) & (tf[:, 2] >= MIN_LIGHT)]
-        modes: list[ColourClass] = []
-        while tf.shape[0] >= 8 and len(modes) < 2:
-            m = _robust_fit("witch", OTHER, tf)
-            modes.append(m)
-            tf = tf[ColourProfile({"m": m}).distances(tf)[:, 0] > surf.reject_d2]
-        if modes:
-            classes["witch"] = max(modes, key=lambda m: float(np.hypot(*m.mean[:2])))
+        tf = tf[tf[:, 2] >= MIN_LIGHT]
+        d_surf = surf.distances(tf).min(axis=1)
+        track_light = float(classes["track"].mean[2]) if "track" in classes else 0.0
+        if tok.raven:
+            # (the white disc is near the track's colour: two spreads from it, and lighter)
+            pale = tf[(d_surf > TOKEN_D2) & (tf[:, 2] > track_light)]
+            if pale.shape[0] >= 8:
+                raven = _robust_fit("raven", OTHER, pale)
+                classes["raven"] = raven
+                keep = ColourProfile({"m": raven}).distances(tf)[:, 0] > surf.reject_d2
+                tf, d_surf = tf[keep], d_surf[keep]
+        tf = tf[d_surf > surf.reject_d2]
+        if tok.witch:
+            modes: list[ColourClass] = []
+            while tf.shape[0] >= 8 and len(modes) < 3:
+                m = _robust_fit("witch", OTHER, tf)
+                modes.append(m)
+                tf = tf[ColourProfile({"m": m}).distances(tf)[:, 0] > surf.reject_d2]
+            # the largest coloured mode (the hat, the token's shaded side and its shadow are
+            # smaller, darker or grey)
+            coloured = [m for m in modes if float(np.hypot(*m.mean[:2])) >= WITCH_CHROMA]
+            if coloured:
+                classes["witch"] = max(coloured, key=lambda m: m.samples)
+            elif modes:
+                classes["witch"] = max(modes, key=lambda m: float(np.hypot(*m.mean[:2])))
 
     # wizards: pixels of each setup roof's wizard cylinder that no surface class explains,
     # assigned to the nearest colour among those standing on that roof; two rounds.
