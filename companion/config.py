@@ -103,7 +103,10 @@ class GameConfig:
 
     ``colours`` empty = the first ``players`` colours allowed by R-COMP-2; ``memory_aid`` =
     ``off`` | ``own`` | ``all`` (what a player's page shows of hidden wizards); ``options`` =
-    OPEN-nn switches of the rules core, passed through unchanged."""
+    OPEN-nn switches of the rules core, passed through unchanged; ``spells`` = the spell tiles
+    laid out on the table (ids as in ``companion.rules.model``), None = as the rules say (the
+    base game's two, R-SETUP-4; with the magic tower or the master variant the players draw
+    them, so the tracker must be told which lie on the table)."""
 
     players: int = 3
     colours: tuple[str, ...] = ()
@@ -112,6 +115,7 @@ class GameConfig:
     modules: tuple[str, ...] = ()
     memory_aid: str = "own"
     options: Mapping[str, Any] = field(default_factory=dict)
+    spells: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,22 @@ def _str_list(
     return tuple(value)
 
 
+def _spells(game: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """``game.spells``: absent (or None from :meth:`Config.to_dict`) = as the rules say; else
+    known spell ids, each once."""
+    if game.get("spells") is None:
+        return None
+    try:
+        from companion.rules.model import BASE_SPELLS, EXPANSION_SPELLS
+    except ImportError:  # no rules core: its setup refuses unknown ids later
+        known: tuple[str, ...] = tuple(
+            v for v in game["spells"] if isinstance(game["spells"], list) and isinstance(v, str)
+        )
+    else:
+        known = (*BASE_SPELLS, *EXPANSION_SPELLS)
+    return _str_list(game, "game", "spells", known)
+
+
 def _table(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = raw.get(key, {})
     if not isinstance(value, Mapping):
@@ -373,7 +393,9 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
 
     g = _table(raw, "game")
     _no_unknown(
-        g, "game", {"players", "colours", "variant", "teams", "modules", "memory_aid", "options"}
+        g,
+        "game",
+        {"players", "colours", "variant", "teams", "modules", "memory_aid", "options", "spells"},
     )
     players = _int(g, "game", "players", 3, 1, 6)
     colours = _str_list(g, "game", "colours", COLOURS)
@@ -401,6 +423,7 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         modules=_str_list(g, "game", "modules", MODULES),
         memory_aid=_choice(g, "game", "memory_aid", "own", ("off", "own", "all")),
         options=dict(options),
+        spells=_spells(g),
     )
 
     s = _table(raw, "simulation")

@@ -119,7 +119,7 @@ class Companion:
 
             self.table = SimulatedTable(self)
             self.table.prepare()
-        self.service.start_game(self.table.settings if self.table else None, restore=True)
+        self.service.start_game(self.table.table_settings if self.table else None, restore=True)
         if self.recorder is not None:
             self.recorder.attach(self)
         if self.table is not None:

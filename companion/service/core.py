@@ -121,7 +121,7 @@ class CompanionService(SeatTokens):
         self.journal: Any = None
         self.extra_status: Callable[[], dict[str, Any]] | None = None
         self.on_input: Callable[[Item], None] | None = None
-        self.on_new_game: Callable[[GameSettings], None] | None = None
+        self.on_new_game: Callable[[GameSettings], GameSettings | None] | None = None
         self.on_result: Callable[[Item, Any], None] | None = None
         self.published_at: float = clock()
         self.last_observation_at: float | None = None
@@ -460,9 +460,11 @@ class CompanionService(SeatTokens):
             if audience.role != "host":
                 raise CommandError("only the host sets up a game", 403)
             settings = GameSettings.from_command(cmd, self._settings)
-            self.start_game(settings, restore=False)
             if self.on_new_game is not None:
-                self.on_new_game(self._settings)
+                # a simulated table lays the game out first and says what it laid (the spells
+                # it drew when the host left them to the rules)
+                settings = self.on_new_game(settings) or settings
+            self.start_game(settings, restore=False)
             return {"players": list(self._settings.colours)}
         if name in ("roll", "keep", "dice_mode"):
             return self._dice_command(name, cmd)

@@ -32,6 +32,10 @@ class GameSettings:
     modules: tuple[str, ...] = ()
     memory_aid: str = "own"
     options: Mapping[str, Any] = field(default_factory=dict)
+    spells: tuple[str, ...] | None = None
+    """The spell tiles on the table; None = as the rules say (R-SETUP-4; drawn by the players
+    with the magic tower or the master variant, which the tracker cannot know: then it uses
+    the rules core's default draw)."""
 
     @classmethod
     def from_config(cls, game: GameConfig) -> GameSettings:
@@ -43,6 +47,26 @@ class GameSettings:
             modules=tuple(game.modules),
             memory_aid=game.memory_aid,
             options=dict(game.options),
+            spells=None if game.spells is None else tuple(game.spells),
+        )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GameSettings:
+        """The inverse of :meth:`to_json` (a journal's or recording's saved settings; ones saved
+        before ``spells`` existed mean "as the rules say").
+
+        :raises KeyError, TypeError, ValueError: a field is missing or of the wrong type.
+        """
+        spells = data.get("spells")
+        return cls(
+            players=int(data["players"]),
+            colours=tuple(data["colours"]),
+            variant=str(data["variant"]),
+            teams=bool(data["teams"]),
+            modules=tuple(data["modules"]),
+            memory_aid=str(data["memory_aid"]),
+            options=dict(data["options"]),
+            spells=None if spells is None else tuple(spells),
         )
 
     @classmethod
@@ -72,6 +96,7 @@ class GameSettings:
             modules=tuple(modules),
             memory_aid=choice.memory_aid,
             options=dict(c.options),
+            spells=c.spells,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -83,6 +108,7 @@ class GameSettings:
             "modules": list(self.modules),
             "memory_aid": self.memory_aid,
             "options": dict(self.options),
+            "spells": None if self.spells is None else list(self.spells),
         }
 
     def rules_config(self, parts: Parts) -> Any:
@@ -104,6 +130,7 @@ class GameSettings:
                 colours=self.colours,
                 modules=frozenset(self.modules),
                 options=dict(self.options),
+                spells=self.spells,
             )
         except ValueError as exc:
             raise CommandError(f"setup: {exc}") from None

@@ -316,16 +316,10 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
         raise RecordError(f"{path}: not a recording ({exc})") from None
     if header.get("format") != FORMAT:
         raise RecordError(f"{path}/recording.json: format is not {FORMAT}")
-    s = header["settings"]
-    settings = GameSettings(
-        players=s["players"],
-        colours=tuple(s["colours"]),
-        variant=s["variant"],
-        teams=s["teams"],
-        modules=tuple(s["modules"]),
-        memory_aid=s["memory_aid"],
-        options=s["options"],
-    )
+    try:
+        settings = GameSettings.from_json(header["settings"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecordError(f"{path}/recording.json: settings unreadable ({exc})") from None
     parts = Parts()
     tracker = Tracker.new(settings.rules_config(parts))
     inputs = _read_jsonl(path / "inputs.jsonl")

@@ -18,6 +18,7 @@ a restarted companion finds the simulated board where it was — as a real table
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -139,6 +140,9 @@ class SimulatedTable:
         sim = self.config.simulation
         self.seed = sim.seed
         self.settings = GameSettings.from_config(self.config.game)
+        self.table_settings = self.settings
+        """:attr:`settings` with the spells the simulated players laid out (drawn with the seed
+        when the settings leave them to the rules): what the companion is told."""
         self.game: SimulatedGame | None = None
         self.cursor: SceneCursor | None = None
         self.source: SimulatedTableSource | None = None
@@ -179,6 +183,9 @@ class SimulatedTable:
             max_actions=sim.max_actions or 5000,
             hands=sim.hands,
         )
+        # the players lay out the spells they drew; the host enters them at setup
+        spells = tuple(self.game.initial_state.table.spells)
+        self.table_settings = dataclasses.replace(self.settings, spells=spells)
         if resume:
             self.game.advance(resume)
             self.c.say(f"simulated table: resumed game seed {self.seed} after {resume} actions")
@@ -393,19 +400,22 @@ class SimulatedTable:
         self.stop_pipeline()
         self._new_game()
         with contextlib.suppress(CommandError):
-            self.c.service.start_game(self.settings, restore=False)
+            self.c.service.start_game(self.table_settings, restore=False)
         self._stop.clear()
         self.start()
 
-    def restart(self, settings: GameSettings) -> None:
+    def restart(self, settings: GameSettings) -> GameSettings:
         """The host set up a new game on the phone: the simulated players clear the table and
-        start it with those settings (next seed). Runs on the service thread."""
+        start it with those settings (next seed). Runs on the service thread.
+
+        :returns: the settings with the spells the players laid out (the game to track)."""
         self.settings = settings
         self.seed += 1
         self.stop_pipeline()
         self._new_game()
         self._stop.clear()
         self.start()
+        return self.table_settings
 
     def stop_pipeline(self) -> None:
         self._stop.set()

@@ -66,15 +66,7 @@ class TrackedDriver:
         if restore and journal_mod is not None and path.exists() and meta.exists():
             try:
                 saved = json.loads(meta.read_text())
-                settings = GameSettings(
-                    players=int(saved["players"]),
-                    colours=tuple(saved["colours"]),
-                    variant=saved["variant"],
-                    teams=bool(saved["teams"]),
-                    modules=tuple(saved["modules"]),
-                    memory_aid=saved["memory_aid"],
-                    options=dict(saved["options"]),
-                )
+                settings = GameSettings.from_json(saved)
                 self.journal = journal_mod.Journal(path)
                 tracker = journal_mod.restore(self.journal)
                 self.restored = True
@@ -194,7 +186,7 @@ class TrackedDriver:
             return []
 
     def dice(self, event: dict[str, Any]) -> list[str]:
-        rolls = [int(r) for r in event.get("rolls", [])]
+        rolls = tuple(int(r) for r in event.get("rolls", []))
         allowed = int(event.get("dice_allowed", len(rolls) or 1))
         try:
             lines = self._apply(self.jt.dice(rolls, allowed))

@@ -87,3 +87,17 @@ def test_journal_path_is_inside_the_data_directory_unless_absolute(tmp_path):
     assert config.data.journal_path() == tmp_path / "journal.sqlite3"
     config = load_config(text=f'[data]\ndir = "{tmp_path}"\njournal = "/elsewhere/j.sqlite3"\n')
     assert config.data.journal_path() == Path("/elsewhere/j.sqlite3")
+
+
+def test_the_spells_on_the_table_are_read_and_checked():
+    config = load_config(
+        text='[game]\nmodules = ["magic_tower"]\nspells = ["piggyback", "free_wizard"]'
+    )
+    assert config.game.spells == ("piggyback", "free_wizard")
+    assert load_config(text="[game]\nplayers = 2").game.spells is None
+    # leaving them out survives an override round trip (None is not a list)
+    assert with_overrides(config, web={"port": 0}).game.spells == ("piggyback", "free_wizard")
+    assert with_overrides(Config(), web={"port": 0}).game.spells is None
+    for bad in ('["dragon_breath"]', '["piggyback", "piggyback"]', '"piggyback"'):
+        with pytest.raises(ConfigError, match="^game.spells"):
+            load_config(text=f"[game]\nspells = {bad}")

@@ -6,6 +6,7 @@ import pytest
 
 from companion.config import ConfigError, load_config
 from companion.service.cli import run_main
+from companion.service.game import GameSettings
 from companion.service.record import hidden_positions, same_table
 from companion.service.testing import finish_game
 from companion.web.service import Audience, CommandError, TableService
@@ -108,6 +109,29 @@ def test_the_host_sets_up_a_4_player_game_with_every_module_on_the_simulated_tab
     state = c.table.game.initial_state
     assert state.modules is not None and state.modules.witch and state.modules.raven
     assert c.service.state.modules is not None
+
+
+def test_the_tracker_knows_the_spells_laid_out_on_the_table(direct_companion):
+    # with the magic tower the players draw the spells on display (R-MOD-MAGICTOWER-1): the
+    # simulated players lay out a seeded draw, and the companion tracks with exactly those
+    # (a Cast of a spell the tracker thinks is not on the table would never be explained)
+    c = direct_companion(simulation={"speed": 1.0}, game={"modules": ["magic_tower"]})
+    drawn = c.table.game.initial_state.table.spells
+    assert len(drawn) == 5
+    assert c.service.state.table.spells == drawn
+    assert c.service.settings.spells == drawn
+    # the host names the tiles on the table at setup; the tracker and the table use them
+    chosen = ["piggyback", "free_wizard", "advance_tower", "swap_tower", "headwind_tower"]
+    assert c.service.submit(
+        {"command": "setup", "players": 3, "modules": ["magic_tower"], "spells": chosen},
+        Audience.host(),
+    )["ok"]
+    assert c.service.state.table.spells == tuple(chosen)
+    assert c.table.game.initial_state.table.spells == tuple(chosen)
+    assert c.service.snapshot(Audience.host())["host"]["settings"]["spells"] == chosen
+    # what the journal keeps for a restart reads back the same
+    settings = c.service.settings
+    assert GameSettings.from_json(settings.to_json()) == settings
 
 
 def test_without_the_tracker_the_table_still_plays_and_says_what_is_missing(direct_companion):
