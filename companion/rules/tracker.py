@@ -89,6 +89,18 @@ class TrackerOptions:
         cheapest story.
     :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
         ``cost_implicit_end``).
+    :param cost_after_close: prior cost of each move seen in the same frame after a turn end
+        nobody announced (the camera usually sees the board between two turns).
+    :param cost_after_done: the same after a turn closed by the DONE button: the press came
+        somewhere between two frames, and the next player may well have moved before the
+        next still frame. Charged while the frames show whole turns; see ``action_pace``.
+    :param action_pace: when the frames so far (at least ``pace_frames`` of them with moves)
+        showed at most this many moves each on average, the camera sees the table after every
+        move, so the turn's last move was seen before its DONE press and a move in the frame
+        after the press is the next player's: ``cost_after_done`` is not charged then. (Charged
+        every turn it made stories that shift each turn end by one move cheaper than the truth
+        after a few turns: the seed-3 e2e game committed 8 wrong states of 30.)
+    :param pace_frames: frames with moves needed before ``action_pace`` is judged.
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
@@ -120,6 +132,9 @@ class TrackerOptions:
     cost_pending_done: float = 0.05
     cost_repair: float = 6.0
     cost_after_close: float = 2.0
+    cost_after_done: float = 2.0
+    action_pace: float = 1.5
+    pace_frames: int = 3
     cost_todo: float = 2.0
     page_share: float = 1 / 6
     cost_raven_before: float = 0.1
@@ -249,12 +264,18 @@ _CardAction = MoveWizard | MoveTower | DiscardCard
 
 @dataclass(frozen=True, slots=True)
 class _Step:
-    """What one hypothesis says happened between two accepted frames."""
+    """What one hypothesis says happened between two accepted frames. ``alts``: other paths
+    (actions, events, states) from the same state to ``state`` about as likely (two moves in
+    the other order, a card and a spell swapped)."""
 
     state: GameState
     actions: tuple[Action, ...]
     events: tuple[tuple[Event, ...], ...]
     states: tuple[GameState, ...]
+    alts: tuple[_Path, ...] = ()
+
+    def paths(self) -> tuple[_Path, ...]:
+        return ((self.actions, self.events, self.states), *self.alts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,12 +316,19 @@ class _Hyp:
 
 
 _MAX_ALTS = 6
-"""At most this many alternative trails are kept per hypothesis (_Hyp)."""
+"""At most this many alternative trails are kept per hypothesis (_Hyp), and alternative paths
+per step (_Step)."""
+_MAX_STORIES = 24
+"""At most this many stories are told in one ``order_unseen`` entry."""
 
 
-def _step_print(step: _Step) -> tuple[Any, ...]:
-    """What a committed step claims: the state after each of its actions."""
-    return tuple(state_key(s) for s in step.states)
+def _step_print(step: _Step) -> Any:
+    """What a committed step claims: the state after each of its actions (a set of such
+    sequences when it has alternative paths)."""
+    main = tuple(state_key(s) for s in step.states)
+    if not step.alts:
+        return main
+    return frozenset([main, *(tuple(state_key(s) for s in p[2]) for p in step.alts)])
 
 
 def _with_alts(h: _Hyp, trails: Iterable[tuple[_Step, ...]]) -> _Hyp:
@@ -413,8 +441,49 @@ class _Node:
     implicit: bool
     score: float = 0.0
     obs_cost: float = 0.0
-    closes: int = 0
+    closes: float = 0.0
+    """The prior cost of each move after the turn closes so far (``cost_after_close`` per
+    unannounced end, ``cost_after_done`` per DONE press)."""
     rank: float = 0.0
+    alts: tuple[_Path, ...] = ()
+    """Other paths (actions, events, states) to this node's state about as likely
+    (within ``commit_margin``): kept so a commit never claims one of them as fact."""
+
+
+_Path = tuple[tuple[Action, ...], tuple[tuple[Event, ...], ...], tuple[GameState, ...]]
+
+
+def _path_print(states: Sequence[GameState]) -> tuple[Any, ...]:
+    return tuple(state_key(s) for s in states)
+
+
+def _extend_paths(
+    alts: tuple[_Path, ...],
+    actions: tuple[Action, ...],
+    events: tuple[tuple[Event, ...], ...],
+    states: tuple[GameState, ...],
+) -> tuple[_Path, ...]:
+    return tuple((a + actions, e + events, s + states) for a, e, s in alts)
+
+
+def _merge_paths(lo: _Node, hi: _Node) -> None:
+    """Keep ``hi``'s paths as alternatives of ``lo`` (same state) where they claim other
+    intermediate states."""
+    alts = list(lo.alts)
+    mine = None
+    for path in ((hi.actions, hi.events, hi.states), *hi.alts):
+        if len(alts) >= _MAX_ALTS:
+            break
+        sts = path[2]
+        if sts == lo.states:
+            continue
+        if mine is None:
+            mine = _path_print(lo.states)
+        fp = _path_print(sts)
+        if fp == mine or any(_path_print(a[2]) == fp for a in alts):
+            continue
+        alts.append(path)
+    lo.alts = tuple(alts)
 
 
 _VALUE_WIZARD: dict[int, Card] = {
@@ -957,6 +1026,7 @@ def _search(
         return all(m[0] != "done" for m in n.pending)
 
     seen: dict[tuple[Any, ...], _Node] = {}
+    keep_paths = opts.commit_margin
 
     def score(child: _Node) -> None:
         views = srch.view(child.state)
@@ -965,8 +1035,14 @@ def _search(
         child.rank = child.prior + partial(views, child.obs_cost)
         key = (state_key(child.state), child.pending, child.implicit)
         old = seen.get(key)
-        if old is None or child.score < old.score:
+        if old is None:
             seen[key] = child
+            return
+        lo, hi = (child, old) if child.score < old.score else (old, child)
+        if hi.score - lo.score <= keep_paths:
+            # the same state by another path about as likely: kept beside (_Hyp.alts)
+            _merge_paths(lo, hi)
+        seen[key] = lo
 
     if terminal_ok(root):
         terminals.append(root)
@@ -997,7 +1073,9 @@ def _search(
                         node.states + sts,
                         pending,
                         implicit,
-                        closes=node.closes + 1,
+                        closes=node.closes
+                        + (opts.cost_after_close if implicit else opts.cost_after_done),
+                        alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
                     )
                 else:
                     got = srch.apply(base, action)
@@ -1006,7 +1084,7 @@ def _search(
                     nst, ev = got
                     # players press DONE and the camera sees the board before the next player
                     # moves: moves after a turn end in the same gap are less likely
-                    late = opts.cost_after_close * node.closes
+                    late = node.closes
                     child = _Node(
                         nst,
                         node.prior + prior + late,
@@ -1016,6 +1094,11 @@ def _search(
                         pending,
                         False,
                         closes=node.closes,
+                        alts=(
+                            _extend_paths(node.alts, (action,), (ev,), (nst,))
+                            if node.alts and base is node.state
+                            else ()
+                        ),
                     )
                     if base.modules is not None and any(e.kind in _WITCH_HITS for e in ev):
                         # a player hit by the witch may spend a feather against it
@@ -1218,6 +1301,8 @@ class Tracker:
         self._unexplained = 0
         self._last_mismatch: tuple[int, ...] = ()
         self._last_obs: Observation | None = None
+        self._pace = (0, 0)
+        """Committed frames that showed moves, and their moves (``action_pace``)."""
         self._srch = _Search()
 
     @classmethod
@@ -1435,6 +1520,28 @@ class Tracker:
         self._question_groups = ()
         self._unexplained = 0
 
+    def _per_action(self) -> bool:
+        """The camera has seen the table after about every move so far (``action_pace``):
+        the committed frames and the best story's held ones."""
+        frames, moves = self._pace
+        best = min(self._hyps, key=lambda h: h.cost)
+        for step in best.trail:
+            k = _moves(step.actions)
+            if k:
+                frames += 1
+                moves += k
+        opts = self.options
+        return frames >= opts.pace_frames and moves <= opts.action_pace * frames
+
+    def _count_pace(self, steps: Iterable[_Step]) -> None:
+        frames, moves = self._pace
+        for step in steps:
+            k = _moves(step.actions)
+            if k:
+                frames += 1
+                moves += k
+        self._pace = (frames, moves)
+
     def _reconcile(self, target: Target) -> tuple[_Hyp, ...] | None:
         opts = self.options
         srch = self._srch
@@ -1450,6 +1557,8 @@ class Tracker:
             # the previous frame was not explained either: not a hand in the picture but more
             # happened than a turn (or a piece moved far): search deeper, destinations anywhere
             passes.append((True, opts.deep_depth, target.bad_frame, opts.deep_roots))
+        if self._per_action():
+            opts = replace(opts, cost_after_done=0.0)
         for deep, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
@@ -1468,7 +1577,7 @@ class Tracker:
                     if n.obs_cost < best_obs:
                         best_obs = n.obs_cost
                         best_mismatch = tuple(target.mismatched(srch.view(n.state)))
-                    step = _Step(n.state, n.actions, n.events, n.states)
+                    step = _Step(n.state, n.actions, n.events, n.states, n.alts)
                     out.append(
                         lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit)
                     )
@@ -1478,7 +1587,12 @@ class Tracker:
                         if replayed is None:
                             continue
                         rst, revs, rsts = replayed
-                        step = _Step(rst, n.actions, revs, rsts)
+                        alt_paths: list[_Path] = []
+                        for a, _e, _s in n.alts:
+                            got_r = _replay(srch, h.state, a)
+                            if got_r is not None and state_key(got_r[0]) == state_key(rst):
+                                alt_paths.append((a, got_r[1], got_r[2]))
+                        step = _Step(rst, n.actions, revs, rsts, tuple(alt_paths))
                         out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
             if best_obs <= good:
                 break
@@ -1565,9 +1679,18 @@ class Tracker:
             paths = [t for h in near for t in h.paths()]
             first = best.trail[0]
             fp0 = _step_print(first)
-            if all(t[0] is first or _step_print(t[0]) == fp0 for t in paths):
+            if not first.alts and all(t[0] is first or _step_print(t[0]) == fp0 for t in paths):
+                self._count_pace((first,))
                 for a, ev, st in zip(first.actions, first.events, first.states, strict=True):
                     committed.append(Committed(a, ev, st))
+                self._root = first.state
+                hyps = _advance(hyps, 1, best.cost)
+                continue
+            key0 = state_key(first.state)
+            if all(state_key(t[0].state) == key0 for t in paths):
+                # they agree where the step ends, not on the way there
+                self._count_pace((first,))
+                committed.extend(_shared_stretch(paths, best.trail, 0, self._root))
                 self._root = first.state
                 hyps = _advance(hyps, 1, best.cost)
                 continue
@@ -1585,11 +1708,13 @@ class Tracker:
                     break  # they meet in the newest step: one more frame
                 # what they disagree about no player can see and never ends (a card count):
                 # the best's step is taken
+                self._count_pace((first,))
                 for a, ev, st in zip(first.actions, first.events, first.states, strict=True):
                     committed.append(Committed(a, ev, st))
                 self._root = first.state
                 hyps = _advance(hyps, 1, best.cost)
                 continue
+            self._count_pace(best.trail[: meet + 1])
             committed.extend(_shared_stretch(paths, best.trail, meet, self._root))
             self._root = best.trail[meet].state
             hyps = _advance(hyps, meet + 1, best.cost)
@@ -1694,6 +1819,14 @@ class Tracker:
                 "actions": [dump_action(a) for a in s.actions],
                 "events": [[dump_event(e) for e in ev] for ev in s.events],
                 "states": [dump_state(x) for x in s.states],
+                "alts": [
+                    {
+                        "actions": [dump_action(a) for a in acts],
+                        "events": [[dump_event(e) for e in ev] for ev in evs],
+                        "states": [dump_state(x) for x in sts],
+                    }
+                    for acts, evs, sts in s.alts
+                ],
             }
 
         def hyp_json(h: _Hyp) -> dict[str, Any]:
@@ -1727,6 +1860,7 @@ class Tracker:
             ],
             "qcount": self._qcount,
             "unexplained": self._unexplained,
+            "pace": list(self._pace),
             "last_mismatch": list(self._last_mismatch),
         }
 
@@ -1745,6 +1879,14 @@ class Tracker:
                 tuple(load_action(a) for a in d["actions"]),
                 tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
                 tuple(load_state(x) for x in d["states"]),
+                tuple(
+                    (
+                        tuple(load_action(a) for a in p["actions"]),
+                        tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
+                        tuple(load_state(x) for x in p["states"]),
+                    )
+                    for p in d.get("alts", [])
+                ),
             )
 
         hyps = []
@@ -1779,6 +1921,8 @@ class Tracker:
         tr._qcount = int(data.get("qcount", 0))
         tr._committed_count = int(data.get("history_length", len(tr._history)))
         tr._unexplained = int(data.get("unexplained", 0))
+        pace = data.get("pace", [0, 0])
+        tr._pace = (int(pace[0]), int(pace[1]))
         tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
         return tr
 
@@ -1786,6 +1930,11 @@ class Tracker:
         """Replace this tracker's belief by :meth:`to_json` data (in place)."""
         other = Tracker.from_json(data)
         self.rollback(other.checkpoint())
+
+
+def _moves(actions: Iterable[Action]) -> int:
+    """The moves among ``actions`` a frame can show (not turn ends and discards)."""
+    return sum(1 for a in actions if not isinstance(a, EndTurn | DiscardCard))
 
 
 def _advance(hyps: Sequence[_Hyp], m: int, base: float) -> tuple[_Hyp, ...]:
@@ -1823,13 +1972,17 @@ def _shared_stretch(
     entry (action None, event ``order_unseen``) for the rest, ending in the shared state."""
     seqs: list[list[tuple[Action, tuple[Event, ...], GameState, GameState]]] = []
     for t in paths:
-        seq = []
-        before = root
+        combos: list[list[_Path]] = [[]]
         for step in t[: meet + 1]:
-            for a, ev, st in zip(step.actions, step.events, step.states, strict=True):
-                seq.append((a, ev, st, before))
-                before = st
-        seqs.append(seq)
+            combos = [c + [p] for c in combos for p in step.paths()][:_MAX_STORIES]
+        for combo in combos:
+            seq = []
+            before = root
+            for acts, evs, sts in combo:
+                for a, ev, st in zip(acts, evs, sts, strict=True):
+                    seq.append((a, ev, st, before))
+                    before = st
+            seqs.append(seq)
     out: list[Committed] = []
     p = 0
     lead = seqs[0]
