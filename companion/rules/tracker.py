@@ -97,9 +97,12 @@ class TrackerOptions:
     :param action_pace: when the frames so far (at least ``pace_frames`` of them with moves)
         showed at most this many moves each on average, the camera sees the table after every
         move, so the turn's last move was seen before its DONE press and a move in the frame
-        after the press is the next player's: ``cost_after_done`` is not charged then. (Charged
-        every turn it made stories that shift each turn end by one move cheaper than the truth
-        after a few turns: the seed-3 e2e game committed 8 wrong states of 30.)
+        after the press is the next player's: ``cost_after_done`` is charged instead for a
+        move seen in the same frame *before* the press (``cost_before_done``). (Charged every
+        turn after the press it made stories that shift each turn end by one move cheaper than
+        the truth after a few turns: the seed-3 e2e game committed 8 wrong states of 30.)
+    :param cost_before_done: prior cost of a move seen in the same frame before a DONE press
+        (0: with whole-turn frames every turn ends so; set from ``action_pace``).
     :param pace_frames: frames with moves needed before ``action_pace`` is judged.
     """
 
@@ -133,6 +136,7 @@ class TrackerOptions:
     cost_repair: float = 6.0
     cost_after_close: float = 2.0
     cost_after_done: float = 2.0
+    cost_before_done: float = 0.0
     action_pace: float = 1.5
     pace_frames: int = 3
     cost_todo: float = 2.0
@@ -1065,6 +1069,8 @@ def _search(
                     if got_c is None:
                         continue
                     nst, acts, evs, sts, extra = got_c
+                    if not implicit and opts.cost_before_done and _moved_this_turn(node.actions):
+                        extra += opts.cost_before_done
                     child = _Node(
                         nst,
                         node.prior + prior + extra,
@@ -1558,7 +1564,7 @@ class Tracker:
             # happened than a turn (or a piece moved far): search deeper, destinations anywhere
             passes.append((True, opts.deep_depth, target.bad_frame, opts.deep_roots))
         if self._per_action():
-            opts = replace(opts, cost_after_done=0.0)
+            opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
         for deep, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
@@ -1930,6 +1936,16 @@ class Tracker:
         """Replace this tracker's belief by :meth:`to_json` data (in place)."""
         other = Tracker.from_json(data)
         self.rollback(other.checkpoint())
+
+
+def _moved_this_turn(actions: Sequence[Action]) -> bool:
+    """A move among ``actions`` after their last turn end."""
+    for a in reversed(actions):
+        if isinstance(a, EndTurn):
+            return False
+        if not isinstance(a, DiscardCard):
+            return True
+    return False
 
 
 def _moves(actions: Iterable[Action]) -> int:
