@@ -137,6 +137,11 @@ class DetectorConfig:
     :param mark_leak: the same for a crest space's mark on the track (up to 0.2 areas).
     :param mark_min: pixels labelled crest mark on an empty crest space for the mark's colour
         to be measured there (:meth:`Detector._local_mark`).
+    :param magic_min: least share of a roof's probes nearest to the magic roof's colours (or
+        the wizard colour nearest to its field) for the magic tower's roof (the roof with the
+        largest share is the one magic tower).
+    :param fountain_rounds: measurements of a fountain insert's water on its space (the same
+        way; its colour drifts further from the setup frame's under another light).
     :param wizard_tilt: growth of one wizard's visible area per degree of camera elevation
         above 70 degrees (seen from above a wizard shows more of its shoulders and hat than the
         projected cylinder model says; calibrated on renders: median single-wizard area 0.8 at
@@ -209,7 +214,7 @@ class DetectorConfig:
     crest_leak: float = 0.25
     mark_leak: float = 0.1
     wizard_tilt: float = 0.011
-    token_min: float = 0.4
+    token_min: float = 0.25
     raven_min: float = 0.2
     raven_ink: float = 0.3
     view_px: int = 160
@@ -232,6 +237,9 @@ class DetectorConfig:
     ink_min: int = 3
     ink_fallback: int = 2
     mark_min: int = 15
+    fountain_rounds: int = 3
+    magic_min: float = 0.2
+    fountain_open: bool = True
 
 
 @dataclass(frozen=True)
@@ -593,6 +601,15 @@ class Detector:
         for i in range(len(names)):
             self._is_track[i + 1] = profile.classes[names[i]].group == "track"
         self._mark_idx = names.index("track-crest") if "track-crest" in names else -1
+        self._fountain_idx = names.index("track-fountain") if "track-fountain" in names else -1
+        self._magic_idx = tuple(names.index(n) for n in MAGIC_CLASSES if n in names)
+        # the magic roof's colours and the wizard colour nearest to its field (under another
+        # light the roof's blue goes to the blue or purple wizard's prototype)
+        self._magic_like = self._magic_idx
+        if "roof-magic" in names and self._wizard_idx:
+            wc = list(self._wizard_idx)
+            d2 = profile.distances(profile.classes["roof-magic"].mean[None], only=wc)[0]
+            self._magic_like += (self._wizard_idx[wc[int(np.argmin(d2))]],)
         self._is_wall = np.zeros(len(names) + 1, bool)
         if "wall" in names:
             self._is_wall[names.index("wall") + 1] = True
@@ -924,6 +941,7 @@ class Detector:
         kfeat: NDArray[np.float32],
         kdark: NDArray[np.bool_],
         near_wizard: NDArray[np.bool_],
+        magic_share: Mapping[int, float],
     ) -> list[str]:
         """Top kind of every space (Observation ``top``).
 
@@ -940,6 +958,8 @@ class Detector:
         :param kdark: ``(S, K, Q)`` probes darker than ``ink_light``.
         :param near_wizard: ``(S, K, Q)`` probes next to wizard-labelled pixels (left out of
             the disc contrast).
+        :param magic_share: space index -> share of its top roof's probes nearest to the magic
+            roof's colours (tower tops not under the castle; empty without the magic tower).
         """
         g, cfg = self.geometry, self.config
         tops: list[str] = []
@@ -948,23 +968,14 @@ class Detector:
         ref: dict[bool, list[float]] = {True: [], False: []}
         bare = slice(N_KIND, N_KIND + N_BARE)
         # there is one magic tower (R-MOD-MAGICTOWER-1) and it is always the top of its stack
-        # (R-MOD-MAGICTOWER-3): of the roofs whose probes vote magic (a blue wizard on a crest
-        # disc's yellow looks like its two colours), the one with the largest magic share
-        magic_share: dict[int, float] = {}
-        all_votes: dict[int, dict[str, int]] = {}
-        for si in range(len(g.spaces)):
-            if towers_of[si] == 0:
-                continue
-            t = towers_of[si] - 1
-            okk = tables.kind_ok[si, t]
-            labs = kl[si, t, :N_KIND][okk[:N_KIND]]
-            votes: dict[str, int] = {}
-            for ri, kind in zip(self._roof_idx, self._roof_kind, strict=True):
-                votes[kind] = votes.get(kind, 0) + int((labs == ri).sum())
-            all_votes[si] = votes
-            if votes and max(votes, key=lambda k: votes[k]) == "magic":
-                magic_share[si] = votes["magic"] / max(len(labs), 1)
-        magic_at = max(magic_share, key=lambda k: magic_share[k]) if magic_share else -1
+        # (R-MOD-MAGICTOWER-3): the roof where the most probes take the magic roof's colours
+        # (nearest class: under a game frame's light its blue drifts out of the setup's tight
+        # prototype; a blue wizard on a crest disc's yellow looks like its two colours too)
+        magic_at = -1
+        if magic_share:
+            best = max(magic_share, key=lambda k: magic_share[k])
+            if magic_share[best] >= cfg.magic_min:
+                magic_at = best
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
             if towers == 0:
@@ -1147,19 +1158,75 @@ class Detector:
         return idx.reshape(np.shape(ys))
 
     def _local_mark(
-        self, px: NDArray[np.uint8], lab: NDArray[np.int32], white: NDArray[Any]
+        self,
+        px: NDArray[np.uint8],
+        lab: NDArray[np.int32],
+        white: NDArray[Any],
+        idx: tuple[int, ...] = (),
+        rounds: int = 1,
+        counter: _NearestClass | None = None,
     ) -> NDArray[np.int32]:
         """Labels of an empty crest space's pixels ``(N, 3) uint8`` with the crest mark's
         colour measured on that space: the printed mark under this frame's light can look
         nearer to a wizard colour than the setup frame's mark did (an orange wizard read on
-        an empty mark). Needs ``mark_min`` pixels labelled mark."""
-        mine = lab == self._mark_idx
-        if int(mine.sum()) < self.config.mark_min or not bool(self._is_wizard[lab + 1].any()):
+        an empty mark). Needs ``mark_min`` pixels labelled mark.
+
+        :param idx: the surface classes measured (default the crest mark; a fountain insert's
+            water and the magic roof's two colours look like a blue or purple wizard under some
+            lights).
+        :param rounds: measurements in turn, each from the pixels the last one labelled that
+            surface (the measured colour moves to the surface's colour in this frame).
+        :param counter: the labelling ``lab`` came from (default the detector's).
+        """
+        idx = idx or (self._mark_idx,)
+        counter = counter or self._count_profile
+        if not bool(self._is_wizard[lab + 1].any()):
             return lab
         feats = features(px, white)
-        means = self._count_profile._means.copy()
-        means[self._mark_idx] = np.median(feats[mine], axis=0)
-        out, _ = self._count_profile.classify_means(feats, means)
+        means = counter._means.copy()
+        for _ in range(rounds):
+            moved = False
+            for i in idx:
+                mine = lab == i
+                if int(mine.sum()) >= self.config.mark_min:
+                    means[i] = np.median(feats[mine], axis=0)
+                    moved = True
+            if not moved:
+                break
+            lab, _ = counter.classify_means(feats, means)
+        return lab
+
+    def _thin_out(
+        self,
+        hull: tuple[NDArray[np.int32], NDArray[np.int32], float, float],
+        lab: NDArray[np.int32],
+        surface: int,
+    ) -> NDArray[np.int32]:
+        """Wizard labels whose blob is nowhere two sampled pixels wide become ``surface``: the
+        blurred rim of a printed insert's artwork mixes its colours into thin curves that look
+        like a wizard colour; a wizard is several sampled pixels wide."""
+        wiz = self._is_wizard[lab + 1]
+        if not wiz.any():
+            return lab
+        ys, xs = hull[0], hull[1]
+        step = self.config.pixel_step
+        gy = (ys - ys.min()) // step
+        gx = (xs - xs.min()) // step
+        keep = np.zeros(len(lab), bool)
+        kernel = np.ones((2, 2), np.uint8)
+        for ci in np.unique(lab[wiz]):
+            grid = np.zeros((int(gy.max()) + 1, int(gx.max()) + 1), np.uint8)
+            mine = lab == ci
+            grid[gy[mine], gx[mine]] = 1
+            opened = cv2.morphologyEx(grid, cv2.MORPH_OPEN, kernel)
+            # whole blobs stay (a wizard's blurred edge is its own area), thin ones go
+            n, comp = cv2.connectedComponents(grid, connectivity=8)
+            solid = np.zeros(n, bool)
+            solid[np.unique(comp[opened > 0])] = True
+            solid[0] = False
+            keep |= mine & solid[comp[gy, gx]]
+        out = lab.copy()
+        out[wiz & ~keep] = surface
         return out
 
     def _raven_area(
@@ -1445,7 +1512,25 @@ class Detector:
             near[np.concatenate(ys_all)[is_w] // step, np.concatenate(xs_all)[is_w] // step] = 1
             near = cv2.dilate(near, np.ones((3, 3), np.uint8))
         kn = near[kp[..., 1] // step, kp[..., 0] // step] > 0
-        tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark, kn)
+        magic_share: dict[int, float] = {}
+        if self._magic_idx and self._magic_count is not self._count_profile:
+            tops_at = [
+                (si, towers_of[si] - 1)
+                for si in range(S)
+                if towers_of[si] > 0 and not castle_of[si]
+            ]
+            if tops_at:
+                sel = np.array([si for si, _ in tops_at])
+                tiers = np.array([t for _, t in tops_at])
+                mp = kp[sel, tiers]  # (n, Q, 2): the whole roof
+                mok = tables.kind_ok[sel, tiers]
+                ml = self._magic_count.classify_bgr(
+                    frame[mp[..., 1].ravel(), mp[..., 0].ravel()], white
+                ).reshape(mok.shape)
+                is_m = np.isin(ml, self._magic_like) & mok
+                share = is_m.sum(-1) / np.maximum(mok.sum(-1), 1)
+                magic_share = {int(si): float(v) for si, v in zip(sel, share, strict=True)}
+        tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark, kn, magic_share)
         out: dict[int, SpaceObservation] = {}
         details: dict[int, SpaceDetail] = {}
         pos = 0
@@ -1466,8 +1551,23 @@ class Detector:
                 if top == "magic" and self._magic_count is not self._count_profile and n_px:
                     px = frame[hull[0], hull[1]]
                     lab = self._magic_count.classify_bgr(px, white)
+                    lab = self._local_mark(
+                        px, lab, white, self._magic_idx, cfg.fountain_rounds, self._magic_count
+                    )
+                    if cfg.fountain_open:
+                        lab = self._thin_out(hull, lab, self._magic_idx[0])
                 if top == "crest-space" and self._mark_idx >= 0 and n_px:
                     lab = self._local_mark(frame[hull[0], hull[1]], lab, white)
+                elif top == "fountain" and self._fountain_idx >= 0 and n_px:
+                    lab = self._local_mark(
+                        frame[hull[0], hull[1]],
+                        lab,
+                        white,
+                        (self._fountain_idx,),
+                        cfg.fountain_rounds,
+                    )
+                    if cfg.fountain_open:
+                        lab = self._thin_out(hull, lab, self._fountain_idx)
                 one_wiz, one_tok = hull[2] * self._wizard_gain, hull[3]
                 counts = np.bincount(lab[lab >= 0], minlength=len(self._names))
                 crest_top = top in ("crest", "crest-space")
