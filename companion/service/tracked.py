@@ -150,7 +150,12 @@ class TrackedDriver:
         for c in update.committed:
             self.commits += 1
             if c.action is None:
-                lines.append("host corrected the board")
+                unseen = [e for e in c.events if e.kind == "order_unseen"]
+                if unseen:
+                    n = len(unseen[0].get("options") or ())
+                    lines.append(f"moves seen only together ({n} possible orders)")
+                else:
+                    lines.append("host corrected the board")
                 continue
             desc = ""
             describe = getattr(self._tracker_mod, "describe", None)
