@@ -213,13 +213,41 @@ class HeightModel:
 # training (offline, seeded)
 
 
-def collect(sessions: int, per_session: int, base: int = TRAIN_SEED_BASE) -> tuple[Any, Any]:
-    """Render ``sessions`` random tables with ``per_session`` game frames each and return the
-    detector's height features ``(N, F) float32`` and true tower counts ``(N,) int32`` of every
-    space that is not under the raven castle."""
+MODULE_SEED_OFFSET = 500_000
+"""Training sessions with the expansion's modules use seeds from ``TRAIN_SEED_BASE`` plus this."""
+
+
+def _sessions(sessions: int, module_sessions: int) -> list[tuple[int, bool]]:
+    """The order of the training sessions: ``(index, with modules)``, the module sessions spread
+    evenly among the base-game ones (the held-out last fifth then holds both kinds)."""
+    total = sessions + module_sessions
+    out: list[tuple[int, bool]] = []
+    done_m = 0
+    for i in range(total):
+        want_m = (i + 1) * module_sessions // total if total else 0
+        if want_m > done_m:
+            out.append((done_m, True))
+            done_m += 1
+        else:
+            out.append((i - done_m, False))
+    return out
+
+
+def collect(
+    sessions: int,
+    per_session: int,
+    base: int = TRAIN_SEED_BASE,
+    module_sessions: int = 0,
+) -> tuple[Any, Any]:
+    """Render ``sessions`` random tables of the base game (and ``module_sessions`` with a random
+    non-empty set of the expansion's modules, R-MOD-GEN-1) with ``per_session`` game frames each
+    and return the detector's height features ``(N, F) float32`` and true tower counts
+    ``(N,) int32`` of every space that is not under the raven castle nor an insert (the
+    detector never puts a tower there)."""
     from companion.bench.vision import TILT_BUCKETS, random_game_state
-    from companion.rules import Config, setup
-    from companion.vision.detector import Detector
+    from companion.rules import Config, dump_state, observe, setup
+    from companion.rules.model import MODULES
+    from companion.vision.detector import INSERT_KINDS, Detector
     from companion.vision.geometry import BoardGeometry
     from companion.vision.profile import ProfileError, build_profile
     from companion.vision.render import random_lighting, random_setup, render
@@ -227,24 +255,39 @@ def collect(sessions: int, per_session: int, base: int = TRAIN_SEED_BASE) -> tup
     geometry = BoardGeometry.default()
     xs: list[NDArray[np.float32]] = []
     ys: list[int] = []
-    for si in range(sessions):
-        seed = base + si
+    order = _sessions(sessions, module_sessions)
+    for n, (si, with_modules) in enumerate(order):
+        seed = base + si + (MODULE_SEED_OFFSET if with_modules else 0)
         nrng = np.random.default_rng(seed)
         prng = random.Random(seed)
         table = random_setup(nrng, geometry, tilt_range=TILT_BUCKETS[si % len(TILT_BUCKETS)])
         players = prng.randint(2, 6)
-        config = Config(player_count=players)
+        modules: frozenset[str] = frozenset()
+        if with_modules:
+            mrng = random.Random(seed + 1)
+            modules = frozenset(m for m in MODULES if mrng.random() < 0.6) or frozenset(
+                {mrng.choice(MODULES)}
+            )
+        config = Config(player_count=players, modules=modules)
         setup_state = setup(config, seed=None)
+        track = geometry.with_track(dump_state(setup_state)["track"])
         light = replace(table, lighting=random_lighting(nrng), _cache={})
         setup_frame = render(setup_state, nrng, setup=light, hand=False).frame
         try:
-            profile = build_profile(setup_frame, table.camera, geometry, list(config.colours or ()))
+            profile = build_profile(
+                setup_frame,
+                table.camera,
+                track,
+                list(config.colours or ()),
+                expected=observe(setup_state) if modules else None,
+            )
         except ProfileError:
             continue
-        detector = Detector(table.camera, geometry, profile, height_model=None)
+        detector = Detector(table.camera, track, profile, height_model=None)
+        inserts = {s for s in track.spaces if track.track.kind(s) in INSERT_KINDS}
         results = [render(setup_state, nrng, setup=light, hand=False)]
         for _ in range(per_session):
-            state = random_game_state(prng, players)
+            state = random_game_state(prng, players, modules=modules)
             try:
                 results.append(render(state, nrng, setup=table, hand=False))
             except (cv2.error, ValueError, FloatingPointError):
@@ -256,11 +299,11 @@ def collect(sessions: int, per_session: int, base: int = TRAIN_SEED_BASE) -> tup
                 continue
             for space, t in truth.spaces.items():
                 d = det.details.get(space)
-                if d is None or t.castle or not d.height_features:
+                if d is None or t.castle or not d.height_features or space in inserts:
                     continue
                 xs.append(np.array(d.height_features, np.float32))
                 ys.append(int(t.towers))
-        print(f"session {si + 1}/{sessions}: {len(ys)} spaces", file=sys.stderr)
+        print(f"session {n + 1}/{len(order)}: {len(ys)} spaces", file=sys.stderr)
     return np.array(xs, np.float32), np.array(ys, np.int32)
 
 
@@ -336,6 +379,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"feature groups left out, comma separated (default {','.join(DEFAULT_IGNORE)}; "
         f"of {', '.join(FEATURE_GROUPS)})",
     )
+    ap.add_argument(
+        "--module-sessions",
+        type=int,
+        default=100,
+        help="more random tables with a random set of the expansion's modules (default 100)",
+    )
     ap.add_argument("--per-session", type=int, default=8, help="game frames per table")
     ap.add_argument("--hidden", type=int, default=32, help="hidden units (default 32)")
     ap.add_argument("--steps", type=int, default=1500, help="training steps (default 1500)")
@@ -349,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         cached = np.load(args.data)
         x, y = cached["x"], cached["y"]
     else:
-        x, y = collect(args.sessions, args.per_session)
+        x, y = collect(args.sessions, args.per_session, module_sessions=args.module_sessions)
         if args.data is not None:
             np.savez_compressed(args.data, x=x, y=y)
     k = (x.shape[1] - 1) // PER_TIER
