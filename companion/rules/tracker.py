@@ -89,6 +89,8 @@ class TrackerOptions:
         cheapest story.
     :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
         ``cost_implicit_end``).
+    :param cost_wrong_guess: prior cost of a release guess naming the wrong tower over a sealed
+        witch (R-MOD-WITCH-9; ``ln 5``: players find her 4 times in 5).
     :param cost_after_close: prior cost of each move seen in the same frame after a turn end
         nobody announced (the camera usually sees the board between two turns).
     :param cost_after_done: the same after a turn closed by the DONE button: the press came
@@ -143,6 +145,7 @@ class TrackerOptions:
     page_share: float = 1 / 6
     cost_raven_before: float = 0.1
     cost_protect: float = 1.0
+    cost_wrong_guess: float = 1.6
 
     @property
     def cost_page(self) -> float:
@@ -821,6 +824,33 @@ def _card_variants(
             pending,
             False,
         )
+    if can_play and ms.witch is not None and "witch" in tb.config.modules:
+        # a page card naming the wrong tower over a sealed witch (R-MOD-WITCH-9): the tower is
+        # put back, nothing moves, the turn ends; the camera sees only the turn's end
+        wrong = _wrong_guess(st, ms.witch >> 4, ms.witch & 15)
+        if wrong is not None:
+            yield (
+                DiscardCard(tb.colours[seat], None, page=True, witch_guess=wrong),
+                opts.cost_card + cost_page + opts.cost_wrong_guess,
+                pending,
+                False,
+            )
+
+
+def _wrong_guess(st: GameState, ws: int, wt: int) -> tuple[int, int] | None:
+    """A tower (space, tier) a release guess can name that does not cover the witch sealed at
+    space ``ws`` on tier ``wt`` (any wrong tower ends the turn the same way), or None when she
+    is not sealed or no other tower stands."""
+    h = len(st.stacks[ws - 1])
+    if wt >= h:
+        return None
+    for k in range(h, 0, -1):
+        if k != wt + 1:
+            return (ws, k)
+    for s, stack in enumerate(st.stacks, 1):
+        if s != ws and stack:
+            return (s, len(stack))
+    return None
 
 
 def _module_children(
@@ -1276,6 +1306,14 @@ def describe(action: Action | None, before: GameState) -> str:
             return f"{action.player} cast {action.spell} on {what} of space {action.space}"
         return f"{action.player} cast {action.spell}"
     if isinstance(action, DiscardCard):
+        if action.witch_guess is not None:
+            s, k = action.witch_guess
+            w = before.modules.witch if before.modules is not None else None
+            if w is None or w != (s << 4 | (k - 1)):
+                return (
+                    f"{action.player} lifted the {_ordinal(k)} tower from the bottom on space "
+                    f"{s} to release the witch, but she was not under it (the turn ended)"
+                )
         return f"{action.player} discarded a card"
     if isinstance(action, EndTurn):
         return "the turn ended"
@@ -2012,7 +2050,9 @@ def _shared_stretch(
     for q in seqs:
         rest = q[p:]
         words = "; then ".join(
-            describe(a, before) for a, _, _, before in rest if not isinstance(a, DiscardCard)
+            describe(a, before)
+            for a, _, _, before in rest
+            if not isinstance(a, DiscardCard) or a.witch_guess is not None
         )
         words = words or "nothing moved"
         if words not in options:
