@@ -109,6 +109,7 @@ HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
 """Wizard colours that shading and white balance push into each other."""
 TOKEN_CLASSES = ("witch", "raven")
 INSERT_KINDS = ("fountain", "web")
+INSERT_CLASSES = ("track-fountain", "track-web")
 """Track kinds of the expansion's inserts: never under a tower or the castle."""
 SHIPPED = "shipped"
 """``height_model`` default: the forest shipped beside :mod:`companion.vision.detect_height`."""
@@ -140,6 +141,8 @@ class DetectorConfig:
     :param magic_min: least share of a roof's probes nearest to the magic roof's colours (or
         the wizard colour nearest to its field) for the magic tower's roof (the roof with the
         largest share is the one magic tower).
+    :param magic_leak: wizard areas subtracted on the magic roof from the wizard colours
+        nearest to its star and to its field (as ``crest_leak``).
     :param fountain_rounds: measurements of a fountain insert's water on its space (the same
         way; its colour drifts further from the setup frame's under another light).
     :param wizard_tilt: growth of one wizard's visible area per degree of camera elevation
@@ -239,6 +242,7 @@ class DetectorConfig:
     mark_min: int = 15
     fountain_rounds: int = 3
     magic_min: float = 0.2
+    magic_leak: float = 0.4
     fountain_open: bool = True
 
 
@@ -602,14 +606,20 @@ class Detector:
             self._is_track[i + 1] = profile.classes[names[i]].group == "track"
         self._mark_idx = names.index("track-crest") if "track-crest" in names else -1
         self._fountain_idx = names.index("track-fountain") if "track-fountain" in names else -1
+        self._track_idx = names.index("track") if "track" in names else -1
         self._magic_idx = tuple(names.index(n) for n in MAGIC_CLASSES if n in names)
         # the magic roof's colours and the wizard colour nearest to its field (under another
         # light the roof's blue goes to the blue or purple wizard's prototype)
         self._magic_like = self._magic_idx
-        if "roof-magic" in names and self._wizard_idx:
+        self._magic_like_wizards: tuple[int, ...] = ()
+        if self._wizard_idx:
             wc = list(self._wizard_idx)
-            d2 = profile.distances(profile.classes["roof-magic"].mean[None], only=wc)[0]
-            self._magic_like += (self._wizard_idx[wc[int(np.argmin(d2))]],)
+            for mc in MAGIC_CLASSES:
+                if mc in names:
+                    d2 = profile.distances(profile.classes[mc].mean[None], only=wc)[0]
+                    self._magic_like_wizards += (self._wizard_idx[wc[int(np.argmin(d2))]],)
+            if "roof-magic" in names:
+                self._magic_like += self._magic_like_wizards[:1]
         self._is_wall = np.zeros(len(names) + 1, bool)
         if "wall" in names:
             self._is_wall[names.index("wall") + 1] = True
@@ -648,6 +658,18 @@ class Detector:
         self._count_profile = _NearestClass({**profile.classes, **away}, **nearest)
         self._magic_count = (
             _NearestClass(dict(profile.classes), **nearest) if away else self._count_profile
+        )
+        # the castle's probes: never on an insert (R-MOD-FOUNTAIN-6, R-MOD-WEB-3), whose dark web
+        # ground is otherwise the black castle's nearest rival under a dim light
+        no_insert = {
+            n: replace(c, mean=np.array([0.0, 0.0, 1e3]))
+            for n, c in profile.classes.items()
+            if n in INSERT_CLASSES
+        }
+        self._castle_count = (
+            _NearestClass({**profile.classes, **no_insert}, **nearest)
+            if no_insert
+            else self._magic_count
         )
 
     # -- pose ------------------------------------------------------------------------------------
@@ -1236,6 +1258,7 @@ class Detector:
         lab: NDArray[np.int32],
         white: NDArray[Any],
         one_tok: float,
+        drift: NDArray[np.float32],
     ) -> float:
         """The raven token's white disc on a top surface, in token areas: pixels of the
         profile's ``raven`` class (its own tight spread: the disc is near the sandy track's and
@@ -1244,13 +1267,13 @@ class Detector:
 
         :param hull: the top surface's ``(ys, xs, one wizard, one token)`` (sampled pixels).
         :param lab: nearest-class labels of the hull's pixels.
+        :param drift: ``(3,)`` how far the track's colour features of this frame lie from the
+            profile's (another light than the setup frame's); taken off before the white disc
+            is looked for.
         """
+        cfg = self.config
         ys, xs = hull[0], hull[1]
         px = frame[ys, xs]
-        pale = self.profile.classify_bgr(px, white) == self._token_idx["raven"]
-        if float(pale.sum()) < self.config.raven_min * one_tok:
-            return 0.0
-        cfg = self.config
         feats = features(px, white)
         light = feats[:, 2]
         # grey: a wizard's shaded side is dark but coloured (a dark pixel's chroma is noisy)
@@ -1260,6 +1283,9 @@ class Detector:
         if "witch" in self._token_idx:
             ink &= lab != self._token_idx["witch"]
         if not ink.any():
+            return 0.0
+        pale = self.profile.classify(feats - drift)[0] == self._token_idx["raven"]
+        if float(pale.sum()) < cfg.raven_min * one_tok:
             return 0.0
         step = cfg.pixel_step
         gy = (ys - ys.min()) // step
@@ -1368,8 +1394,12 @@ class Detector:
         # noise and the profile's tight prototype rejects it)
         # (and the height features' colour shares: the profile's tight prototypes reject most
         # of a dim frame's roof and track pixels)
-        nearest = self._count_profile.classify_bgr(ppx, white)
+        # (with the magic tower its colours are in reach here: its dark blue-violet roof and
+        # walls are otherwise nearest to the black castle, the web or a wizard)
+        nearest = self._magic_count.classify_bgr(ppx, white)
         cl = nearest[:n1].reshape(cp.shape[:-1])
+        if self._castle_count is not self._magic_count:
+            cl = self._castle_count.classify_bgr(ppx[:n1], white).reshape(cp.shape[:-1])
         kc = nearest[n1 : n1 + n2].reshape(kp.shape[:-1])
         wc = nearest[n1 + n2 :].reshape(wp.shape[:-1])
         kl = lab[n1 : n1 + n2].reshape(kp.shape[:-1])
@@ -1534,6 +1564,15 @@ class Detector:
         out: dict[int, SpaceObservation] = {}
         details: dict[int, SpaceDetail] = {}
         pos = 0
+        drift = np.zeros(3, np.float32)
+        if "raven" in self._token_idx and self._track_idx >= 0 and len(lab_all):
+            # this frame's track colour against the setup frame's (every hull's track pixels)
+            on_track = lab_all == self._track_idx
+            if int(on_track.sum()) >= 50:
+                ys_t = np.concatenate(ys_all)[on_track][::4]
+                xs_t = np.concatenate(xs_all)[on_track][::4]
+                now = np.median(features(frame[ys_t, xs_t], white), axis=0)
+                drift = (now - self.profile.classes["track"].mean).astype(np.float32)
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
             top = tops[si]
@@ -1577,13 +1616,16 @@ class Detector:
                         # the yellow crest disc / mark under the wizards shades into this colour
                         leak = cfg.crest_leak if top == "crest" else cfg.mark_leak
                         a = max(a - leak, 0.0)
+                    elif top == "magic" and ci in self._magic_like_wizards:
+                        # the magic roof's star and field shade into the nearest wizard colours
+                        a = max(a - cfg.magic_leak, 0.0)
                     areas[colour] = float(a)
                     n = int(math.floor(a + 1.0 - cfg.wizard_min)) if a >= cfg.wizard_min else 0
                     if n:
                         wizards[colour] = n
                 for tok, ti in self._token_idx.items():
                     if tok == "raven":
-                        areas[tok] = self._raven_area(frame, hull, lab, white, one_tok)
+                        areas[tok] = self._raven_area(frame, hull, lab, white, one_tok, drift)
                     else:
                         areas[tok] = float(counts[ti] / one_tok)
                 for a_, b_ in HARD_PAIRS:
