@@ -51,6 +51,12 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    colour nearest the disc loses the disc's share (``crest_leak``); a faint colour next to its
    hard-pair partner (yellow/orange, red/orange, blue/purple) is the partner's shading and is
    dropped.
+   **Expansion pieces**: insert spaces (fountain, web) never hold a tower or the castle
+   (R-MOD-FOUNTAIN-4, R-MOD-WEB-3) and a web holds nothing; the one magic tower is the roof
+   where most probes are nearest its colours; on fountains and magic roofs those colours are
+   measured in the frame before wizards are counted; the one witch and the one raven are the
+   spaces where most of their colour shows (the raven: its white disc next to the grey ink of
+   its printed raven, after the frame's colour drift against the setup is taken off).
 7. A small top-down **board view** (for the stability gate's frame differencing).
 
 Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` takes z *down*

@@ -704,9 +704,9 @@ def build_profile(
         classes["castle"] = _robust_fit("castle", OTHER, f(np.concatenate([top, side])))
 
     # the tokens (R-MOD-WITCH-1, R-MOD-RAVEN-1: both on the space after the last tower): of the
-    # pixels on their space that the track does not explain, the witch is the most colourful
-    # mode (a green-blue disc), the raven the palest (a white disc, whiter and greyer than the
-    # sandy track); their dark printed hat and raven are not learnt
+    # pixels on their space that the track does not explain, the witch is the largest coloured
+    # mode (a green-blue disc), the raven the pale one (a white disc, lighter than the sandy
+    # track); their dark printed hat and raven are not learnt
     token_space = next(
         (
             n
