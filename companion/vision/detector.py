@@ -1265,6 +1265,7 @@ class Detector:
         white: NDArray[Any],
         one_tok: float,
         drift: NDArray[np.float32],
+        feats: NDArray[np.float32],
     ) -> float:
         """The raven token's white disc on a top surface, in token areas: pixels of the
         profile's ``raven`` class (its own tight spread: the disc is near the sandy track's and
@@ -1276,12 +1277,13 @@ class Detector:
         :param drift: ``(3,)`` how far the track's colour features of this frame lie from the
             profile's (another light than the setup frame's); taken off before the white disc
             is looked for.
+        :param feats: ``(N, 3)`` colour features of the hull's pixels.
         """
         cfg = self.config
         ys, xs = hull[0], hull[1]
-        px = frame[ys, xs]
-        feats = features(px, white)
         light = feats[:, 2]
+        if not bool((light < cfg.raven_ink).any()):
+            return 0.0
         # grey: a wizard's shaded side is dark but coloured (a dark pixel's chroma is noisy)
         noise = cfg.count_noise / (3.0 * np.maximum(light, 0.0) + CHROMA_EPS)
         grey = np.hypot(feats[:, 0], feats[:, 1]) <= cfg.ink_chroma + noise
@@ -1290,9 +1292,6 @@ class Detector:
             ink &= lab != self._token_idx["witch"]
         if not ink.any():
             return 0.0
-        pale = self.profile.classify(feats - drift)[0] == self._token_idx["raven"]
-        if float(pale.sum()) < cfg.raven_min * one_tok:
-            return 0.0
         step = cfg.pixel_step
         gy = (ys - ys.min()) // step
         gx = (xs - xs.min()) // step
@@ -1300,8 +1299,12 @@ class Detector:
         grid[gy[ink], gx[ink]] = 1
         r = max(1, int(round(math.sqrt(one_tok / math.pi))))
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
-        near = cv2.dilate(grid, kernel)[gy, gx] > 0
-        return float((pale & near).sum() / one_tok)
+        # (only the light pixels near the ink can be the disc: the rest is not classified)
+        near = (cv2.dilate(grid, kernel)[gy, gx] > 0) & (light >= 2.0 * cfg.raven_ink)
+        if float(near.sum()) < cfg.raven_min * one_tok:
+            return 0.0
+        pale = self.profile.classify(feats[near] - drift)[0] == self._token_idx["raven"]
+        return float(pale.sum() / one_tok)
 
     def _edges(
         self, grey_frame: NDArray[np.uint8], tables: _PoseTables, white: NDArray[Any]
@@ -1571,13 +1574,13 @@ class Detector:
         details: dict[int, SpaceDetail] = {}
         pos = 0
         drift = np.zeros(3, np.float32)
-        if "raven" in self._token_idx and self._track_idx >= 0 and len(lab_all):
+        feats_all = np.zeros((len(lab_all), 3), np.float32)
+        if "raven" in self._token_idx and len(lab_all):
+            feats_all = features(frame[np.concatenate(ys_all), np.concatenate(xs_all)], white)
             # this frame's track colour against the setup frame's (every hull's track pixels)
             on_track = lab_all == self._track_idx
-            if int(on_track.sum()) >= 50:
-                ys_t = np.concatenate(ys_all)[on_track][::4]
-                xs_t = np.concatenate(xs_all)[on_track][::4]
-                now = np.median(features(frame[ys_t, xs_t], white), axis=0)
+            if self._track_idx >= 0 and int(on_track.sum()) >= 50:
+                now = np.median(feats_all[on_track][::4], axis=0)
                 drift = (now - self.profile.classes["track"].mean).astype(np.float32)
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
@@ -1631,7 +1634,9 @@ class Detector:
                         wizards[colour] = n
                 for tok, ti in self._token_idx.items():
                     if tok == "raven":
-                        areas[tok] = self._raven_area(frame, hull, lab, white, one_tok, drift)
+                        areas[tok] = self._raven_area(
+                            frame, hull, lab, white, one_tok, drift, feats_all[pos - n_px : pos]
+                        )
                     else:
                         areas[tok] = float(counts[ti] / one_tok)
                 for a_, b_ in HARD_PAIRS:
