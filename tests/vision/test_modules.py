@@ -131,3 +131,21 @@ class TestInsertsAndTokens:
         assert res.observation.spaces[space].raven and not res.observation.spaces[space].witch
         assert [n for n, o in obs.spaces.items() if o.raven] == [space]
         assert not any(o.witch for o in obs.spaces.values())
+
+
+class TestBenchModules:
+    def test_the_bench_reads_game_frames_with_modules_and_rejects_unknown_ones(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import json
+
+        from companion.bench.vision import main
+
+        assert main(["--modules", "witch,bogus", "--frames", "1"]) == 2
+        assert "bogus" in capsys.readouterr().err
+        args = ["--modules", "raven,web", "--frames", "2", "--per-session", "2"]
+        assert main([*args, "--no-hands", "--json", "--seed", "3"]) == 0
+        figures = json.loads(capsys.readouterr().out)
+        assert figures["modules"] == ["raven", "web"]
+        assert figures["frames"] == 2 and figures["profile_failures"] == 0
+        assert figures["groups"]["all"]["spaces"] == 2 * 18  # the web inserts make 18 spaces
