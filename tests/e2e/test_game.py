@@ -52,22 +52,6 @@ def needs_vision(seed: int) -> None:
         pytest.skip(f"BLOCKED (not done): vision parts missing: {missing}")
 
 
-# KNOWN FAILURE (the tracker): with seed 3 the tracker commits 10 wrong states of 34, the first
-# after true action 11 (was 23 of 31 from action 7 before frames with a few misread fields were
-# accepted and held turns were asked about). Every stable observation of the rendered game equals
-# the true state of the scene its frame was drawn from. What remains: rivals that differ only in
-# what the camera cannot see (a card or the Advance a Tower spell, the order of two moves between
-# frames) are committed in the cheapest order once the players have answered or max_lag has
-# passed, and one player's potions then stay wrong. Strict: the suite fails as soon as this
-# passes, so the mark goes.
-KNOWN_TRACKING_FAILURE = pytest.mark.xfail(
-    reason="known failure (tracker): 10 wrong commits of 34 in the seed-3 game, the first after "
-    "true action 11 (the cheapest order of a held turn's moves, potions)",
-    strict=True,
-)
-
-
-@KNOWN_TRACKING_FAILURE
 def test_a_rendered_3_player_game_is_tracked_through_the_web(companion_factory):
     needs_vision(GAME_SEED)
     c = companion_factory(seed=GAME_SEED, players=3, simulation={"max_actions": 45})
@@ -108,15 +92,14 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
     assert c.vision.frames > c.vision.observations > 0
 
 
-# KNOWN FAILURE (tracker and detector): the seed-4 4-player game with all five modules.
-# Measured on the companion: 30 commits for 45 true actions, 25 of them wrong, from the setup
-# on; the untouched setup position is misread at spaces 2, 9, 13 (the fountain, the web insert
-# read as a tower, the pale raven token), so the tracker starts from frames that contradict the
-# true setup. (Page cards, the raven's timing and feathers are in the tracker's search now.)
-# Strict: the suite fails as soon as this passes, so the mark goes.
+# KNOWN FAILURE (the tracker): the seed-4 4-player game with all five modules. Measured on the
+# companion: 28 wrong commits of 40, the first after true action 11; the setup frame is read right
+# (setup check ok). With ideal observations of the same game the tracker commits 40 states and
+# none wrong, so the remaining wrong commits come from what the rendered frames show between
+# moves. Strict: the suite fails as soon as this passes, so the mark goes.
 KNOWN_MODULES_FAILURE = pytest.mark.xfail(
-    reason="known failure (detector, tracker): modules game seed 4, 4 players - 25 wrong commits "
-    "of 30 from the setup on (setup misread at spaces 2, 9, 13)",
+    reason="known failure (tracker): modules game seed 4, 4 players - 28 wrong commits of 40, "
+    "the first after true action 11 (setup read right)",
     strict=True,
 )
 
