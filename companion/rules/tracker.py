@@ -648,13 +648,14 @@ def _children(
             if spell in ("advance_wizard", "headwind_wizard"):
                 step = 1 if spell == "advance_wizard" else -1
                 for i, s in visible:
-                    if s in allowed and dest_ok((s - 1 + step) % length + 1):
+                    if s in allowed and dest_ok(_step_end(tb, s, step)):
                         yield Cast(ccol, spell, wizard=ids[i]), opts.cost_spell, pending, False
             elif spell in ("advance_tower", "headwind_tower"):
                 step = 2 if spell == "advance_tower" else -2
                 for s in allowed:
-                    d = (s - 1 + step) % length + 1
-                    if not dest_ok(d):
+                    # a tower the spell puts on a web goes on by the same two spaces: guided
+                    # by where it ends (a headwind from the space after a web skips it)
+                    if not dest_ok(_step_end(tb, s, step)):
                         continue
                     for k in range(1, len(stacks[s - 1]) + 1):
                         yield Cast(ccol, spell, space=s, tier=k), opts.cost_spell, pending, False
@@ -695,7 +696,7 @@ def _children(
                     if not riders:
                         continue
                     for d in range(1, length + 1):
-                        if d == s or not dest_ok(d):
+                        if d == s or not dest_ok(d if special[d] is None else _web_end(tb, s, d)):
                             continue
                         steps = _ring(length, s, d)
                         if not 1 <= steps <= 5:
@@ -745,6 +746,18 @@ def _web_end(tb: Table, s: int, d: int) -> int:
         if tb.special[d] != "web":
             return d
         d = (d - 1 + seg) % length + 1
+    return d
+
+
+def _step_end(tb: Table, s: int, step: int) -> int:
+    """Where a piece moved ``step`` spaces from ``s`` (negative: counter-clockwise, a headwind
+    spell) stops after web continuation in the same direction (R-MOD-WEB-2, OPEN-19)."""
+    length = tb.length
+    d = (s - 1 + step) % length + 1
+    for _ in range(8):
+        if tb.special[d] != "web":
+            return d
+        d = (d - 1 + step) % length + 1
     return d
 
 

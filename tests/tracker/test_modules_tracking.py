@@ -17,6 +17,7 @@ import pytest
 
 from companion.rules.actions import (
     Action,
+    Cast,
     DiscardCard,
     EndTurn,
     Event,
@@ -235,4 +236,30 @@ def test_a_move_ending_on_the_web_continues(side):
     )
     tr = Tracker(st0)
     truth = play_turn(tr, st0, [move])
+    assert_tracked(tr, truth)
+
+
+def test_a_headwind_spell_over_the_web_continues_the_tower_backwards():
+    # Headwind for a Tower from two spaces after a web: the tower lands on the web and goes on
+    # two more spaces back (R-MOD-WEB-2). No card moves a tower back, so only the spell explains
+    # the board; the still board right after it is explained at once (the page shows the tower
+    # where it stands, the turn goes on)
+    config = Config(
+        player_count=3,
+        modules=frozenset({"web"}),
+        spells=("advance_tower", "headwind_tower"),
+    )
+    st0 = setup(tracker_config(setup(config, 2)), None)
+    # the first player holds a full potion
+    st0 = replace(st0, potions=tuple((max(1, f), e, s) for f, e, s in st0.potions))
+    tb = st0.table
+    web = tb.special.index("web")
+    src = web % tb.length + 2
+    assert st0.stacks[src - 1], "the seeded setup has a tower two spaces after the web"
+    cast = Cast(tb.colours[st0.turn.player], "headwind_tower", space=src, tier=1)
+    after, ev = apply(st0, cast)
+    assert "web_bounce" in kinds(ev)
+    assert len(after.stacks[web - 3]) == len(st0.stacks[web - 3]) + 1, "two spaces before the web"
+    tr = Tracker(st0)
+    truth = play_turn(tr, st0, [cast])
     assert_tracked(tr, truth)
