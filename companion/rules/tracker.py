@@ -1483,6 +1483,7 @@ class Tracker:
                 raise ValueError(f"rolls: a die shows 1 to 6, not {r!r} (R-CARD-5)")
         marker: Marker = ("dice", rl, dice_allowed)
         self._hyps = tuple(replace(h, pending=h.pending + (marker,)) for h in self._hyps)
+        self._follow_question()
         return self._update((), (), "ok")
 
     def end_turn(self) -> TrackerUpdate:
@@ -1505,7 +1506,28 @@ class Tracker:
                     )
                 )
         self._hyps = self._prune(out)
+        self._follow_question()
         return self._update((), (), "ok")
+
+    def _follow_question(self) -> None:
+        """An open question's options stand for the stories a button press (dice, DONE) just
+        extended: the same trail to the same state, with the press pending. An answer given
+        after the press keeps it (the groups would otherwise hold the stories from before the
+        press, and the answer would drop it). An option none of whose stories survived the
+        press withdraws the question."""
+        if self._question is None:
+            return
+        kept = tuple(
+            tuple(
+                h for h in self._hyps if any(h.trail is g.trail and h.state is g.state for g in grp)
+            )
+            for grp in self._question_groups
+        )
+        if all(kept):
+            self._question_groups = kept
+        else:
+            self._question = None
+            self._question_groups = ()
 
     def answer(self, question_id: str, option: int) -> TrackerUpdate:
         """The players' answer to the open question.

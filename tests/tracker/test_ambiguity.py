@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, MoveTower
+from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, IllegalAction, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config, GameState
 from companion.rules.tracker import Tracker, TrackerUpdate, board_key
@@ -226,6 +226,44 @@ def test_the_players_are_asked_and_their_answer_commits_that_history(kind, i):
         assert board_key(st) == board_key(truth)
         assert inside(st, amb.space) == inside(truth, amb.space)
     assert tr.committed_state.potions == truth.potions
+
+
+def next_move(state: GameState, away: int) -> GameState:
+    """The current player moves the top tower of the first stack that is not on ``away`` one
+    space on, to a space other than ``away``."""
+    for s, stack in enumerate(state.stacks, start=1):
+        if stack and away not in (s, s % state.table.length + 1) and s != state.castle:
+            try:
+                return play(state, MoveTower(state.current_player, s, len(stack), 1, T[1]))
+            except IllegalAction:
+                continue
+    raise AssertionError("no tower to move")
+
+
+@pytest.mark.parametrize("kind, i", CASES)
+def test_a_done_pressed_before_the_answer_still_ends_the_turn(kind, i):
+    # the players press DONE while the question is on the phones and answer afterwards: the
+    # answer keeps the DONE, so the next still board hands the turn on, and the next player's
+    # move is committed as theirs
+    amb, option, truth, _ = _truth(kind, i)
+    tr = Tracker(amb.start)
+    q = feed(tr, truth).question
+    assert q is not None
+    tr.end_turn()
+    assert tr.question == q, "the DONE button does not withdraw the question"
+    tr.answer(q.id, q.options.index(option))
+    nxt = done(truth)
+    feed(tr, nxt, 1)
+    assert tr.state.current_player == nxt.current_player != truth.current_player
+    later = next_move(nxt, amb.space)
+    feed(tr, later)
+    assert board_key(tr.state) == board_key(later)
+    assert tr.state.current_player == later.current_player
+    # the turn is committed as ended; the move on the board is the next player's (no spell or
+    # extra move of the player who pressed DONE)
+    assert isinstance(tr.history[-1].action, EndTurn)
+    assert tr.history[-1].state.current_player == nxt.current_player
+    assert [(type(a), a.player) for a in tr.uncommitted] == [(MoveTower, nxt.current_player)]
 
 
 @pytest.mark.parametrize("seen", [1, 2], ids=["seen-once", "asked"])
