@@ -1,4 +1,7 @@
-"""The top-level command line lists its commands and refuses unknown ones."""
+"""The top-level command line lists its commands and refuses unknown ones; the end-to-end bench
+reports what a user of it reads."""
+
+import json
 
 from companion.cli import main
 
@@ -13,3 +16,39 @@ def test_help_lists_every_command(capsys):
 def test_unknown_command_exits_2(capsys):
     assert main(["fly-to-the-moon"]) == 2
     assert "unknown command" in capsys.readouterr().err
+
+
+def test_bench_e2e_reports_the_questions_and_an_honest_end_state(capsys):
+    # the ideal view (no picture) of a short modules game, flat out: the host's phone answers the
+    # tracker's questions through the web API; the JSON says what was asked and answered and
+    # what the tracker committed against the simulated truth
+    rc = main(
+        [
+            "bench",
+            "e2e",
+            "--players",
+            "4",
+            "--modules",
+            "all",
+            "--seed",
+            "4",
+            "--actions",
+            "12",
+            "--no-picture",
+            "--speed",
+            "40",
+            "--json",
+        ]
+    )
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    q = out["questions"]
+    assert q["errors"] == 0
+    assert q["answered"] + q["withdrawn"] + q["unanswerable"] <= q["asked"]
+    end = out["end_state"]
+    assert end["true_actions"] == out["actions"] == 12
+    assert end["wrong_commits"] == 0 and end["first_wrong_after_action"] is None
+    assert end["board_equals_truth"]
+    assert 0 < end["committed_actions"] <= 12
+    assert out["tracked_equals_truth"] == (end["differs_from_truth_in"] == [])
+    assert out["missed_boards"] == 0

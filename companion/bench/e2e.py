@@ -24,7 +24,21 @@ and prints:
   thread's share of still-to-page).
 * ``prepared_boards``: still boards the tracker worked out ahead, while the stability gate still
   waited (``worked_out_ahead``), and how many of them were then taken as they were (``used``).
-* ``tracked_equals_truth``: the tracked board (with trapped wizards) equals the true one at the end.
+* ``questions``: the tracker's questions (``asked``) and what the host's phone did with them: a
+  player who knows the truth answers each one through the web API (``POST /api/command``,
+  as the host) ``--answer-delay`` seconds of table time after the phone received it (reading it;
+  the game goes on meanwhile): ``answered``, ``withdrawn`` (a later frame or press decided it
+  first), ``unanswerable`` (no option shows the truth), ``still_open`` at the end.
+* ``tracked_equals_truth``: the tracked table (the tracker's best story: board with trapped
+  wizards, potions, turn, the expansion's hidden counts) equals the true one at the end.
+* ``end_state``: what makes that figure honest: ``wrong_commits`` (committed states that are not
+  in the true game's history, and ``first_wrong_after_action``), ``committed_actions`` and
+  ``uncommitted_actions`` (the best story's actions since the last commit) against
+  ``true_actions``, ``board_equals_truth`` (towers, visible and trapped wizards, castle and
+  tokens) and ``done_pending``: DONE presses at the very end that no frame followed. The tracker
+  closes a turn on the frame after its DONE (moves may still come), so when ``--actions`` cuts
+  the game right after a DONE the tracked turn is still the old one;
+  ``equals_truth_before_pending_done`` then compares with the true table before those presses.
 
 ``--modules all`` (or a comma list) plays the expansion modules (issue: a 4-player game with all
 modules: ``--players 4 --modules all``).
@@ -41,6 +55,7 @@ wait is counted in frame time, so at ``--speed 4`` its 0.4 s take 0.1 s of wall 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import resource
@@ -147,7 +162,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from companion.service.app import Companion
     from companion.service.parts import Parts
     from companion.service.record import hidden_positions, same_table
-    from companion.service.testing import finish_game, sim_config
+    from companion.service.testing import (
+        HostPhoneAnswerer,
+        finish_game,
+        settle,
+        sim_config,
+        wait_until,
+    )
 
     tmp = Path(tempfile.mkdtemp(prefix="companion-bench-e2e-"))
     cfg = sim_config(
@@ -167,7 +188,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "work_ahead": ServiceConfig.work_ahead if args.work_ahead is None else args.work_ahead,
         },
     )
-    companion = Companion(cfg, Parts(), print_qr=False, out=io.StringIO())
+    # the questions are answered on the host's phone (below), not by the simulated players
+    companion = Companion(cfg, Parts(), print_qr=False, out=io.StringIO(), answer_questions=False)
     stills: list[tuple[float, tuple[Any, ...]]] = []  # (time the board became still, board)
     companion.start()
     table = companion.table
@@ -226,13 +248,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 observed.append((start, time.monotonic()))
 
         driver.observe = timed_observe
+    asked: list[str] = []  # ids of the questions the tracker asked, as published
+
+    def on_publish(svc: Any) -> None:
+        q = svc.question
+        if q is not None and (not asked or asked[-1] != q["id"]):
+            asked.append(str(q["id"]))
+
+    companion.service.add_listener(on_publish)
     phone = EventPhone(companion.url)
     phone.start()
+    answerer = HostPhoneAnswerer(companion, delay_s=args.answer_delay / args.speed).start()
     t0 = time.monotonic()
     try:
         finish_game(companion, timeout_s=args.timeout)
+
+        # a question still open at the end: the host's phone answers it first (or gives up on
+        # it: unanswerable), then whatever the answer commits is published
+        def answered_or_given_up() -> bool:
+            q = companion.service.question
+            return q is None or (q["id"] in answerer.seen and q["id"] not in answerer.unhandled())
+
+        with contextlib.suppress(TimeoutError):
+            wait_until(
+                answered_or_given_up,
+                args.answer_delay / args.speed + 10.0,
+                "the host's answer",
+            )
+        settle(companion, timeout_s=args.timeout)
     finally:
         elapsed = time.monotonic() - t0
+        answerer.stop()
         phone.stop.set()
         rss_now, rss_peak = _rss_mb()
         child_rss = _child_rss_mb(table)
@@ -244,6 +290,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         observations = vision.observations if vision is not None else 0
         detected = vision.detected if vision is not None else 0
         jt = getattr(companion.service.driver, "jt", None)
+        end = _end_state(companion, tracked, truth)
+        still_open = companion.service.question
         companion.stop()
     received = phone.received
     latencies: list[float] = []
@@ -305,13 +353,83 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "detector_fps": round(detected / total_detect_s, 2) if total_detect_s else None,
         "rss_mb": {"now": rss_now, "peak": rss_peak},
         "camera_process_rss_mb": child_rss,
+        "questions": {
+            "asked": len(dict.fromkeys(asked)),
+            **{k: v for k, v in answerer.counts().items() if k != "seen"},
+            "still_open": still_open is not None,
+            "answer_delay_s": args.answer_delay,
+        },
         "tracked_equals_truth": bool(
             same_table(tracked, truth) and hidden_positions(tracked) == hidden_positions(truth)
         ),
+        "end_state": end,
         "health": companion.service.health_line,
         "phone_error": phone.error,
         "median_check": statistics.median(latencies) if latencies else None,
     }
+
+
+def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
+    """What the tracker committed and holds at the end, against the simulated truth (see the
+    module doc, ``end_state``)."""
+    from companion.rules.tracker import board_key
+    from companion.service.record import commit_check, hidden_positions, same_table
+
+    record = companion.table.game.record
+    tracker = getattr(companion.service.driver, "tracker", None)
+    history = tuple(getattr(tracker, "history", ()))
+    wrong, first = commit_check(history, record.states)
+    pending = 0
+    for action in reversed(record.actions):
+        if type(action).__name__ != "EndTurn":
+            break
+        pending += 1
+    before = record.states[-1 - pending]
+    return {
+        "true_actions": len(record.actions),
+        "committed_actions": sum(1 for c in history if c.action is not None),
+        "uncommitted_actions": len(getattr(tracker, "uncommitted", ())),
+        "wrong_commits": wrong,
+        "first_wrong_after_action": first,
+        "board_equals_truth": bool(
+            board_key(tracked) == board_key(truth)
+            and hidden_positions(tracked) == hidden_positions(truth)
+        ),
+        "differs_from_truth_in": _differences(tracked, truth),
+        "done_pending": pending,
+        "equals_truth_before_pending_done": (
+            bool(
+                same_table(tracked, before)
+                and hidden_positions(tracked) == hidden_positions(before)
+            )
+            if pending
+            else None
+        ),
+        "differs_before_pending_done_in": _differences(tracked, before) if pending else None,
+    }
+
+
+def _differences(a: Any, b: Any) -> list[str]:
+    """What differs between two states, in players' words: ``board``, ``hidden wizards``,
+    ``potions``, ``turn``, ``game`` (end trigger, turns left, over) and, with the expansion, its
+    counts the camera cannot see (``witch_vials``, ``feathers``, ``armed``, ``free_casts``, …)."""
+    from companion.rules.tracker import board_key
+    from companion.service.record import hidden_positions
+
+    out = []
+    if board_key(a) != board_key(b):
+        out.append("board")
+    if hidden_positions(a) != hidden_positions(b):
+        out.append("hidden wizards")
+    for name in ("potions", "turn", "game"):
+        if getattr(a, name) != getattr(b, name):
+            out.append(name)
+    ma, mb = a.modules, b.modules
+    if ma is not None and mb is not None:
+        for name in ("witch_vials", "witch_vial_supply", "feathers", "armed", "free_casts"):
+            if getattr(ma, name, None) != getattr(mb, name, None):
+                out.append(name)
+    return out
 
 
 def _modules(text: str) -> tuple[str, ...]:
@@ -349,6 +467,12 @@ def main(argv: list[str]) -> int:
         default=None,
         help="the tracker works on a board while the stability gate still waits "
         "(default: the config's service.work_ahead)",
+    )
+    p.add_argument(
+        "--answer-delay",
+        type=float,
+        default=3.0,
+        help="seconds of table time the host takes to answer a question on the phone",
     )
     p.add_argument("--timeout", type=float, default=900.0)
     p.add_argument("--json", action="store_true")

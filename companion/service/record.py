@@ -297,6 +297,33 @@ def same_table(a: Any, b: Any) -> bool:
     return bool(state_key(a) == state_key(b))
 
 
+def commit_check(history: Any, truths: Any) -> tuple[int, int | None]:
+    """``(wrong commits, index of the true action after which the first wrong one came)``.
+
+    A wrong commit is a committed state (``history``: the tracker's ``Committed`` entries) that
+    is not in the true game's history (``truths``: the states after the setup and after each
+    true action, in order), compared as a player sees the table: the board with hidden wizards
+    and their tiers, the castle, and the potions. The true history is walked in order, so a
+    commit matching a state from before the previous commit's is wrong too. The index is -1
+    for the setup; None when no commit is wrong.
+    """
+    from companion.rules.tracker import board_key
+
+    keys = [(board_key(t), t.potions) for t in truths]
+    pointer, wrong, first = 0, 0, None
+    for c in history:
+        k = (board_key(c.state), c.state.potions)
+        j = pointer
+        while j < len(keys) and keys[j] != k:
+            j += 1
+        if j < len(keys):
+            pointer = j
+        else:
+            wrong += 1
+            first = pointer - 1 if first is None else first
+    return wrong, first
+
+
 def replay(path: Path, detect: bool = True) -> ReplayResult:
     """Run a recording again and compare (see the module doc).
 

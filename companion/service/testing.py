@@ -2,11 +2,14 @@
 
 ``sim_config(data_dir, seed=4, players=3)`` is a configuration that runs the simulated table flat
 out (speed 1e6), one game, web on a free loopback port; :func:`finish_game` waits until the
-simulated game is over and the service has handled every input.
+simulated game is over and the service has handled every input; :class:`HostPhoneAnswerer` is
+a player on the host's phone who answers the tracker's questions with the simulated truth.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,3 +69,128 @@ def finish_game(companion: Any, timeout_s: float = 120.0) -> None:
         "the end of the simulated game",
     )
     settle(companion, timeout_s=timeout_s)
+
+
+class HostPhoneAnswerer:
+    """A player at the simulated table who knows what really happened and answers the tracker's
+    questions on the host's phone, through the web API, as a person would: the phone follows the
+    host page's event stream (``/events?as=host``); a new question is answered ``delay_s`` after
+    the phone received it (reading it, picking an option), with the option whose stories show
+    the true table (:meth:`~companion.service.simtable.SimulatedGame.answer_for`).
+
+    Counts (read after :meth:`stop`): ``seen`` (questions the phone received), ``answered``
+    (``(question id, option)`` the companion took), ``withdrawn`` (gone before the answer came:
+    a later frame or press decided it, HTTP 409), ``unanswerable`` (no option shows the truth;
+    left open, as a player who sees none of them right would) and ``errors`` (anything else).
+    Needs the companion's web server and its simulated table.
+    """
+
+    def __init__(self, companion: Any, delay_s: float = 0.0) -> None:
+        from companion.service.webclient import PhoneClient
+
+        self.c = companion
+        self.delay_s = max(0.0, float(delay_s))
+        self.phone = PhoneClient(companion.url)
+        status = self.phone.join(companion.service.host_token)
+        if status not in (200, 303):
+            raise RuntimeError(f"the host's join link answered HTTP {status}")
+        self.seen: list[str] = []
+        self.answered: list[tuple[str, str]] = []
+        self.withdrawn: list[str] = []
+        self.unanswerable: list[str] = []
+        self.errors: list[str] = []
+        self._latest: tuple[dict[str, Any], float] | None = None  # (question, received at)
+        self._changed = threading.Condition()
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read, name="host-phone-events", daemon=True)
+        self._answerer = threading.Thread(target=self._answer, name="host-phone", daemon=True)
+
+    def start(self) -> HostPhoneAnswerer:
+        self._reader.start()
+        self._answerer.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._changed:
+            self._changed.notify_all()
+        self._answerer.join(timeout=10)
+        self._reader.join(timeout=1)  # blocked on the stream until the server closes it
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with self.phone.opener.open(self.phone.base + "/events?as=host", timeout=30) as r:
+                    data: list[str] = []
+                    for raw in r:
+                        if self._stop.is_set():
+                            return
+                        line = raw.decode("utf-8").rstrip("\n")
+                        if line.startswith("data: "):
+                            data.append(line[6:])
+                        elif not line and data:
+                            snap = json.loads("".join(data))
+                            data = []
+                            self._received(snap.get("question"))
+            except Exception as exc:  # the server closing the stream: reconnect unless stopping
+                if self._stop.wait(0.2):
+                    return
+                self.errors.append(f"event stream: {type(exc).__name__}: {exc}")
+
+    def _received(self, question: dict[str, Any] | None) -> None:
+        with self._changed:
+            if question is None:
+                self._latest = None
+            elif self._latest is None or self._latest[0]["id"] != question["id"]:
+                self.seen.append(str(question["id"]))
+                self._latest = (question, time.monotonic())
+            self._changed.notify_all()
+
+    def _answer(self) -> None:
+        done: set[str] = set()
+        while not self._stop.is_set():
+            with self._changed:
+                latest = self._latest
+                if latest is None or latest[0]["id"] in done:
+                    self._changed.wait(0.5)
+                    continue
+            question, received = latest
+            if self._stop.wait(max(0.0, received + self.delay_s - time.monotonic())):
+                return
+            qid = str(question["id"])
+            done.add(qid)
+            driver = self.c.service.driver
+            open_now = self.c.service.question
+            if not hasattr(driver, "candidates") or open_now is None or open_now["id"] != qid:
+                self.withdrawn.append(qid)  # decided meanwhile by a later frame or press
+                continue
+            option = self.c.table.game.answer_for(question, driver.candidates(question))
+            if option is None:
+                self.unanswerable.append(qid)
+                continue
+            from companion.service.webclient import WebError
+
+            try:
+                self.phone.command({"command": "answer", "question": qid, "option": option})
+                self.answered.append((qid, option))
+            except WebError as exc:
+                if exc.status == 409:  # already decided by a later frame or press
+                    self.withdrawn.append(qid)
+                else:
+                    self.errors.append(str(exc))
+            except Exception as exc:  # the server is stopping
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def unhandled(self) -> list[str]:
+        """Questions the phone received and has not answered or given up on yet."""
+        handled = {q for q, _ in self.answered} | {*self.withdrawn, *self.unanswerable}
+        return [q for q in self.seen if q not in handled]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "seen": len(self.seen),
+            "answered": len(self.answered),
+            "withdrawn": len(self.withdrawn),
+            "unanswerable": len(self.unanswerable),
+            "errors": len(self.errors),
+        }
