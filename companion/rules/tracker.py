@@ -359,6 +359,8 @@ def _same_path(a: Sequence[_Step], b: Sequence[_Step]) -> bool:
 
 
 _KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
+_WIZ_KEYS: dict[tuple[Any, ...], tuple[tuple[int, ...], ...]] = {}
+"""Wizard positions -> the sorted positions per colour (a search meets the same few again)."""
 
 
 def board_key(st: GameState) -> tuple[Any, ...]:
@@ -373,7 +375,13 @@ def board_key(st: GameState) -> tuple[Any, ...]:
             _KIND_STACKS.clear()
         _KIND_STACKS[st.stacks] = stacks
     w = st.wizards
-    wiz = tuple(tuple(sorted(w[lo:hi])) for lo, hi in tb.wiz_range)
+    wkey = (w, tb.wiz_range)
+    wiz = _WIZ_KEYS.get(wkey)
+    if wiz is None:
+        wiz = tuple(tuple(sorted(w[lo:hi])) for lo, hi in tb.wiz_range)
+        if len(_WIZ_KEYS) > 20000:
+            _WIZ_KEYS.clear()
+        _WIZ_KEYS[wkey] = wiz
     ms = st.modules
     if ms is None:
         return (stacks, wiz, st.castle)
