@@ -900,7 +900,9 @@ def _module_children(
         for spell in tb.spells:
             paid = full >= tb.config.spell_costs[spell]
             if spell in _BASE_SPELLS and st.potions[cs][0] >= tb.config.spell_costs[spell]:
-                continue  # generated with the base spells
+                # the paid cast is generated with the base spells; a free one (the magic
+                # tower's, a feather's) is not, and leaves the potions full
+                paid = False
             variants = ((False,) if paid else ()) + ((True,) if frees else ())
             for free in variants:
                 for c in _spell_casts(st, spell, ccol, allowed, dests, visible):

@@ -26,7 +26,7 @@ from companion.rules.actions import (
     MoveTower,
     MoveWizard,
 )
-from companion.rules.engine import actions_for_card, apply, setup
+from companion.rules.engine import actions_for_card, apply, legal_actions, setup
 from companion.rules.model import CARD_KINDS, Config, GameState
 from companion.rules.simulate import tracker_config
 from companion.rules.tracker import Tracker, board_key
@@ -263,3 +263,25 @@ def test_a_headwind_spell_over_the_web_continues_the_tower_backwards():
     tr = Tracker(st0)
     truth = play_turn(tr, st0, [cast])
     assert_tracked(tr, truth)
+
+
+def test_a_free_spell_from_the_magic_tower_leaves_the_potions_full():
+    # a wizard ending on the magic tower gives a free spell (R-MOD-MAGICTOWER-5); the player
+    # casts Headwind for a Tower with it while holding a full potion that could have paid:
+    # the potion stays full, and that story is followed, not only the paid one
+    st0 = start({"magic_tower"}, 0)
+    assert "headwind_tower" in st0.table.spells
+    st0 = replace(st0, potions=tuple((1, e + f - 1, s) for f, e, s in st0.potions))
+    wizard_moves = (m for m in card_moves(st0) if isinstance(m, MoveWizard))
+    move, mid = first(st0, wizard_moves, lambda nxt, ev: "magic_tower_free_spell" in kinds(ev))
+    casts = (
+        a
+        for a in legal_actions(mid)
+        if isinstance(a, Cast) and a.free and a.spell == "headwind_tower"
+    )
+    cast, after = first(mid, casts, lambda nxt, ev: board_key(nxt) != board_key(mid))
+    assert after.potions == mid.potions
+    tr = Tracker(st0)
+    truth = play_turn(tr, st0, [move, cast])
+    assert board_key(tr.state) == board_key(truth)
+    assert held(tr, truth)
