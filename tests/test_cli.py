@@ -44,6 +44,7 @@ def test_bench_e2e_reports_the_questions_and_an_honest_end_state(capsys):
     out = json.loads(capsys.readouterr().out)
     q = out["questions"]
     assert q["errors"] == 0
+    assert q["seen"] <= q["asked"]
     assert q["answered"] + q["withdrawn"] + q["unanswerable"] <= q["asked"]
     end = out["end_state"]
     assert end["true_actions"] == out["actions"] == 12
@@ -52,3 +53,6 @@ def test_bench_e2e_reports_the_questions_and_an_honest_end_state(capsys):
     assert 0 < end["committed_actions"] <= 12
     assert out["tracked_equals_truth"] == (end["differs_from_truth_in"] == [])
     assert out["missed_boards"] == 0
+    slowest = out["slowest_observe"]  # where to look for the tracker's slowest board
+    assert slowest["ms"] == out["tracker_observe_ms"]["max"]
+    assert slowest["journal_observation"] >= 1

@@ -21,14 +21,18 @@ and prints:
   detector), ``queue_and_tracker`` (to the tracker's result, journalled) and ``to_page`` (to
   the phone's event stream receiving the new snapshot).
 * ``tracker_observe_ms`` p50 / p99 / max: the tracker's time for one still board (the service
-  thread's share of still-to-page).
+  thread's share of still-to-page); ``slowest_observe``: its board (``true_action``, the index
+  of the true action whose still board it was, and ``true_action_text``), the tracker's
+  ``hypotheses_before`` and ``uncommitted_actions_before``, and ``journal`` /
+  ``journal_observation`` to replay it (the data directory is left in place).
 * ``prepared_boards``: still boards the tracker worked out ahead, while the stability gate still
   waited (``worked_out_ahead``), and how many of them were then taken as they were (``used``).
 * ``questions``: the tracker's questions (``asked``) and what the host's phone did with them: a
   player who knows the truth answers each one through the web API (``POST /api/command``,
   as the host) ``--answer-delay`` seconds of table time after the phone received it (reading it;
-  the game goes on meanwhile): ``answered``, ``withdrawn`` (a later frame or press decided it
-  first), ``unanswerable`` (no option shows the truth), ``still_open`` at the end.
+  the game goes on meanwhile): ``seen`` (by the phone: a question decided within moments may
+  come and go between two of its updates), ``answered``, ``withdrawn`` (a later frame or press
+  decided it first), ``unanswerable`` (no option shows the truth), ``still_open`` at the end.
 * ``tracked_equals_truth``: the tracked table (the tracker's best story: board with trapped
   wizards, potions, turn, the expansion's hidden counts) equals the true one at the end.
 * ``end_state``: what makes that figure honest: ``wrong_commits`` (committed states that are not
@@ -224,6 +228,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         table._on_scene = on_scene
     observe_ms: list[float] = []
+    slowest: dict[str, Any] = {}  # the slowest observe: which board, the tracker before it
     observed: list[tuple[float, float]] = []  # (tracker started, tracker done), monotonic s
     posted: list[float] = []  # when the stability gate put a still board on the service queue
     orig_post = companion.service.post
@@ -238,13 +243,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if driver is not None and hasattr(driver, "observe"):
         orig_observe = driver.observe
 
+        tracker = getattr(driver, "tracker", None)
+        journal = getattr(driver, "journal", None)
+
         def timed_observe(obs: Any) -> Any:
+            hyps = len(tracker.hypotheses) if tracker is not None else None
+            lag = len(tracker.uncommitted) if tracker is not None else None
             t = time.perf_counter()
             start = time.monotonic()
             try:
                 return orig_observe(obs)
             finally:
-                observe_ms.append((time.perf_counter() - t) * 1000.0)
+                ms = (time.perf_counter() - t) * 1000.0
+                if ms > max(observe_ms, default=-1.0):
+                    slowest.clear()
+                    slowest.update(
+                        ms=round(ms, 1),
+                        frame=getattr(obs, "frame", None),
+                        hypotheses_before=hyps,
+                        uncommitted_actions_before=lag,
+                        journal_observation=(
+                            journal.count("observation") if journal is not None else None
+                        ),
+                    )
+                observe_ms.append(ms)
                 observed.append((start, time.monotonic()))
 
         driver.observe = timed_observe
@@ -291,6 +313,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         detected = vision.detected if vision is not None else 0
         jt = getattr(companion.service.driver, "jt", None)
         end = _end_state(companion, tracked, truth)
+        _name_the_board(companion, slowest)
         still_open = companion.service.question
         companion.stop()
     received = phone.received
@@ -346,6 +369,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "p99": _pct(observe_ms, 0.99),
             "max": round(max(observe_ms), 1) if observe_ms else None,
         },
+        "slowest_observe": slowest or None,
         "frames": frames,
         "detections": detected,
         "observations": observations,
@@ -355,7 +379,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "camera_process_rss_mb": child_rss,
         "questions": {
             "asked": len(dict.fromkeys(asked)),
-            **{k: v for k, v in answerer.counts().items() if k != "seen"},
+            **answerer.counts(),
             "still_open": still_open is not None,
             "answer_delay_s": args.answer_delay,
         },
@@ -407,6 +431,32 @@ def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
         ),
         "differs_before_pending_done_in": _differences(tracked, before) if pending else None,
     }
+
+
+def _name_the_board(companion: Any, slowest: dict[str, Any]) -> None:
+    """Add to the slowest observe's entry the true action its board showed (in players' words)
+    and where to find its input again: the game's journal, in which it is the
+    ``journal_observation``-th observation (replay the inputs before it into a tracker made
+    from the journal's start record, then time that one)."""
+    if not slowest:
+        return
+    driver = companion.service.driver
+    path = getattr(driver, "journal_path", None)
+    slowest["journal"] = str(path) if path is not None else None
+    source = getattr(companion.table, "source", None)
+    scene_at = getattr(source, "scene_at", None)
+    frame = slowest.get("frame")
+    scene = scene_at(frame) if scene_at is not None and frame is not None else None
+    if scene is None:
+        return
+    step = int(scene.step)
+    slowest["true_action"] = step
+    record = companion.table.game.record
+    if 0 <= step < len(record.actions):
+        from companion.rules.tracker import describe
+
+        with contextlib.suppress(Exception):
+            slowest["true_action_text"] = describe(record.actions[step], record.states[step])
 
 
 def _differences(a: Any, b: Any) -> list[str]:
