@@ -1303,12 +1303,14 @@ def describe(action: Action | None, before: GameState) -> str:
             "the top tower" if n == 1 else ("the whole stack" if n == h else f"the top {n} towers")
         )
         d = (action.space - 1 + action.steps) % length + 1
-        return f"{action.player} moved {what} from space {action.space} to space {d}"
+        moved = f"{action.player} moved {what} from space {action.space} to space {d}"
+        return moved + _hidden_choices(action)
     if isinstance(action, MoveWizard):
         pos = before.wizard_position(action.wizard)
         s = pos[0] if pos else 0
         d = (s - 1 + action.steps) % length + 1
-        return f"{action.player} moved a {action.player} wizard from space {s} to space {d}"
+        moved = f"{action.player} moved a {action.player} wizard from space {s} to space {d}"
+        return moved + _hidden_choices(action)
     if isinstance(action, Redraw):
         if action.push is None:
             return f"{action.player} redrew the hand"
@@ -1341,6 +1343,26 @@ def describe(action: Action | None, before: GameState) -> str:
     if isinstance(action, EndTurn):
         return "the turn ended"
     return str(action.kind)
+
+
+def _hidden_choices(action: MoveTower | MoveWizard) -> str:
+    """The expansion's choices of a card move the camera does not see, in players' words, so
+    two stories that differ only in them are told apart on the phone."""
+    out = ""
+    if action.page:
+        if action.witch_guess is not None:
+            s, k = action.witch_guess
+            out += (
+                f", played as a page card lifting the {_ordinal(k)} tower from the bottom on "
+                f"space {s} to release the witch"
+            )
+        else:
+            out += ", played as a page card (the witch moved one space first)"
+    if action.raven_timing == "before":
+        out += ", the raven flying before the move"
+    if action.witch_protect:
+        out += f", {' and '.join(action.witch_protect)} spending a feather against the witch"
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from companion.rules.actions import (
 from companion.rules.engine import actions_for_card, apply, legal_actions, setup
 from companion.rules.model import CARD_KINDS, Config, GameState
 from companion.rules.simulate import tracker_config
-from companion.rules.tracker import Tracker, board_key
+from companion.rules.tracker import Tracker, board_key, describe
 from companion.rules.tracker_noise import expected_observation
 
 ALL = frozenset({"fountain", "magic_tower", "raven", "web", "witch"})
@@ -285,3 +285,22 @@ def test_a_free_spell_from_the_magic_tower_leaves_the_potions_full():
     truth = play_turn(tr, st0, [move, cast])
     assert board_key(tr.state) == board_key(truth)
     assert held(tr, truth)
+
+
+def test_a_page_card_and_the_ravens_timing_are_told_apart_on_the_phone():
+    # two stories that differ only in a hidden choice of the card move (a page card moving the
+    # witch first, the raven flying before the move) are offered to the players in different
+    # words, never as two identical options
+    st0 = start({"witch", "raven"}, 3)
+    pages = (replace(m, page=True) for m in card_moves(st0))
+    page, _ = first(st0, pages, lambda nxt, ev: "witch_moved" in kinds(ev))
+    assert isinstance(page, MoveWizard | MoveTower)
+    plain = replace(page, page=False)
+    assert describe(plain, st0) != describe(page, st0)
+    assert "page card" in describe(page, st0)
+    before = (m for m in card_moves(st0) if m.card.dice and m.raven_timing == "before")
+    early, _ = first(st0, before, lambda nxt, ev: "raven_moved" in kinds(ev))
+    assert isinstance(early, MoveWizard | MoveTower)
+    late = replace(early, raven_timing="after")
+    assert describe(early, st0) != describe(late, st0)
+    assert "raven" in describe(early, st0)
