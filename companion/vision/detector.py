@@ -106,9 +106,9 @@ ROOF_CLASSES = {
     "roof-magic-star": "magic",
 }
 """Profile class name -> Observation top kind."""
-MAGIC_CLASSES = ("roof-magic", "roof-magic-star")
-"""The magic roof's two printed colours: they may look like wizards, so wizards are counted
-against them only on magic tops."""
+MAGIC_CLASSES = ("roof-magic", "roof-magic-star", "wall-magic")
+"""The magic roof's field and star and the magic tower's violet merlons: they may look like
+wizards, so wizards are counted against them only on magic tops."""
 
 CASTLE_CLASS = "castle"
 HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
@@ -250,6 +250,7 @@ class DetectorConfig:
     magic_min: float = 0.2
     magic_leak: float = 0.4
     fountain_open: bool = True
+    token_ring_gap: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -474,6 +475,9 @@ KIND_RING = np.concatenate(
 """Roof-interior probes (fractions of the roof radius): an inner ring on the printed raven, a
 ring on the crest disc around it (the disc covers 0.62..0.7 of the radius; together the first
 ``N_KIND``), a ring on the bare roof outside the disc, then two more rings on the raven."""
+TOKEN_RING = 0.6
+"""Radius (of the roof's) of the ring between the raven token's edge (0.5) and the crest
+disc's (0.62..0.7)."""
 INK_PROBES = np.r_[0:N_INNER, N_KIND + N_BARE : len(KIND_RING)]
 """The probes on the printed raven (inside 0.4 of the roof radius)."""
 
@@ -626,9 +630,15 @@ class Detector:
                     self._magic_like_wizards += (self._wizard_idx[wc[int(np.argmin(d2))]],)
             if "roof-magic" in names:
                 self._magic_like += self._magic_like_wizards[:1]
+        # the magic roof's field and violet merlons (an over-exposed frame pales the field
+        # towards the merlons' colour)
+        self._magic_field = tuple(
+            names.index(n) for n in ("roof-magic", "wall-magic") if n in names
+        )
         self._is_wall = np.zeros(len(names) + 1, bool)
-        if "wall" in names:
-            self._is_wall[names.index("wall") + 1] = True
+        for n in ("wall", "wall-magic"):
+            if n in names:
+                self._is_wall[names.index(n) + 1] = True
         if isinstance(height_model, str):
             height_model = (
                 HeightModel.load(max_towers=self.config.max_towers)
@@ -1094,6 +1104,40 @@ class Detector:
                     tops[si] = "crest"
         return tops
 
+    def _crest_disc_yb(
+        self,
+        tops: list[str],
+        towers_of: list[int],
+        castle_of: list[bool],
+        tables: _PoseTables,
+        kl: NDArray[np.int32],
+        kc: NDArray[np.int32],
+        kfeat: NDArray[np.float32],
+    ) -> float | None:
+        """Median yellow-blue chroma of the crest discs of this frame: the disc-ring probes of
+        the roofs read crest (not under the castle), without wizard-labelled or dark probes.
+        None without the raven token in play or with fewer than ``contrast_probes`` probes."""
+        if "raven" not in self._token_idx:
+            return None
+        disc = slice(N_INNER, N_KIND)
+        vals: list[NDArray[np.float32]] = []
+        for si, top in enumerate(tops):
+            if top != "crest" or castle_of[si] or towers_of[si] == 0:
+                continue
+            t = towers_of[si] - 1
+            fo = kfeat[si, t, disc]
+            use = (
+                tables.kind_ok[si, t, disc]
+                & ~self._is_wizard[kl[si, t, disc] + 1]
+                & ~self._is_wizard[kc[si, t, disc] + 1]
+                & (fo[:, 2] >= self.config.ink_light)
+            )
+            vals.append(fo[use, 1])
+        allv = np.concatenate(vals) if vals else np.zeros(0, np.float32)
+        if len(allv) < self.config.contrast_probes:
+            return None
+        return float(np.median(allv))
+
     # -- the detector ----------------------------------------------------------------------------
 
     def detect(self, frame: Any, time_s: float = 0.0, index: int = 0) -> Detection:
@@ -1266,6 +1310,7 @@ class Detector:
         one_tok: float,
         drift: NDArray[np.float32],
         feats: NDArray[np.float32],
+        disc_yb: float | None = None,
     ) -> float:
         """The raven token's white disc on a top surface, in token areas: pixels of the
         profile's ``raven`` class (its own tight spread: the disc is near the sandy track's and
@@ -1278,6 +1323,8 @@ class Detector:
             profile's (another light than the setup frame's); taken off before the white disc
             is looked for.
         :param feats: ``(N, 3)`` colour features of the hull's pixels.
+        :param disc_yb: yellow-blue chroma of the crest roofs' discs in this frame (None: not
+            measured).
         """
         cfg = self.config
         ys, xs = hull[0], hull[1]
@@ -1304,6 +1351,13 @@ class Detector:
         if float(near.sum()) < cfg.raven_min * one_tok:
             return 0.0
         pale = self.profile.classify(feats[near] - drift)[0] == self._token_idx["raven"]
+        if disc_yb is not None:
+            # a crest roof's disc beside its printed raven is pale and yellow: nearer (in
+            # yellow-blue) to the crest discs of this frame than to the token's white, it is
+            # not the token (an over-exposed frame makes the disc as light as the token)
+            white_yb = float(self.profile.classes["raven"].mean[1] + drift[1])
+            if disc_yb > white_yb:
+                pale &= feats[near, 1] < (white_yb + disc_yb) / 2
         return float(pale.sum() / one_tok)
 
     def _edges(
@@ -1561,12 +1615,16 @@ class Detector:
             if tops_at:
                 sel = np.array([si for si, _ in tops_at])
                 tiers = np.array([t for _, t in tops_at])
-                mp = kp[sel, tiers]  # (n, Q, 2): the whole roof
-                mok = tables.kind_ok[sel, tiers]
+                # the ring outside the star's tips and inside the merlons: all field on the
+                # magic roof (less what wizards hide), bare roof on the others (a crest disc's
+                # yellow is near the star's, never near the field)
+                ring = slice(N_KIND, N_KIND + N_BARE)
+                mp = kp[sel, tiers, ring]  # (n, Q, 2)
+                mok = tables.kind_ok[sel, tiers, ring]
                 ml = self._magic_count.classify_bgr(
                     frame[mp[..., 1].ravel(), mp[..., 0].ravel()], white
                 ).reshape(mok.shape)
-                is_m = np.isin(ml, self._magic_like) & mok
+                is_m = np.isin(ml, self._magic_field) & mok
                 share = is_m.sum(-1) / np.maximum(mok.sum(-1), 1)
                 magic_share = {int(si): float(v) for si, v in zip(sel, share, strict=True)}
         tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark, kn, magic_share)
@@ -1582,6 +1640,7 @@ class Detector:
             if self._track_idx >= 0 and int(on_track.sum()) >= 50:
                 now = np.median(feats_all[on_track][::4], axis=0)
                 drift = (now - self.profile.classes["track"].mean).astype(np.float32)
+        disc_yb = self._crest_disc_yb(tops, towers_of, castle_of, tables, kl, kc, kfeat)
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
             top = tops[si]
@@ -1635,7 +1694,14 @@ class Detector:
                 for tok, ti in self._token_idx.items():
                     if tok == "raven":
                         areas[tok] = self._raven_area(
-                            frame, hull, lab, white, one_tok, drift, feats_all[pos - n_px : pos]
+                            frame,
+                            hull,
+                            lab,
+                            white,
+                            one_tok,
+                            drift,
+                            feats_all[pos - n_px : pos],
+                            disc_yb,
                         )
                     else:
                         areas[tok] = float(counts[ti] / one_tok)
@@ -1677,4 +1743,60 @@ class Detector:
             need = cfg.raven_min if tok == "raven" else cfg.token_min
             if details[best].wizard_area.get(tok, 0.0) >= need:
                 out[best] = replace(out[best], **{tok: True})
+                if tok == "raven" and out[best].top in ("crest", "plain"):
+                    si = g.spaces.index(best)
+                    kind = self._kind_under_token(
+                        frame,
+                        pose,
+                        best,
+                        out[best].towers,
+                        white,
+                        tables,
+                        kfeat[si, out[best].towers - 1],
+                        kc[si, out[best].towers - 1],
+                    )
+                    if kind is not None:
+                        out[best] = replace(out[best], top=kind)
         return out, details
+
+    def _kind_under_token(
+        self,
+        frame: NDArray[np.uint8],
+        pose: BoardPose,
+        space: int,
+        towers: int,
+        white: NDArray[Any],
+        tables: _PoseTables,
+        kfeat: NDArray[np.float32],
+        kc: NDArray[np.int32],
+    ) -> str | None:
+        """Crest or plain for a roof the raven token stands on: the token's printed raven and
+        white disc hide the roof's middle (the ink and the disc ring probes see the token), but
+        the crest disc is wider than the token: a ring just outside the token is yellower than
+        the bare roof further out on a crest roof, not on a plain one. None when too little of
+        either ring is free of wizards."""
+        g, cfg = self.geometry, self.config
+        if not math.isfinite(self._disc_yb) or self._disc_gap <= 0:
+            return None
+        c = g.space_centre(space)
+        r = g.tower.roof_diameter / 2 * TOKEN_RING
+        a = np.linspace(0.0, 2 * math.pi, 24, endpoint=False)
+        pts = np.column_stack(
+            [c[0] + r * np.cos(a), c[1] + r * np.sin(a), np.full(24, g.tier_z(towers) + 0.2)]
+        )
+        q = np.round(self._project(pose, pts)).astype(np.int32)
+        h, w = frame.shape[:2]
+        ok = (q[:, 0] >= 0) & (q[:, 0] < w) & (q[:, 1] >= 0) & (q[:, 1] < h)
+        if not ok.any():
+            return None
+        px = frame[q[ok, 1], q[ok, 0]]
+        near = self._magic_count.classify_bgr(px, white)
+        f = features(px, white)
+        use = ~self._is_wizard[near + 1] & (f[:, 2] >= cfg.ink_light)
+        bare = slice(N_KIND, N_KIND + N_BARE)
+        fa = kfeat[bare]
+        use_a = ~self._is_wizard[kc[bare] + 1] & (fa[:, 2] >= cfg.ink_light)
+        if use.sum() < cfg.contrast_probes or use_a.sum() < cfg.contrast_probes:
+            return None
+        gap = _median(f[use, 1]) - _median(fa[use_a, 1])
+        return "crest" if gap > cfg.token_ring_gap * self._disc_gap else "plain"
