@@ -689,21 +689,26 @@ def build_profile(
                 track_px.append(disc_pixels(space, 0.0, geometry.surface_radius(0) * 0.8))
     if magic_spaces:
         # the magic roof is printed in two colours: a five-pointed star (its inner corners at
-        # 0.29, its tips at 0.7 of the roof's radius) on a field; the star is learnt from the
-        # roof's middle, the field from a ring between the star's tips and the far merlons
+        # 0.29, its tips at 0.7 of the roof's radius) on a field. The star is learnt from the
+        # roof's middle; the field from rings between the star's arms, less what the star
+        # explains (the densest of the rest: blurred edges mix the two, and the merlons' colour
+        # bleeds onto the roof's outer rim)
         middle = f(np.concatenate([disc_pixels(s, tier, roof_r * 0.2) for s in magic_spaces]))
+        if middle.shape[0] >= 8:
+            classes["roof-magic-star"] = _robust_fit("roof-magic-star", ROOF, middle)
         ring = f(
             np.concatenate(
                 [
-                    _ring_pixels(s, tier, roof_r * r, True)
+                    _ring_pixels(s, tier, roof_r * r)
                     for s in magic_spaces
-                    for r in (0.75, 0.79)
+                    for r in (0.45, 0.55, 0.65)
                 ]
             )
         )
+        if "roof-magic-star" in classes:
+            star = ColourProfile({"m": classes["roof-magic-star"]})
+            ring = ring[star.distances(ring)[:, 0] > star.reject_d2]
         classes["roof-magic"] = _robust_fit("roof-magic", ROOF, ring)
-        if middle.shape[0] >= 8:
-            classes["roof-magic-star"] = _robust_fit("roof-magic-star", ROOF, middle)
         # the magic tower's merlons and walls (a pale violet: the nearest wizard colour is
         # purple or blue): the tops of the merlons, less what the roof's two colours explain
         tops = f(
