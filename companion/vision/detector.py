@@ -484,6 +484,8 @@ ring on the crest disc around it (the disc covers 0.62..0.7 of the radius; toget
 TOKEN_RING = 0.6
 """Radius (of the roof's) of the ring between the raven token's edge (0.5) and the crest
 disc's (0.62..0.7)."""
+TOKEN_MARGIN_MM = 1.5
+"""Probes this far outside the raven token's edge are clear of it (its blurred edge)."""
 INK_PROBES = np.r_[0:N_INNER, N_KIND + N_BARE : len(KIND_RING)]
 """The probes on the printed raven (inside 0.4 of the roof radius)."""
 
@@ -1760,6 +1762,7 @@ class Detector:
                         tables,
                         kfeat[si, out[best].towers - 1],
                         kc[si, out[best].towers - 1],
+                        drift,
                     )
                     if kind is not None:
                         out[best] = replace(out[best], top=kind)
@@ -1775,29 +1778,44 @@ class Detector:
         tables: _PoseTables,
         kfeat: NDArray[np.float32],
         kc: NDArray[np.int32],
+        drift: NDArray[np.float32],
     ) -> str | None:
         """Crest or plain for a roof the raven token stands on: the token's printed raven and
         white disc hide the roof's middle (the ink and the disc ring probes see the token), but
         the crest disc is wider than the token: a ring just outside the token is yellower than
-        the bare roof further out on a crest roof, not on a plain one. None when too little of
-        either ring is free of wizards."""
+        the bare roof further out on a crest roof, not on a plain one (the probes inside the
+        disc's least radius and clear of the token, which stands off the middle beside
+        wizards). None when too few of those or of the bare ring's probes are free of
+        wizards.
+
+        :param drift: the frame's colour drift against the setup (see :meth:`_raven_area`)."""
         g, cfg = self.geometry, self.config
         if not math.isfinite(self._disc_yb) or self._disc_gap <= 0:
             return None
         c = g.space_centre(space)
-        r = g.tower.roof_diameter / 2 * TOKEN_RING
+        r0 = g.tower.roof_diameter / 2
+        # probes inside the crest disc's least radius, on rings round the roof's middle
         a = np.linspace(0.0, 2 * math.pi, 24, endpoint=False)
-        pts = np.column_stack(
-            [c[0] + r * np.cos(a), c[1] + r * np.sin(a), np.full(24, g.tier_z(towers) + 0.2)]
-        )
+        rad = np.repeat(np.array([0.15, 0.3, 0.45, TOKEN_RING]) * r0, len(a))
+        ang = np.tile(a, 4)
+        xy = np.column_stack([c[0] + rad * np.cos(ang), c[1] + rad * np.sin(ang)])
+        pts = np.column_stack([xy, np.full(len(xy), g.tier_z(towers) + 0.2)])
         q = np.round(self._project(pose, pts)).astype(np.int32)
         h, w = frame.shape[:2]
         ok = (q[:, 0] >= 0) & (q[:, 0] < w) & (q[:, 1] >= 0) & (q[:, 1] < h)
         if not ok.any():
             return None
-        px = frame[q[ok, 1], q[ok, 0]]
-        near = self._magic_count.classify_bgr(px, white)
+        xy, q = xy[ok], q[ok]
+        px = frame[q[:, 1], q[:, 0]]
         f = features(px, white)
+        # the token's middle: where its white disc shows (beside wizards it stands off the
+        # roof's middle); the probes further from it than its radius and a margin remain
+        tok = self.profile.classify(f - drift)[0] == self._token_idx["raven"]
+        centre = xy[tok].mean(axis=0) if int(tok.sum()) >= 4 else c
+        clear = g.raven.diameter / 2 + TOKEN_MARGIN_MM
+        keep = np.hypot(*(xy - centre).T) > clear
+        px, f = px[keep], f[keep]
+        near = self._magic_count.classify_bgr(px, white)
         use = ~self._is_wizard[near + 1] & (f[:, 2] >= cfg.ink_light)
         bare = slice(N_KIND, N_KIND + N_BARE)
         fa = kfeat[bare]
