@@ -53,10 +53,14 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    dropped.
    **Expansion pieces**: insert spaces (fountain, web) never hold a tower or the castle
    (R-MOD-FOUNTAIN-4, R-MOD-WEB-3) and a web holds nothing; the one magic tower is the roof
-   where most probes are nearest its colours; on fountains and magic roofs those colours are
-   measured in the frame before wizards are counted; the one witch and the one raven are the
-   spaces where most of their colour shows (the raven: its white disc next to the grey ink of
-   its printed raven, after the frame's colour drift against the setup is taken off).
+   whose outer ring (outside its star, inside its merlons) shows most of its field's or its
+   violet merlons' colour; on fountains and magic roofs those colours are measured in the
+   frame before wizards are counted (the merlons are no purple wizard, the star no yellow
+   one); the one witch and the one raven are the spaces where most of their colour shows (the
+   raven: its white disc next to the grey ink of its printed raven, after the frame's colour
+   drift against the setup is taken off, and whiter than this frame's crest discs). A roof
+   under the raven token is crest when the roof just outside the token is yellower than its
+   bare rim (the crest disc is wider than the token).
 7. A small top-down **board view** (for the stability gate's frame differencing).
 
 Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` takes z *down*

@@ -566,7 +566,8 @@ def build_profile(
     and track works. Learnt: ``roof-crest``, ``roof-plain``, ``wall``, ``castle``, ``track``,
     ``track-crest``, ``border`` (the landscape beside the track) and the wizard colours in play;
     with the expansion's setup (``expected``) also ``roof-magic`` and ``roof-magic-star`` (the
-    magic tower's roof, printed in two colours), the insert tiles (``track-fountain``,
+    magic tower's roof, a field with a printed star), ``wall-magic`` (its violet merlons and
+    walls, not learnt into ``wall``), the insert tiles (``track-fountain``,
     ``track-web``) and the ``witch`` and ``raven`` tokens.
 
     :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
