@@ -617,6 +617,17 @@ class Detector:
         self._roofish = self._is_wizard.copy()
         self._roofish[self._roof_idx + 1] = True
         self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
+        # the raven token's white disc is told from the surfaces it can stand on, not from the
+        # magic tower's colours (its pale violet merlons are near white under some lights and
+        # show on the magic top only)
+        self._token_profile = ColourProfile(
+            {n: c for n, c in profile.classes.items() if n not in MAGIC_CLASSES},
+            reject_d2=profile.reject_d2,
+            white_bgr=profile.white_bgr,
+        )
+        self._token_raven = (
+            self._token_profile.names.index("raven") if "raven" in self._token_idx else -1
+        )
         # the wizard colour the crest disc is nearest to (usually yellow)
         self._disc_colour = ""
         if "roof-crest" in names and self._wizard_idx:
@@ -1362,7 +1373,7 @@ class Detector:
         near = (cv2.dilate(grid, kernel)[gy, gx] > 0) & (light >= 2.0 * cfg.raven_ink)
         if float(near.sum()) < cfg.raven_min * one_tok:
             return 0.0
-        pale = self.profile.classify(feats[near] - drift)[0] == self._token_idx["raven"]
+        pale = self._token_profile.classify(feats[near] - drift)[0] == self._token_raven
         if disc_yb is not None:
             # a crest roof's disc beside its printed raven is pale and yellow: nearer (in
             # yellow-blue) to the crest discs of this frame than to the token's white, it is
@@ -1814,7 +1825,7 @@ class Detector:
         f = features(px, white)
         # the token's middle: where its white disc shows (beside wizards it stands off the
         # roof's middle); the probes further from it than its radius and a margin remain
-        tok = self.profile.classify(f - drift)[0] == self._token_idx["raven"]
+        tok = self._token_profile.classify(f - drift)[0] == self._token_raven
         centre = xy[tok].mean(axis=0) if int(tok.sum()) >= 4 else c
         clear = g.raven.diameter / 2 + TOKEN_MARGIN_MM
         keep = np.hypot(*(xy - centre).T) > clear

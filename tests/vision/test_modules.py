@@ -259,3 +259,23 @@ class TestRavenOnARoof:
             assert obs is not None
             assert (obs.spaces[space].top, obs.spaces[space].raven) == (kind, True), (kind, space)
             assert [n for n, o in obs.spaces.items() if o.raven] == [space]
+
+
+class TestRavenToken:
+    @pytest.mark.parametrize("seed", [3, 20])
+    def test_the_raven_is_read_on_its_space_under_a_warm_bright_light(self, seed: int) -> None:
+        """Under a warm, bright light the raven token's white disc and the magic tower's pale
+        violet merlons come close: the token is still read on its space (the merlons' colour
+        shows on the magic top only and is not the token's)."""
+        from dataclasses import replace
+
+        from companion.vision.render import random_lighting
+
+        state, detector, (table, rng) = game_reader(seed, 4, (20.0, 35.0))
+        warm = random_lighting(rng, kelvin_range=(2700.0, 3500.0), intensity_range=(1.2, 1.5))
+        res = render(state, rng, setup=replace(table, lighting=warm, _cache={}), hand=False)
+        obs = detector.detect(res.frame).observation
+        assert obs is not None
+        want = [n for n, t in res.observation.spaces.items() if t.raven]
+        assert len(want) == 1
+        assert [n for n, o in obs.spaces.items() if o.raven] == want
