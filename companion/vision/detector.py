@@ -53,10 +53,14 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    dropped.
    **Expansion pieces**: insert spaces (fountain, web) never hold a tower or the castle
    (R-MOD-FOUNTAIN-4, R-MOD-WEB-3) and a web holds nothing; the one magic tower is the roof
-   where most probes are nearest its colours; on fountains and magic roofs those colours are
-   measured in the frame before wizards are counted; the one witch and the one raven are the
-   spaces where most of their colour shows (the raven: its white disc next to the grey ink of
-   its printed raven, after the frame's colour drift against the setup is taken off).
+   whose outer ring (outside its star, inside its merlons) shows most of its field's or its
+   violet merlons' colour; on fountains and magic roofs those colours are measured in the
+   frame before wizards are counted (the merlons are no purple wizard, the star no yellow
+   one); the one witch and the one raven are the spaces where most of their colour shows (the
+   raven: its white disc next to the grey ink of its printed raven, after the frame's colour
+   drift against the setup is taken off, and whiter than this frame's crest discs). A roof
+   under the raven token is crest when the roof just outside the token is yellower than its
+   bare rim (the crest disc is wider than the token).
 7. A small top-down **board view** (for the stability gate's frame differencing).
 
 Geometry conventions: board mm with z up (geometry); :meth:`BoardPose.project` takes z *down*
@@ -106,9 +110,9 @@ ROOF_CLASSES = {
     "roof-magic-star": "magic",
 }
 """Profile class name -> Observation top kind."""
-MAGIC_CLASSES = ("roof-magic", "roof-magic-star")
-"""The magic roof's two printed colours: they may look like wizards, so wizards are counted
-against them only on magic tops."""
+MAGIC_CLASSES = ("roof-magic", "roof-magic-star", "wall-magic")
+"""The magic roof's field and star and the magic tower's violet merlons: they may look like
+wizards, so wizards are counted against them only on magic tops."""
 
 CASTLE_CLASS = "castle"
 HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
@@ -148,7 +152,9 @@ class DetectorConfig:
         the wizard colour nearest to its field) for the magic tower's roof (the roof with the
         largest share is the one magic tower).
     :param magic_leak: wizard areas subtracted on the magic roof from the wizard colours
-        nearest to its star and to its field (as ``crest_leak``).
+        nearest to its star, its field and its merlons (as ``crest_leak``; with the field and
+        star learnt where each shows, on renders of test seeds 0..15 0 and 0.1 did as well,
+        0.2 missed a blue wizard on the field).
     :param fountain_rounds: measurements of a fountain insert's water on its space (the same
         way; its colour drifts further from the setup frame's under another light).
     :param wizard_tilt: growth of one wizard's visible area per degree of camera elevation
@@ -203,6 +209,10 @@ class DetectorConfig:
         beyond the board seen past a high tier): such a space loses ``castle_no_rim`` of its
         castle score.
     :param castle_no_rim: see ``castle_edge_min``.
+    :param token_ring_gap: share of the setup's crest-disc contrast (disc above plain roof,
+        yellow-blue) that a ring just outside the raven token must show above the bare roof
+        for the roof under the token to be crest (on renders plain roofs under the token
+        measured up to 0.15, crest roofs mostly above 0.25).
     :param gap_clear: a disc contrast within this fraction of the way from the plain roofs'
         to the crest roofs' contrast of the frame (or beyond) decides the kind even against
         the ink (on renders the two kinds' contrasts met at 0.47 of the way, crest below 0.5
@@ -248,8 +258,9 @@ class DetectorConfig:
     mark_min: int = 15
     fountain_rounds: int = 3
     magic_min: float = 0.2
-    magic_leak: float = 0.4
+    magic_leak: float = 0.1
     fountain_open: bool = True
+    token_ring_gap: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -474,6 +485,11 @@ KIND_RING = np.concatenate(
 """Roof-interior probes (fractions of the roof radius): an inner ring on the printed raven, a
 ring on the crest disc around it (the disc covers 0.62..0.7 of the radius; together the first
 ``N_KIND``), a ring on the bare roof outside the disc, then two more rings on the raven."""
+TOKEN_RING = 0.6
+"""Radius (of the roof's) of the ring between the raven token's edge (0.5) and the crest
+disc's (0.62..0.7)."""
+TOKEN_MARGIN_MM = 1.5
+"""Probes this far outside the raven token's edge are clear of it (its blurred edge)."""
 INK_PROBES = np.r_[0:N_INNER, N_KIND + N_BARE : len(KIND_RING)]
 """The probes on the printed raven (inside 0.4 of the roof radius)."""
 
@@ -601,6 +617,17 @@ class Detector:
         self._roofish = self._is_wizard.copy()
         self._roofish[self._roof_idx + 1] = True
         self._token_idx = {t: names.index(t) for t in TOKEN_CLASSES if t in names}
+        # the raven token's white disc is told from the surfaces it can stand on, not from the
+        # magic tower's colours (its pale violet merlons are near white under some lights and
+        # show on the magic top only)
+        self._token_profile = ColourProfile(
+            {n: c for n, c in profile.classes.items() if n not in MAGIC_CLASSES},
+            reject_d2=profile.reject_d2,
+            white_bgr=profile.white_bgr,
+        )
+        self._token_raven = (
+            self._token_profile.names.index("raven") if "raven" in self._token_idx else -1
+        )
         # the wizard colour the crest disc is nearest to (usually yellow)
         self._disc_colour = ""
         if "roof-crest" in names and self._wizard_idx:
@@ -626,9 +653,15 @@ class Detector:
                     self._magic_like_wizards += (self._wizard_idx[wc[int(np.argmin(d2))]],)
             if "roof-magic" in names:
                 self._magic_like += self._magic_like_wizards[:1]
+        # the magic roof's field and violet merlons (an over-exposed frame pales the field
+        # towards the merlons' colour)
+        self._magic_field = tuple(
+            names.index(n) for n in ("roof-magic", "wall-magic") if n in names
+        )
         self._is_wall = np.zeros(len(names) + 1, bool)
-        if "wall" in names:
-            self._is_wall[names.index("wall") + 1] = True
+        for n in ("wall", "wall-magic"):
+            if n in names:
+                self._is_wall[names.index(n) + 1] = True
         if isinstance(height_model, str):
             height_model = (
                 HeightModel.load(max_towers=self.config.max_towers)
@@ -1094,6 +1127,40 @@ class Detector:
                     tops[si] = "crest"
         return tops
 
+    def _crest_disc_yb(
+        self,
+        tops: list[str],
+        towers_of: list[int],
+        castle_of: list[bool],
+        tables: _PoseTables,
+        kl: NDArray[np.int32],
+        kc: NDArray[np.int32],
+        kfeat: NDArray[np.float32],
+    ) -> float | None:
+        """Median yellow-blue chroma of the crest discs of this frame: the disc-ring probes of
+        the roofs read crest (not under the castle), without wizard-labelled or dark probes.
+        None without the raven token in play or with fewer than ``contrast_probes`` probes."""
+        if "raven" not in self._token_idx:
+            return None
+        disc = slice(N_INNER, N_KIND)
+        vals: list[NDArray[np.float32]] = []
+        for si, top in enumerate(tops):
+            if top != "crest" or castle_of[si] or towers_of[si] == 0:
+                continue
+            t = towers_of[si] - 1
+            fo = kfeat[si, t, disc]
+            use = (
+                tables.kind_ok[si, t, disc]
+                & ~self._is_wizard[kl[si, t, disc] + 1]
+                & ~self._is_wizard[kc[si, t, disc] + 1]
+                & (fo[:, 2] >= self.config.ink_light)
+            )
+            vals.append(fo[use, 1])
+        allv = np.concatenate(vals) if vals else np.zeros(0, np.float32)
+        if len(allv) < self.config.contrast_probes:
+            return None
+        return float(np.median(allv))
+
     # -- the detector ----------------------------------------------------------------------------
 
     def detect(self, frame: Any, time_s: float = 0.0, index: int = 0) -> Detection:
@@ -1266,6 +1333,7 @@ class Detector:
         one_tok: float,
         drift: NDArray[np.float32],
         feats: NDArray[np.float32],
+        disc_yb: float | None = None,
     ) -> float:
         """The raven token's white disc on a top surface, in token areas: pixels of the
         profile's ``raven`` class (its own tight spread: the disc is near the sandy track's and
@@ -1278,6 +1346,8 @@ class Detector:
             profile's (another light than the setup frame's); taken off before the white disc
             is looked for.
         :param feats: ``(N, 3)`` colour features of the hull's pixels.
+        :param disc_yb: yellow-blue chroma of the crest roofs' discs in this frame (None: not
+            measured).
         """
         cfg = self.config
         ys, xs = hull[0], hull[1]
@@ -1303,7 +1373,14 @@ class Detector:
         near = (cv2.dilate(grid, kernel)[gy, gx] > 0) & (light >= 2.0 * cfg.raven_ink)
         if float(near.sum()) < cfg.raven_min * one_tok:
             return 0.0
-        pale = self.profile.classify(feats[near] - drift)[0] == self._token_idx["raven"]
+        pale = self._token_profile.classify(feats[near] - drift)[0] == self._token_raven
+        if disc_yb is not None:
+            # a crest roof's disc beside its printed raven is pale and yellow: nearer (in
+            # yellow-blue) to the crest discs of this frame than to the token's white, it is
+            # not the token (an over-exposed frame makes the disc as light as the token)
+            white_yb = float(self.profile.classes["raven"].mean[1] + drift[1])
+            if disc_yb > white_yb:
+                pale &= feats[near, 1] < (white_yb + disc_yb) / 2
         return float(pale.sum() / one_tok)
 
     def _edges(
@@ -1561,12 +1638,16 @@ class Detector:
             if tops_at:
                 sel = np.array([si for si, _ in tops_at])
                 tiers = np.array([t for _, t in tops_at])
-                mp = kp[sel, tiers]  # (n, Q, 2): the whole roof
-                mok = tables.kind_ok[sel, tiers]
+                # the ring outside the star's tips and inside the merlons: all field on the
+                # magic roof (less what wizards hide), bare roof on the others (a crest disc's
+                # yellow is near the star's, never near the field)
+                ring = slice(N_KIND, N_KIND + N_BARE)
+                mp = kp[sel, tiers, ring]  # (n, Q, 2)
+                mok = tables.kind_ok[sel, tiers, ring]
                 ml = self._magic_count.classify_bgr(
                     frame[mp[..., 1].ravel(), mp[..., 0].ravel()], white
                 ).reshape(mok.shape)
-                is_m = np.isin(ml, self._magic_like) & mok
+                is_m = np.isin(ml, self._magic_field) & mok
                 share = is_m.sum(-1) / np.maximum(mok.sum(-1), 1)
                 magic_share = {int(si): float(v) for si, v in zip(sel, share, strict=True)}
         tops = self._top_kinds(towers_of, castle_of, tables, kl, kc, kfeat, kdark, kn, magic_share)
@@ -1582,6 +1663,7 @@ class Detector:
             if self._track_idx >= 0 and int(on_track.sum()) >= 50:
                 now = np.median(feats_all[on_track][::4], axis=0)
                 drift = (now - self.profile.classes["track"].mean).astype(np.float32)
+        disc_yb = self._crest_disc_yb(tops, towers_of, castle_of, tables, kl, kc, kfeat)
         for si, space in enumerate(g.spaces):
             towers, castle = towers_of[si], castle_of[si]
             top = tops[si]
@@ -1635,7 +1717,14 @@ class Detector:
                 for tok, ti in self._token_idx.items():
                     if tok == "raven":
                         areas[tok] = self._raven_area(
-                            frame, hull, lab, white, one_tok, drift, feats_all[pos - n_px : pos]
+                            frame,
+                            hull,
+                            lab,
+                            white,
+                            one_tok,
+                            drift,
+                            feats_all[pos - n_px : pos],
+                            disc_yb,
                         )
                     else:
                         areas[tok] = float(counts[ti] / one_tok)
@@ -1677,4 +1766,76 @@ class Detector:
             need = cfg.raven_min if tok == "raven" else cfg.token_min
             if details[best].wizard_area.get(tok, 0.0) >= need:
                 out[best] = replace(out[best], **{tok: True})
+                if tok == "raven" and out[best].top in ("crest", "plain"):
+                    si = g.spaces.index(best)
+                    kind = self._kind_under_token(
+                        frame,
+                        pose,
+                        best,
+                        out[best].towers,
+                        white,
+                        tables,
+                        kfeat[si, out[best].towers - 1],
+                        kc[si, out[best].towers - 1],
+                        drift,
+                    )
+                    if kind is not None:
+                        out[best] = replace(out[best], top=kind)
         return out, details
+
+    def _kind_under_token(
+        self,
+        frame: NDArray[np.uint8],
+        pose: BoardPose,
+        space: int,
+        towers: int,
+        white: NDArray[Any],
+        tables: _PoseTables,
+        kfeat: NDArray[np.float32],
+        kc: NDArray[np.int32],
+        drift: NDArray[np.float32],
+    ) -> str | None:
+        """Crest or plain for a roof the raven token stands on: the token's printed raven and
+        white disc hide the roof's middle (the ink and the disc ring probes see the token), but
+        the crest disc is wider than the token: a ring just outside the token is yellower than
+        the bare roof further out on a crest roof, not on a plain one (the probes inside the
+        disc's least radius and clear of the token, which stands off the middle beside
+        wizards). None when too few of those or of the bare ring's probes are free of
+        wizards.
+
+        :param drift: the frame's colour drift against the setup (see :meth:`_raven_area`)."""
+        g, cfg = self.geometry, self.config
+        if not math.isfinite(self._disc_yb) or self._disc_gap <= 0:
+            return None
+        c = g.space_centre(space)
+        r0 = g.tower.roof_diameter / 2
+        # probes inside the crest disc's least radius, on rings round the roof's middle
+        a = np.linspace(0.0, 2 * math.pi, 24, endpoint=False)
+        rad = np.repeat(np.array([0.15, 0.3, 0.45, TOKEN_RING]) * r0, len(a))
+        ang = np.tile(a, 4)
+        xy = np.column_stack([c[0] + rad * np.cos(ang), c[1] + rad * np.sin(ang)])
+        pts = np.column_stack([xy, np.full(len(xy), g.tier_z(towers) + 0.2)])
+        q = np.round(self._project(pose, pts)).astype(np.int32)
+        h, w = frame.shape[:2]
+        ok = (q[:, 0] >= 0) & (q[:, 0] < w) & (q[:, 1] >= 0) & (q[:, 1] < h)
+        if not ok.any():
+            return None
+        xy, q = xy[ok], q[ok]
+        px = frame[q[:, 1], q[:, 0]]
+        f = features(px, white)
+        # the token's middle: where its white disc shows (beside wizards it stands off the
+        # roof's middle); the probes further from it than its radius and a margin remain
+        tok = self._token_profile.classify(f - drift)[0] == self._token_raven
+        centre = xy[tok].mean(axis=0) if int(tok.sum()) >= 4 else c
+        clear = g.raven.diameter / 2 + TOKEN_MARGIN_MM
+        keep = np.hypot(*(xy - centre).T) > clear
+        px, f = px[keep], f[keep]
+        near = self._magic_count.classify_bgr(px, white)
+        use = ~self._is_wizard[near + 1] & (f[:, 2] >= cfg.ink_light)
+        bare = slice(N_KIND, N_KIND + N_BARE)
+        fa = kfeat[bare]
+        use_a = ~self._is_wizard[kc[bare] + 1] & (fa[:, 2] >= cfg.ink_light)
+        if use.sum() < cfg.contrast_probes or use_a.sum() < cfg.contrast_probes:
+            return None
+        gap = _median(f[use, 1]) - _median(fa[use_a, 1])
+        return "crest" if gap > cfg.token_ring_gap * self._disc_gap else "plain"

@@ -60,6 +60,9 @@ WITCH_CHROMA = 0.08
 LUT_STEPS = 25.0
 """White references within 1/25 in log (4 %) share one lookup table."""
 
+MAGIC_ROOF = ("roof-magic", "roof-magic-star")
+"""The magic tower's roof: a field (``roof-magic``) with a printed star."""
+
 REJECT = "?"
 """Label of a pixel or blob no prototype explains."""
 
@@ -563,7 +566,8 @@ def build_profile(
     and track works. Learnt: ``roof-crest``, ``roof-plain``, ``wall``, ``castle``, ``track``,
     ``track-crest``, ``border`` (the landscape beside the track) and the wizard colours in play;
     with the expansion's setup (``expected``) also ``roof-magic`` and ``roof-magic-star`` (the
-    magic tower's roof, printed in two colours), the insert tiles (``track-fountain``,
+    magic tower's roof, a field with a printed star), ``wall-magic`` (its violet merlons and
+    walls, not learnt into ``wall``), the insert tiles (``track-fountain``,
     ``track-web``) and the ``witch`` and ``raven`` tokens.
 
     :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
@@ -635,9 +639,24 @@ def build_profile(
     def f(px: NDArray[Any]) -> NDArray[np.float32]:
         return features(px.reshape(-1, 3), white)
 
+    # the merlons' ring: between their inner and outer radius (see the tower's shape)
+    merlon_r = roof_r - max(2.5, 0.08 * geometry.tower.roof_diameter) / 2
+
+    def _ring_pixels(space: int, z: float, r: float, far: bool = False) -> NDArray[np.uint8]:
+        """Pixels on a ring round a space at height ``z``; with ``far`` only its third facing
+        away from the camera (the merlons on the near side hide the roof just inside them)."""
+        c = geometry.space_centre(space)
+        if far:
+            away = math.atan2(c[1] - cam_xy[1], c[0] - cam_xy[0])
+            a = away + np.linspace(-math.pi / 3, math.pi / 3, 48)
+        else:
+            a = np.linspace(0.0, 2 * math.pi, 96, endpoint=False)
+        pts = np.column_stack([c[0] + r * np.cos(a), c[1] + r * np.sin(a), np.full(len(a), z)])
+        return _gather(frame, proj(pts))
+
     classes: dict[str, ColourClass] = {}
     crest_px, plain_px, wall_px, track_px, mark_px = [], [], [], [], []
-    magic_px: list[NDArray[np.uint8]] = []
+    magic_spaces: list[int] = []
     insert_px: dict[str, list[NDArray[np.uint8]]] = {}
     for space, o in expected.items():
         kind = geometry.track.kind(space)
@@ -647,7 +666,8 @@ def build_profile(
                 crest_px.append(disc_pixels(space, tier, roof_r * 0.55))
             elif o.top == "magic":
                 if not o.wizards:
-                    magic_px.append(disc_pixels(space, tier, roof_r * 0.8))
+                    magic_spaces.append(space)
+                continue  # (its violet walls are not the stone walls)
             else:
                 plain_px.append(disc_pixels(space, tier, roof_r * 0.8))
             wall_px.append(wall_pixels(space, geometry.tower, 0.0))
@@ -668,16 +688,42 @@ def build_profile(
                 track_px.append(_gather(frame, proj(pts)))
             else:
                 track_px.append(disc_pixels(space, 0.0, geometry.surface_radius(0) * 0.8))
-    if magic_px:
-        # the magic roof is printed in two colours (a star on a field; either can cover more of
-        # it): both modes are learnt
-        mf = f(np.concatenate(magic_px))
-        roof = _robust_fit("roof-magic", ROOF, mf)
-        classes["roof-magic"] = roof
-        only_roof = ColourProfile({"roof-magic": roof})
-        rest = mf[only_roof.distances(mf)[:, 0] > only_roof.reject_d2]
-        if rest.shape[0] >= 8:
-            classes["roof-magic-star"] = _robust_fit("roof-magic-star", ROOF, rest)
+    if magic_spaces:
+        # the magic roof is printed in two colours: a five-pointed star (its inner corners at
+        # 0.29, its tips at 0.7 of the roof's radius) on a field. The star is learnt from the
+        # roof's middle; the field from rings between the star's arms, less what the star
+        # explains (the densest of the rest: blurred edges mix the two, and the merlons' colour
+        # bleeds onto the roof's outer rim)
+        middle = f(np.concatenate([disc_pixels(s, tier, roof_r * 0.2) for s in magic_spaces]))
+        if middle.shape[0] >= 8:
+            classes["roof-magic-star"] = _robust_fit("roof-magic-star", ROOF, middle)
+        ring = f(
+            np.concatenate(
+                [
+                    _ring_pixels(s, tier, roof_r * r)
+                    for s in magic_spaces
+                    for r in (0.45, 0.55, 0.65)
+                ]
+            )
+        )
+        if "roof-magic-star" in classes:
+            star = ColourProfile({"m": classes["roof-magic-star"]})
+            ring = ring[star.distances(ring)[:, 0] > star.reject_d2]
+        classes["roof-magic"] = _robust_fit("roof-magic", ROOF, ring)
+        # the magic tower's merlons and walls (a pale violet: the nearest wizard colour is
+        # purple or blue): the tops of the merlons, less what the roof's two colours explain
+        tops = f(
+            np.concatenate(
+                [
+                    _ring_pixels(s, tier + geometry.tower.merlon_height, merlon_r)
+                    for s in magic_spaces
+                ]
+            )
+        )
+        painted = ColourProfile({n: classes[n] for n in MAGIC_ROOF if n in classes})
+        tops = tops[painted.distances(tops).min(axis=1) > painted.reject_d2]
+        if tops.shape[0] >= 8:
+            classes["wall-magic"] = _robust_fit("wall-magic", OTHER, tops)
     for name, group, chunks in (
         ("roof-crest", ROOF, crest_px),
         ("roof-plain", ROOF, plain_px),

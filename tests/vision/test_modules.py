@@ -17,6 +17,7 @@ from companion.vision.profile import build_profile
 from companion.vision.render import random_setup, render
 
 ALL = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
+TILTS = [(0.0, 10.0), (10.0, 20.0), (20.0, 35.0)]
 
 
 def fields(s: SpaceObservation) -> tuple[Any, ...]:
@@ -149,3 +150,132 @@ class TestBenchModules:
         assert figures["modules"] == ["raven", "web"]
         assert figures["frames"] == 2 and figures["profile_failures"] == 0
         assert figures["groups"]["all"]["spaces"] == 2 * 18  # the web inserts make 18 spaces
+
+
+def game_reader(seed: int, players: int, tilt: tuple[float, float]) -> tuple[Any, Detector, Any]:
+    """(setup state, detector, table) of an all-modules table whose profile comes from a setup
+    frame under another light than the game's frames (the light changes during an evening)."""
+    from dataclasses import replace
+
+    from companion.vision.render import random_lighting
+
+    state = setup(Config(player_count=players, modules=ALL), seed)
+    geometry = BoardGeometry.default().with_track(dump_state(state)["track"])
+    rng = np.random.default_rng(seed)
+    table = random_setup(rng, geometry, tilt_range=tilt)
+    setup_light = replace(table, lighting=random_lighting(rng), _cache={})
+    frame = render(state, rng, setup=setup_light, hand=False).frame
+    profile = build_profile(
+        frame, table.camera, geometry, list(state.table.colours), expected=observe(state)
+    )
+    detector = Detector(table.camera, geometry, profile)
+    assert detector.detect(frame).ok
+    return state, detector, (table, rng)
+
+
+class TestMagicTower:
+    @pytest.mark.parametrize(
+        ("seed", "tilt"), [(3, (0.0, 10.0)), (24, (0.0, 10.0)), (37, (10.0, 20.0))]
+    )
+    def test_the_bare_magic_roof_is_read_magic_with_no_wizard_on_it(
+        self, seed: int, tilt: tuple[float, float]
+    ) -> None:
+        """The magic tower's roof is a field with a star, ringed by violet merlons: under
+        another light than the setup's, its star is not a yellow wizard, its merlons not a
+        purple one, and the roof stays magic (the star's yellow is not a crest disc's)."""
+        state, detector, (table, rng) = game_reader(seed, 2 + seed % 5, tilt)
+        res = render(state, rng, setup=table, hand=False)
+        obs = detector.detect(res.frame).observation
+        assert obs is not None
+        magic = [n for n, t in res.observation.spaces.items() if t.top == "magic"]
+        assert len(magic) == 1
+        assert fields(obs.spaces[magic[0]]) == fields(res.observation.spaces[magic[0]])
+        assert [n for n, o in obs.spaces.items() if o.top == "magic"] == magic
+
+    def test_a_game_reads_the_magic_tower_where_it_is_and_no_wizard_on_it_that_is_not(
+        self,
+    ) -> None:
+        """Eight frames of a seeded game (a warm light, the camera nearly overhead): in every
+        frame the one magic roof is read where it stands and nowhere else, and no wizard is
+        read on it that is not there."""
+        import random
+
+        from companion.bench.vision import random_game_state
+        from companion.vision.render import random_lighting
+
+        nrng = np.random.default_rng(3)
+        prng = random.Random(3)
+        geometry = BoardGeometry.default()
+        table = random_setup(nrng, geometry, tilt_range=(0.0, 10.0))
+        players = prng.randint(2, 6)
+        config = Config(player_count=players, modules=ALL)
+        first = setup(config, seed=None)
+        geometry = geometry.with_track(dump_state(first)["track"])
+        from dataclasses import replace
+
+        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
+        frame = render(first, nrng, setup=setup_light, hand=False).frame
+        profile = build_profile(
+            frame, table.camera, geometry, list(config.colours or ()), expected=observe(first)
+        )
+        detector = Detector(table.camera, geometry, profile)
+        detector.detect(frame)
+        wrong = []
+        for i in range(8):
+            state = random_game_state(prng, players, modules=ALL)
+            res = render(state, nrng, setup=table, hand=False)
+            obs = detector.detect(res.frame).observation
+            assert obs is not None
+            truth = res.observation
+            magic = [n for n, t in truth.spaces.items() if t.top == "magic"]
+            if [n for n, o in obs.spaces.items() if o.top == "magic"] != magic:
+                wrong.append((i, "magic roof", magic))
+            for n in magic:
+                extra = set(obs.spaces[n].wizards.items()) - set(truth.spaces[n].wizards.items())
+                if extra:
+                    wrong.append((i, "wizards", n, extra))
+        assert wrong == []
+
+
+class TestRavenOnARoof:
+    @pytest.mark.parametrize("seed", [4, 6, 7, 8, 9])
+    def test_a_roof_under_the_raven_token_keeps_its_kind(self, seed: int) -> None:
+        """The raven token rides on a bare crest roof and (another frame) on a bare plain roof:
+        its white disc hides the crest disc's middle and its printed raven looks like a crest's,
+        but the roof is read crest and plain, and the raven on it."""
+        state, detector, (table, rng) = game_reader(seed, 4, TILTS[seed % 3])
+        data = dump_state(state)
+        wizards_on = {w["space"] for w in data["wizards"].values()}
+        bare = [
+            int(s) for s, st in data["stacks"].items() if len(st) == 1 and int(s) not in wizards_on
+        ]
+        for prefix, kind in (("R", "crest"), ("P", "plain")):
+            space = next(s for s in bare if data["stacks"][str(s)][0].startswith(prefix))
+            res = render(
+                {**data, "raven": {"space": space, "tier": 1}}, rng, setup=table, hand=False
+            )
+            assert res.observation.spaces[space].top == kind
+            obs = detector.detect(res.frame).observation
+            assert obs is not None
+            assert (obs.spaces[space].top, obs.spaces[space].raven) == (kind, True), (kind, space)
+            assert [n for n, o in obs.spaces.items() if o.raven] == [space]
+
+
+class TestRavenToken:
+    @pytest.mark.parametrize("seed", [3, 20])
+    def test_the_raven_is_read_on_its_space_under_a_warm_bright_light(self, seed: int) -> None:
+        """Under a warm, bright light the raven token's white disc and the magic tower's pale
+        violet merlons come close: the token is still read on its space (the merlons' colour
+        shows on the magic top only and is not the token's)."""
+        from dataclasses import replace
+
+        from companion.vision.render import random_lighting
+
+        state, detector, (table, rng) = game_reader(seed, 4, (20.0, 35.0))
+        warm = random_lighting(rng, kelvin_range=(2700.0, 3500.0), intensity_range=(1.2, 1.5))
+        res = render(state, rng, setup=replace(table, lighting=warm, _cache={}), hand=False)
+        obs = detector.detect(res.frame).observation
+        assert obs is not None
+        want = [n for n, t in res.observation.spaces.items() if t.raven]
+        assert len(want) == 1
+        assert [n for n, o in obs.spaces.items() if o.raven] == want
