@@ -71,6 +71,15 @@ class Bot:
         """Whether to keep the current die result (a reroll is possible)."""
         return self.rng.random() < 0.6
 
+    def owes_a_spell(self, state: GameState, seat: int) -> bool:
+        """Whether ``seat`` has paid for a spell it has not cast yet, so it casts before
+        anything else (the random bot never plans: False)."""
+        return False
+
+    def spell_options(self, state: GameState, options: list[Action], owed: bool) -> list[Action]:
+        """The spells and feather uses this bot considers now, of the legal ``options``."""
+        return options
+
     # -- the turn ------------------------------------------------------------------------------
 
     def choose(self, state: GameState) -> Action:
@@ -82,14 +91,19 @@ class Bot:
             raise ValueError("the game is over")
         seat = state.turn.player
         colour = state.table.colours[seat]
-        if self.rng.random() < self.spell_rate:
-            casts = [
-                a
-                for a in legal_actions(state)
-                if isinstance(a, Cast | Feather)
-                and a.player == colour
-                and not (isinstance(a, Cast) and a.spell == "free_wizard" and a.wizard is None)
-            ]
+        owed = self.owes_a_spell(state, seat)
+        if owed or self.rng.random() < self.spell_rate:
+            casts = self.spell_options(
+                state,
+                [
+                    a
+                    for a in legal_actions(state)
+                    if isinstance(a, Cast | Feather)
+                    and a.player == colour
+                    and not (isinstance(a, Cast) and a.spell == "free_wizard" and a.wizard is None)
+                ],
+                owed,
+            )
             if casts:
                 return self.pick(state, list(casts))
         if not _can_play(state):
@@ -142,6 +156,32 @@ class GreedyBot(Bot):
 
     def __init__(self, seed: int = 0, spell_rate: float = 0.3) -> None:
         super().__init__(seed, spell_rate)
+
+    # Feathers (R-MOD-RAVEN-6) are spent the way a player who means to use them spends them:
+    # the 3rd card's feather once two cards are played and the turn goes on, the free spell's
+    # feathers only when a spell can then be cast, and that spell is cast at once. Paid-for
+    # but unused, a feather leaves no trace on the board (nothing a camera or a tracker could
+    # tell), and a player wanting the most of a turn does not do it.
+
+    def owes_a_spell(self, state: GameState, seat: int) -> bool:
+        m = state.modules
+        return m is not None and (seat, "feather") in m.free_casts
+
+    def spell_options(self, state: GameState, options: list[Action], owed: bool) -> list[Action]:
+        if owed:
+            return [a for a in options if isinstance(a, Cast) and a.free]
+        t = state.turn
+        out: list[Action] = []
+        for a in options:
+            if isinstance(a, Feather) and a.use == "extra_card":
+                if t.cards_used < state.table.actions_per_turn:
+                    continue
+            elif isinstance(a, Feather) and a.use == "free_spell":
+                after, _ = apply(state, a)
+                if not any(isinstance(c, Cast) and c.free for c in legal_actions(after)):
+                    continue
+            out.append(a)
+        return out
 
     def keep_roll(self, state: GameState, card: Card, rolls: tuple[int, ...]) -> bool:
         moves = actions_for_card(state, card, rolls)
