@@ -7,6 +7,7 @@ import random
 import pytest
 
 from companion.rules import Config, check_invariants
+from companion.rules.actions import Cast, EndTurn, Feather
 from companion.rules.bots import GreedyBot, RandomBot, play
 
 
@@ -50,3 +51,31 @@ def test_greedy_beats_random_more_often_than_not():
         last = list(play(Config(player_count=2), seed=seed, bots=bots))[-1].state
         wins += 0 in last.game.result.winners
     assert wins >= 4
+
+
+def unused_feathers(seed: int) -> list[tuple[int, str]]:
+    """(action index, use) of every feather a greedy player paid for and did not use before
+    the turn ended: a 3rd card never played, a free spell never cast."""
+    mods = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
+    out: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    for i, step in enumerate(play(Config(player_count=4, modules=mods), seed, "greedy", 400)):
+        a = step.action
+        if isinstance(a, Feather) and a.use in ("extra_card", "free_spell"):
+            pending = (i, a.use)
+        elif pending and (
+            (pending[1] == "free_spell" and isinstance(a, Cast) and a.free)
+            or (pending[1] == "extra_card" and step.state.turn.cards_used >= 3)
+        ):
+            pending = None
+        if isinstance(a, EndTurn) and pending:
+            out.append(pending)
+            pending = None
+    return out
+
+
+def test_greedy_players_use_the_feathers_they_pay_for():
+    # A feather paid for a 3rd card or a free spell and then left unused changes nothing on the
+    # board: no camera, and so no tracker, could tell it was spent. Players who spend feathers
+    # to gain something use what they paid for; the simulated table's bots do too.
+    assert {seed: unused_feathers(seed) for seed in range(1, 9)} == {s: [] for s in range(1, 9)}
