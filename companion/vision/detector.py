@@ -1424,7 +1424,11 @@ class Detector:
             poly = tables.polys.get((spaces[si], t))
             if poly is not None:
                 cv2.fillConvexPoly(owner, poly, si)
-        if len(tables.owners) >= 16:
+        # a full-frame map each (1.3 MB at 1536x864): only the board now and the one before it
+        # come back (the stability gate's still period, a hand lifted and put back); 16 kept up
+        # to 20 MB that were never read again (``companion bench e2e``: every hit of a game was
+        # to the newest or the second newest)
+        if len(tables.owners) >= 2:
             tables.owners.pop(next(iter(tables.owners)))
         tables.owners[key] = owner
         return owner
