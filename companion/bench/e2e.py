@@ -39,9 +39,9 @@ and prints:
   in the true game's history, and ``first_wrong_after_action``), ``committed_actions`` and
   ``uncommitted_actions`` (the best story's actions since the last commit) against
   ``true_actions``, ``board_equals_truth`` (towers, visible and trapped wizards, castle and
-  tokens) and ``done_pending``: DONE presses at the very end that no frame followed. The tracker
-  closes a turn on the frame after its DONE (moves may still come), so when ``--actions`` cuts
-  the game right after a DONE the tracked turn is still the old one;
+  tokens) and ``done_pending``: DONE presses at the very end whose turn the tracked table has
+  not closed. The tracker closes a turn on the next still board after its DONE (moves may still
+  come), and when the game stops right after a DONE no new still board comes;
   ``equals_truth_before_pending_done`` then compares with the true table before those presses.
 
 ``--modules all`` (or a comma list) plays the expansion modules (issue: a 4-player game with all
@@ -408,6 +408,8 @@ def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
         if type(action).__name__ != "EndTurn":
             break
         pending += 1
+    if pending and tracked.turn == truth.turn:
+        pending = 0  # the tracked turn is closed already
     before = record.states[-1 - pending]
     return {
         "true_actions": len(record.actions),
