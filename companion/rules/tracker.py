@@ -1403,8 +1403,19 @@ class Tracker:
 
     @property
     def state(self) -> GameState:
-        """The best current hypothesis."""
-        return min(self._hyps, key=lambda h: h.cost).state
+        """The best current hypothesis. With a DONE press waiting for the next frame, the state
+        that press leaves (the turn closed, R-TURN-4/8: the next player's turn), so the table
+        answers the press at once; moves of the closed turn that the next frame still shows are
+        then put before the DONE (:meth:`end_turn`)."""
+        best = min(self._hyps, key=lambda h: h.cost)
+        st = best.state
+        if best.pending == (("done",),) and not (
+            best.implicit and not st.turn.cards_used and not st.turn.casts and not st.turn.redrawn
+        ):
+            closed = _close_turn(self._srch, st, self.options)
+            if closed is not None:
+                return closed[0]
+        return st
 
     @property
     def committed_state(self) -> GameState:

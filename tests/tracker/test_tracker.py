@@ -116,6 +116,26 @@ class TestFollowingMoves:
         assert tr.state.current_player == "yellow"
         assert state_key(tr.state) == state_key(c)
 
+    def test_the_done_button_shows_the_next_players_turn_before_the_next_frame(self):
+        # the players press DONE and the board stays as it is (the end of an evening, or the
+        # next player still thinking): the table shows the next player's turn at once, and a
+        # move of the closed turn that the next frame shows is still put before the DONE
+        st = setup(Config(player_count=2), None)
+        a, _ = apply(st, MoveTower("blue", 2, 1, 4, T4))
+        b, _ = apply(a, MoveWizard("blue", "blue-3", 3, W3))
+        c, _ = apply(b, EndTurn())
+        tr = Tracker(st)
+        feed(tr, a)
+        feed(tr, b)
+        update = tr.end_turn()
+        assert update.state.current_player == "yellow"
+        assert state_key(update.state) == state_key(c)
+        late = Tracker(st)
+        feed(late, a)
+        assert late.end_turn().state.current_player == "yellow"
+        feed(late, b)  # blue's 2nd card, seen only after the press
+        assert state_key(late.state) == state_key(c)
+
     def test_a_frame_nothing_explains_keeps_the_belief_and_names_the_spaces(self):
         st = setup(Config(player_count=2), None)
         tr = Tracker(st)
