@@ -126,7 +126,8 @@ class SimulationConfig:
     ``seconds_per_action`` is the human pace at speed 1; ``speed`` divides every delay (tests use
     large factors); ``hands`` draws hands passing over the board between actions; ``games`` = how
     many games to play before stopping (0 = forever, a new seed each game); ``max_actions`` ends
-    a game early after so many actions (0 = play it to the end); ``picture = false`` skips the
+    a game early after so many actions, at the end of the turn then in play (0 = play it to the
+    end); ``picture = false`` skips the
     renderer and detector and hands the tracker the camera's ideal view (fast runs on slow
     machines; the camera and detector then report themselves as not running)."""
 

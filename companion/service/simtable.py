@@ -95,7 +95,9 @@ class SimulatedGame:
     :param bot: ``greedy`` or ``random`` (``companion.rules.bots.BOTS``).
     :param timing: scene lengths.
     :param press_done: the players press DONE at the end of each turn (real players often do).
-    :param max_actions: stop after so many actions even if the game is not over.
+    :param max_actions: end the game early: after so many actions the players finish the turn
+        in play (pressing DONE as usual) and stop, so the table is left where a real pause
+        comes, at the end of a turn, and stays still.
     :raises PartMissing: the rules core or its bots are not installed.
     """
 
@@ -133,7 +135,10 @@ class SimulatedGame:
 
     @property
     def over(self) -> bool:
-        return bool(self.state.game.over) or len(self.record.actions) >= self.max_actions
+        if self.state.game.over:
+            return True
+        actions = self.record.actions
+        return len(actions) >= self.max_actions and type(actions[-1]).__name__ == "EndTurn"
 
     def advance(self, actions: int) -> None:
         """Play ``actions`` actions without scenes (resuming a simulated game after a restart:
@@ -167,6 +172,10 @@ class SimulatedGame:
                 self.record.states.append(after)
                 self.record.events.append(events)
             yield from self._scenes_for(len(self.record.actions) - 1, before, after, action, seat)
+        actions = self.record.actions
+        if actions and type(actions[-1]).__name__ == "EndTurn":
+            # the players stop after their DONE press: the camera sees the board stand still
+            yield Scene(self.state, None, self.timing.still_frames, (), len(actions) - 1)
 
     def _scenes_for(
         self, step: int, before: Any, after: Any, action: Any, seat: int
