@@ -92,21 +92,6 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
     assert c.vision.frames > c.vision.observations > 0
 
 
-# KNOWN FAILURE (hidden information): the seed-4 4-player game with all five modules. Measured
-# on the companion (3 runs): 0 wrong commits of 37, the setup frame is read right, but the tracked
-# table differs from the truth in one hidden counter: red spends a feather for a 3rd card (true
-# action 6), then its 2nd card takes a wizard into the castle, which ends the turn. Nothing on
-# the table shows that feather spent, so the tracker still counts it (feathers 0,0,1,0 against
-# the truth's 0,0,0,0) to the end of the game. Strict: the suite fails as soon as this passes,
-# so the mark goes.
-KNOWN_MODULES_FAILURE = pytest.mark.xfail(
-    reason="known failure (hidden feather): modules game seed 4, 4 players - 0 wrong commits of "
-    "37, but a feather spent for a 3rd card that a castle entry cut short is still counted",
-    strict=True,
-)
-
-
-@KNOWN_MODULES_FAILURE
 def test_a_rendered_4_player_game_with_all_modules_is_tracked_through_the_web(companion_factory):
     needs_vision(MODULES_SEED)
     c = companion_factory(
