@@ -25,6 +25,9 @@ and prints:
   of the true action whose still board it was, and ``true_action_text``), the tracker's
   ``hypotheses_before`` and ``uncommitted_actions_before``, and ``journal`` /
   ``journal_observation`` to replay it (the data directory is left in place).
+  ``service_thread_ms``: the service thread's time per queue item kind (``candidate``: a still
+  board worked out ahead; ``command answer``: a phone's answer), all of which an observation
+  queued behind them waits for.
 * ``prepared_boards``: still boards the tracker worked out ahead, while the stability gate still
   waited (``worked_out_ahead``), and how many of them were then taken as they were (``used``).
 * ``questions``: the tracker's questions (``asked``) and what the host's phone did with them: a
@@ -239,6 +242,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         orig_post(kind, payload)
 
     companion.service.post = timed_post
+    busy: dict[str, list[float]] = {}  # the service thread's time per queue item kind, ms
+    orig_handle = companion.service._handle
+
+    def timed_handle(item: Any) -> None:
+        t = time.perf_counter()
+        try:
+            orig_handle(item)
+        finally:
+            kind = item.kind
+            if kind == "command" and isinstance(item.payload, dict):
+                kind = f"command {item.payload.get('command')}"
+            busy.setdefault(kind, []).append((time.perf_counter() - t) * 1000.0)
+
+    companion.service._handle = timed_handle
     driver = companion.service.driver
     if driver is not None and hasattr(driver, "observe"):
         orig_observe = driver.observe
@@ -259,7 +276,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     slowest.clear()
                     slowest.update(
                         ms=round(ms, 1),
-                        frame=getattr(obs, "frame", None),
+                        true_action=_true_action(table, getattr(obs, "frame", None)),
                         hypotheses_before=hyps,
                         uncommitted_actions_before=lag,
                         journal_observation=(
@@ -370,6 +387,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "max": round(max(observe_ms), 1) if observe_ms else None,
         },
         "slowest_observe": slowest or None,
+        "service_thread_ms": {
+            kind: {"n": len(v), "p50": _pct(v, 0.5), "max": round(max(v), 1)}
+            for kind, v in sorted(busy.items())
+        },
         "frames": frames,
         "detections": detected,
         "observations": observations,
@@ -435,6 +456,14 @@ def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
     }
 
 
+def _true_action(table: Any, frame: Any) -> int | None:
+    """The index of the true action whose scene the camera's frame ``frame`` showed (None
+    without a picture, or for a frame too old to be looked up)."""
+    scene_at = getattr(getattr(table, "source", None), "scene_at", None)
+    scene = scene_at(frame) if scene_at is not None and frame is not None else None
+    return int(scene.step) if scene is not None else None
+
+
 def _name_the_board(companion: Any, slowest: dict[str, Any]) -> None:
     """Add to the slowest observe's entry the true action its board showed (in players' words)
     and where to find its input again: the game's journal, in which it is the
@@ -445,14 +474,9 @@ def _name_the_board(companion: Any, slowest: dict[str, Any]) -> None:
     driver = companion.service.driver
     path = getattr(driver, "journal_path", None)
     slowest["journal"] = str(path) if path is not None else None
-    source = getattr(companion.table, "source", None)
-    scene_at = getattr(source, "scene_at", None)
-    frame = slowest.get("frame")
-    scene = scene_at(frame) if scene_at is not None and frame is not None else None
-    if scene is None:
+    step = slowest.get("true_action")
+    if step is None:
         return
-    step = int(scene.step)
-    slowest["true_action"] = step
     record = companion.table.game.record
     if 0 <= step < len(record.actions):
         from companion.rules.tracker import describe
