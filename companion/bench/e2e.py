@@ -27,7 +27,7 @@ and prints:
   ``journal_observation`` to replay it (the data directory is left in place).
   ``service_thread_ms``: the service thread's time per queue item kind (``candidate``: a still
   board worked out ahead; ``command answer``: a phone's answer), all of which an observation
-  queued behind them waits for.
+  queued behind them waits for; ``slowest_candidate``: the board of the slowest ``candidate``.
 * ``prepared_boards``: still boards the tracker worked out ahead, while the stability gate still
   waited (``worked_out_ahead``), and how many of them were then taken as they were (``used``).
 * ``questions``: the tracker's questions (``asked``) and what the host's phone did with them: a
@@ -243,6 +243,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     companion.service.post = timed_post
     busy: dict[str, list[float]] = {}  # the service thread's time per queue item kind, ms
+    slowest_candidate: dict[str, Any] = {}
     orig_handle = companion.service._handle
 
     def timed_handle(item: Any) -> None:
@@ -250,10 +251,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             orig_handle(item)
         finally:
+            ms = (time.perf_counter() - t) * 1000.0
             kind = item.kind
             if kind == "command" and isinstance(item.payload, dict):
                 kind = f"command {item.payload.get('command')}"
-            busy.setdefault(kind, []).append((time.perf_counter() - t) * 1000.0)
+            if kind == "candidate" and ms > max(busy.get(kind, ()), default=-1.0):
+                frame = getattr(item.payload, "frame", None)
+                slowest_candidate.clear()
+                slowest_candidate.update(ms=round(ms, 1), true_action=_true_action(table, frame))
+            busy.setdefault(kind, []).append(ms)
 
     companion.service._handle = timed_handle
     driver = companion.service.driver
@@ -331,6 +337,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         jt = getattr(companion.service.driver, "jt", None)
         end = _end_state(companion, tracked, truth)
         _name_the_board(companion, slowest)
+        _name_the_board(companion, slowest_candidate)
+        slowest_candidate.pop("journal", None)
         still_open = companion.service.question
         companion.stop()
     received = phone.received
@@ -387,6 +395,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "max": round(max(observe_ms), 1) if observe_ms else None,
         },
         "slowest_observe": slowest or None,
+        "slowest_candidate": slowest_candidate or None,
         "service_thread_ms": {
             kind: {"n": len(v), "p50": _pct(v, 0.5), "max": round(max(v), 1)}
             for kind, v in sorted(busy.items())
