@@ -10,7 +10,13 @@ import pytest
 from companion.rules import dump_state
 from companion.rules.tracker import board_key
 from companion.service.parts import Parts
-from companion.service.record import Recorder, hidden_positions, replay, same_table
+from companion.service.record import (
+    Recorder,
+    commit_check,
+    hidden_positions,
+    replay,
+    same_table,
+)
 from companion.service.testing import finish_game, wait_until
 from companion.service.webclient import PhoneClient
 
@@ -20,30 +26,6 @@ pytestmark = pytest.mark.slow
 
 GAME_SEED, REPLAY_SEED, FAIL_SEED, MODULES_SEED = 3, 9, 3, 4
 ALL_MODULES = ("fountain", "web", "witch", "raven", "magic_tower")
-
-
-def wrong_commits(history, truths) -> int:
-    """Committed states that are not in the true game's history, in order (board with hidden
-    wizards and their tiers, castle, potions)."""
-    return commit_check(history, truths)[0]
-
-
-def commit_check(history, truths) -> tuple[int, int | None]:
-    """``(wrong commits, index of the true action after which the first wrong one came)``
-    (see :func:`wrong_commits`; -1 = the setup, None = no wrong commit)."""
-    keys = [(board_key(t), t.potions) for t in truths]
-    pointer, wrong, first = 0, 0, None
-    for c in history:
-        k = (board_key(c.state), c.state.potions)
-        j = pointer
-        while j < len(keys) and keys[j] != k:
-            j += 1
-        if j < len(keys):
-            pointer = j
-        else:
-            wrong += 1
-            first = pointer - 1 if first is None else first
-    return wrong, first
 
 
 def needs_vision(seed: int) -> None:
