@@ -36,7 +36,7 @@ from companion.rules.simulate import GAPS, CameraNoise, SimGame, simulate, truth
 from companion.rules.tracker import Tracker, TrackerUpdate, board_key
 
 
-def _oracle(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
+def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
     """The option of the open question that holds the truth: the one with the true state (board,
     potions, turn), else the true board and potions, else the true board (None if none does)."""
     if update.question is None:
@@ -81,7 +81,7 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
                 break
             questions.add(update.question.id)
             truth = inp.truth
-            opt = _oracle(tracker, update, truth)
+            opt = true_option(tracker, update, truth)
             if opt is None:
                 break
             update = tracker.answer(update.question.id, opt)

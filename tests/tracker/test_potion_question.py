@@ -7,28 +7,13 @@ from __future__ import annotations
 
 import re
 
+from companion.bench.tracking import true_option
 from companion.rules.model import Config
 from companion.rules.simulate import CameraNoise, simulate, truth_key
-from companion.rules.tracker import Tracker, board_key
+from companion.rules.tracker import Tracker
 
 QUESTION = re.compile(r"How many full potions does (\w+) have now\?")
 OPTION = re.compile(r"(\d+) full potions? and (\d+) empty")
-
-
-def _true_option(tr: Tracker, truth) -> int:
-    """The option of the open question a player who knows the table gives: the one with the
-    true table, else the true board and potions, else the true board."""
-    cands = tr.question_candidates()
-    tests = (
-        lambda s: truth_key(s) == truth_key(truth),
-        lambda s: board_key(s) == board_key(truth) and s.potions == truth.potions,
-        lambda s: board_key(s) == board_key(truth),
-    )
-    for test in tests:
-        for i, states in enumerate(cands):
-            if any(test(s) for s in states):
-                return i
-    raise AssertionError("no option holds the true board")
 
 
 def _until_potion_question(seed: int, limit: int = 60):
@@ -48,7 +33,9 @@ def _until_potion_question(seed: int, limit: int = 60):
         if q is not None:
             # another kind of question: answer it with the option that holds the truth (the
             # true board first: options with the true potions may hide a wrong stack)
-            tr.answer(q.id, _true_option(tr, inp.truth))
+            option = true_option(tr, up, inp.truth)
+            assert option is not None, "no option holds the true board"
+            tr.answer(q.id, option)
     raise AssertionError("no potion question in the first inputs of the game")
 
 
