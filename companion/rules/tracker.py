@@ -1111,15 +1111,18 @@ def _search(
     if terminal_ok(root):
         terminals.append(root)
     level = [root]
-    for _ in range(depth):
+    for lvl in range(depth):
         seen = {}
+        # a move ending on a space the picture shows unchanged must be moved on again: never on
+        # the last level
+        far = anywhere and lvl < depth - 1
         for node in level:
             node_views = srch.view(node.state)
             touched = frozenset(
                 i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
             ) | frozenset(s for a in node.actions for s in _spaces_of(a, node.state.table))
             allowed = changed | touched
-            dests: frozenset[int] | None = None if anywhere else allowed
+            dests: frozenset[int] | None = None if far else allowed
             if not allowed and (not node.pending or node.pending[0][0] != "done"):
                 # nothing changed and no DONE to consume: only a turn close can matter
                 allowed = frozenset()
