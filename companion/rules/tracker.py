@@ -77,11 +77,15 @@ class TrackerOptions:
     :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
         tracker ask the players.
     :param beam: search nodes kept per depth.
-    :param depth: search transitions per frame in the first pass (a whole turn and a bit).
-    :param module_depth: extra transitions in the first pass when expansion modules are in
+    :param quick_depths: transitions of the quick passes tried first; their moves only end on
+        spaces the picture changed (or a move of the story touched).
+    :param depth: search transitions per frame in the full pass (a whole turn and a bit). Its
+        moves may end on any space: a tower or a wizard moved on to a space and away again in
+        the same turn leaves that space as it was, and the true story goes through it.
+    :param module_depth: extra transitions in the full pass when expansion modules are in
         play.
-    :param deep_depth: transitions in the second pass, used when the first explains nothing
-        (a frame after two turns).
+    :param deep_depth: transitions in the deep pass, used after a frame that the full pass left
+        unexplained (a frame after two turns).
     :param wait_frames: unexplained stable frames before the mismatching spaces are reported.
     :param min_spaces: an observation must read at least this fraction of the spaces.
     :param lag_questions: after ``max_lag`` held steps, ask the players what the held
@@ -1053,9 +1057,12 @@ def _close_turn(
 
 
 def _search(
-    srch: _Search, hyp: _Hyp, target: Target, opts: TrackerOptions, depth: int, deep: bool
+    srch: _Search, hyp: _Hyp, target: Target, opts: TrackerOptions, depth: int, anywhere: bool
 ) -> list[_Node]:
-    """Terminal nodes reachable from ``hyp`` that explain ``target`` (all DONE markers used)."""
+    """Terminal nodes reachable from ``hyp`` that explain ``target`` (all DONE markers used).
+
+    Moves start on spaces the picture changed or the story touched; with ``anywhere`` they may
+    end on any space (a space passed through in the turn looks unchanged), else only there."""
     root_views = srch.view(hyp.state)
     changed = target.changed_from(root_views)
     root = _Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
@@ -1104,15 +1111,18 @@ def _search(
     if terminal_ok(root):
         terminals.append(root)
     level = [root]
-    for _ in range(depth):
+    for lvl in range(depth):
         seen = {}
+        # a move ending on a space the picture shows unchanged must be moved on again: never on
+        # the last level
+        far = anywhere and lvl < depth - 1
         for node in level:
             node_views = srch.view(node.state)
             touched = frozenset(
                 i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
             ) | frozenset(s for a in node.actions for s in _spaces_of(a, node.state.table))
             allowed = changed | touched
-            dests: frozenset[int] | None = None if deep else allowed
+            dests: frozenset[int] | None = None if far else allowed
             if not allowed and (not node.pending or node.pending[0][0] != "done"):
                 # nothing changed and no DONE to consume: only a turn close can matter
                 allowed = frozenset()
@@ -1672,8 +1682,13 @@ class Tracker:
         best_mismatch: tuple[int, ...] = ()
         # expansion turns are longer: a feather's extra card, free spells, fountain casts
         more = opts.module_depth if self._root.modules is not None else 0
+        # (destinations anywhere, depth, good enough, roots): the quick passes only end moves
+        # on spaces that changed; the full pass anywhere, since a piece staged on a space and
+        # moved on in the same turn (two moves of one tower, 16 -> 4 -> 8) leaves that space
+        # unchanged, and a guided search then finds only wrong stories (another root's hidden
+        # wizards, moves after the DONE): the 2-player bench lost 40 % of its turns to them
         passes = [(False, d, opts.exact, len(self._hyps)) for d in opts.quick_depths] + [
-            (False, opts.depth + more, target.bad_frame, opts.full_roots),
+            (True, opts.depth + more, target.bad_frame, opts.full_roots),
         ]
         if self._unexplained >= 1:
             # the previous frame was not explained either: not a hand in the picture but more
@@ -1681,7 +1696,7 @@ class Tracker:
             passes.append((True, opts.deep_depth, target.bad_frame, opts.deep_roots))
         if self._per_action():
             opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
-        for deep, depth, good, nroots in passes:
+        for anywhere, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
             roots = sorted(self._hyps, key=lambda h: h.cost)[:nroots]
@@ -1694,7 +1709,7 @@ class Tracker:
                 groups.setdefault(gkey, []).append(h)
             for members in groups.values():
                 lead = members[0]
-                found = _search(srch, lead, target, opts, depth, deep)
+                found = _search(srch, lead, target, opts, depth, anywhere)
                 for n in found:
                     if n.obs_cost < best_obs:
                         best_obs = n.obs_cost
