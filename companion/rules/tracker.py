@@ -752,13 +752,7 @@ _BASE_SPELLS = frozenset(
 def _web_end(tb: Table, s: int, d: int) -> int:
     """Where a piece moved clockwise from ``s`` to ``d`` stops after web continuation
     (R-MOD-WEB-2, OPEN-19: again while it ends on a web; at most 8 bounces)."""
-    length = tb.length
-    seg = _ring(length, s, d)
-    for _ in range(8):
-        if tb.special[d] != "web":
-            return d
-        d = (d - 1 + seg) % length + 1
-    return d
+    return _step_end(tb, s, _ring(tb.length, s, d))
 
 
 def _step_end(tb: Table, s: int, step: int) -> int:
