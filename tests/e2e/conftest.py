@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +19,6 @@ import pytest
 from companion.service.app import Companion
 from companion.service.parts import Parts
 from companion.service.testing import sim_config
-from companion.service.webclient import PhoneClient, WebError
 
 # Fast but complete scenes: at 5 fps and 1.6 s per action a hand is over the board for one frame
 # on each side of the move and the board is still for six frames (1.2 s of frame time: the
@@ -116,51 +114,6 @@ def companion_factory(tmp_path):
     yield make
     for c in made:
         c.stop()
-
-
-class WebAnswerer:
-    """A player at the table who knows what really happened and answers the tracker's questions
-    on the host's phone, through the web API (a background thread)."""
-
-    def __init__(self, companion: Companion) -> None:
-        self.c = companion
-        self.phone = PhoneClient(companion.url)
-        assert self.phone.join(companion.service.host_token) in (200, 303)
-        self.answered: list[tuple[str, str]] = []
-        self.errors: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> WebAnswerer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.05):
-            try:
-                snap = self.phone.state("host")
-            except Exception as exc:  # the server is stopping
-                self.errors.append(str(exc))
-                continue
-            q = snap.get("question")
-            if not q:
-                continue
-            driver = self.c.service.driver
-            option = self.c.table.game.answer_for(q, driver.candidates(q))
-            if option is None:
-                continue
-            try:
-                self.phone.command(
-                    {"command": "answer", "question": q["id"], "option": option}, "host"
-                )
-                self.answered.append((q["id"], option))
-            except WebError as exc:
-                if exc.status != 409:  # 409: already answered / a newer question
-                    self.errors.append(str(exc))
 
 
 def write_config(tmp_path: Path, sections: dict[str, dict[str, object]]) -> Path:

@@ -17,10 +17,10 @@ from companion.service.record import (
     replay,
     same_table,
 )
-from companion.service.testing import finish_game, wait_until
+from companion.service.testing import HostPhoneAnswerer, finish_game, wait_until
 from companion.service.webclient import PhoneClient
 
-from .conftest import WebAnswerer, vision_blocker
+from .conftest import vision_blocker
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +46,7 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
     trapped wizard) equals the truth, the table page shows it."""
     c.start()
     assert c.table.vision_ok, f"simulated camera not running: {c.table.missing}"
-    answerer = WebAnswerer(c).start()
+    answerer = HostPhoneAnswerer(c).start()
     try:
         finish_game(c, timeout_s=240)
     finally:
