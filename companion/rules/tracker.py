@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -1224,18 +1224,31 @@ def _protect_variants(
 
 def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
     """The ``beam`` best nodes by rank, at most ``per_board`` of them per board: variants that
-    differ only in turn counters, pending dice or potions must not crowd out other boards. With
+    differ only in turn counters, pending dice or potions must not crowd out other boards (in
+    the base game a kept board's other potion counts come on top, up to ``per_board``). With
     the expansion a board's second node must differ from the first in more than the order of
     its spells and cards (e.g. in feathers: the raven moved before or after the move)."""
     out: list[_Node] = []
     count: dict[tuple[Any, ...], int] = {}
     outcomes: set[tuple[Any, ...]] = set()
+    pots: set[tuple[Any, ...]] = set()
     for n in sorted(nodes, key=lambda n: n.rank):
         st = n.state
         k = board_key(st)
         c = count.get(k, 0)
+        pk = (k, st.potions)
+        if pk not in pots and len(out) >= beam and 0 < c < 2 * per_board and st.modules is None:
+            # another potion count of a kept board, beyond the beam: a spell the camera cannot
+            # tell from a card (R-SPELL-6) must not fall out behind the cards of other boards
+            pots.add(pk)
+            count[k] = c + 1
+            out.append(n)
+            continue
+        if len(out) >= beam:
+            continue
         if c >= per_board:
             continue
+        pots.add(pk)
         if st.modules is not None:
             # the same table reached by another order of moves (a spell before or after a
             # card: another cast window) is not a second story: with the expansion a hidden
@@ -1248,8 +1261,6 @@ def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
             outcomes.add(o)
         count[k] = c + 1
         out.append(n)
-        if len(out) >= beam:
-            break
     return out
 
 
@@ -1586,7 +1597,24 @@ class Tracker:
             raise ValueError(f"answer: {question_id!r} is not the open question")
         if type(option) is not int or not 0 <= option < len(q.options):
             raise ValueError(f"answer: option must be 0..{len(q.options) - 1}")
-        keep = self._question_groups[option]
+        groups = self._question_groups
+        keep = groups[option]
+        split = _answer_key(groups)
+        if split is not None:
+            # the answer tells what the players saw (the board, a player's potions, whose
+            # turn), nothing more: every story of that turn that agrees with it stays, also
+            # those the question left out (further from the best: another potion count of the
+            # chosen board, a spell instead of a card), else the true potions are lost with
+            # the other options
+            chosen = {split(h.state) for h in keep}
+            turns = {h.state.turn.player for h in keep}
+            keep = keep + tuple(
+                h
+                for h in self._hyps
+                if split(h.state) in chosen
+                and h.state.turn.player in turns
+                and not any(h is g for g in keep)
+            )
         self._hyps = self._prune(keep)
         self._question = None
         self._question_groups = ()
@@ -1693,14 +1721,21 @@ class Tracker:
         for anywhere, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
-            roots = sorted(self._hyps, key=lambda h: h.cost)[:nroots]
+            roots = sorted(self._hyps, key=lambda h: h.cost)
             # hypotheses that differ only in potions share one search: the best of them is
-            # searched, the others replay its explanations (a spell they cannot pay fails)
+            # searched, the others replay its explanations (a spell they cannot pay fails);
+            # ``nroots`` limits the searches; a searched board's potion stories further down
+            # are replayed too (up to ``keep_per_board``): the true potions, a spell or two
+            # behind the cheapest story, would be dropped
             groups: dict[tuple[Any, ...], list[_Hyp]] = {}
-            for h in roots:
+            for i, h in enumerate(roots):
                 t = h.state.turn
                 gkey = (board_key(h.state), t, h.state.game, h.pending, h.implicit)
-                groups.setdefault(gkey, []).append(h)
+                if gkey in groups:
+                    if i < nroots or len(groups[gkey]) < opts.keep_per_board:
+                        groups[gkey].append(h)
+                elif i < nroots:
+                    groups[gkey] = [h]
             for members in groups.values():
                 lead = members[0]
                 found = _search(srch, lead, target, opts, depth, anywhere)
@@ -1834,6 +1869,12 @@ class Tracker:
                     # is never taken on its cost alone
                     break
             meet = _meeting(paths, limit)
+            if meet is None and not _same_now(near):
+                # they never meet in one state (a move of the next player already, or not),
+                # but from some step on they agree on all the players can see and count: what
+                # comes before is committed as one stretch, not the best's steps (they claim
+                # the best's potions: a spell now instead of the true one turns ago)
+                meet = _meeting(paths, limit, _table_key)
             if meet is None:
                 if _same_now(near):
                     break  # they meet in the newest step: one more frame
@@ -2095,14 +2136,23 @@ def _advance(hyps: Sequence[_Hyp], m: int, base: float) -> tuple[_Hyp, ...]:
     return tuple(out)
 
 
-def _meeting(paths: Sequence[Sequence[_Step]], limit: int) -> int | None:
+def _meeting(
+    paths: Sequence[Sequence[_Step]],
+    limit: int,
+    key_of: Callable[[GameState], tuple[Any, ...]] = state_key,
+) -> int | None:
     """The first step (below ``limit``) after which every trail of ``paths`` is in the same
-    state, or None."""
+    state (the same ``key_of``), or None."""
     for j in range(limit):
-        key = state_key(paths[0][j].state)
-        if all(state_key(t[j].state) == key for t in paths[1:]):
+        key = key_of(paths[0][j].state)
+        if all(key_of(t[j].state) == key for t in paths[1:]):
             return j
     return None
+
+
+def _table_key(st: GameState) -> tuple[Any, ...]:
+    """The board, every player's potions, whose turn and the game's progress."""
+    return (board_key(st), st.potions, st.turn.player, st.game)
 
 
 def _shared_stretch(
@@ -2202,6 +2252,28 @@ def _lag_question(
     if len(by_turn) > 1:
         options = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
         return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn)
+    return None
+
+
+def _answer_key(
+    groups: Sequence[Sequence[_Hyp]],
+) -> Callable[[GameState], Any] | None:
+    """What a question's options differ in (the first of the board, one player's potions, all
+    potions, whose turn that no two options share), or None."""
+    if not groups or not groups[0]:
+        return None
+
+    def seat_potions(seat: int) -> Callable[[GameState], Any]:
+        return lambda st: st.potions[seat][:2]
+
+    seats = range(len(groups[0][0].state.table.colours))
+    keys: list[Callable[[GameState], Any]] = [board_key]
+    keys += [seat_potions(seat) for seat in seats]
+    keys += [lambda st: st.potions, lambda st: st.turn.player]
+    for key in keys:
+        sets = [{key(h.state) for h in g} for g in groups]
+        if all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1 :]):
+            return key
     return None
 
 

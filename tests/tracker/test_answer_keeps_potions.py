@@ -1,0 +1,69 @@
+"""An answer to a board question (which tower moved, what lies hidden) tells the tracker the
+board, nothing about potions: a 2-space tower move by a card and by Advance a Tower look alike
+(R-POTION-1, R-SPELL-1, R-SPELL-6), so every potion story of the chosen board must survive the
+answer. Otherwise the true potion count is dropped with the other options and every later
+commit claims potions the table never had."""
+
+from __future__ import annotations
+
+from companion.bench.tracking import true_option
+from companion.rules.model import Config
+from companion.rules.simulate import CameraNoise, SimGame, simulate, truth_key
+from companion.rules.tracker import Tracker, board_key
+
+
+def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:
+    """Feed the first ``inputs`` inputs, answering as the players would; returns the tracker,
+    the questions asked and the input indices of commits that are not in the truth's history
+    (in order: board, potions, whose turn)."""
+    tr = Tracker(sim.start)
+    truths = [truth_key(s) for s in sim.truths]
+    pointer = 0
+    asked: list[str] = []
+    wrong: list[int] = []
+    for idx, inp in enumerate(sim.inputs[:inputs]):
+        up = inp.give(tr)
+        while up.question is not None:
+            asked.append(up.question.text)
+            option = true_option(tr, up, inp.truth)
+            assert option is not None, "an option holds the true board"
+            up = tr.answer(up.question.id, option)
+        for c in up.committed:
+            k = truth_key(c.state)
+            j = pointer
+            while j < len(truths) and truths[j] != k:
+                j += 1
+            if j < len(truths):
+                pointer = j
+            else:
+                wrong.append(idx)
+    return tr, asked, wrong
+
+
+def test_a_board_answer_keeps_the_true_potions_of_the_chosen_board():
+    # three players, seed 2000: at the tenth input the camera cannot tell where red's towers
+    # went; the story with the true potions (yellow cast Advance a Tower a turn earlier) is not
+    # among the closest ones the question offers, only its board is
+    sim = simulate(Config(player_count=3), 2000, CameraNoise(rate=0.01, gap="turn"))
+    tr, asked, wrong = _play(sim, 10)
+    assert any(q.startswith("The camera can't tell") for q in asked), "a board question"
+    truth = sim.inputs[9].truth
+    assert board_key(tr.state) == board_key(truth)
+    assert any(truth_key(s) == truth_key(truth) for s, _cost in tr.hypotheses), (
+        "the true potions stay a story after the answer"
+    )
+    assert not wrong
+
+
+def test_the_history_after_answers_claims_only_potions_the_table_had():
+    sim = simulate(Config(player_count=3), 2000, CameraNoise(rate=0.01, gap="turn"))
+    # up to a still frame about 16 turns in (after a DONE press the truth is ahead of it)
+    last = max(i for i in range(50) if sim.inputs[i].kind == "observation")
+    tr, asked, wrong = _play(sim, last + 1)
+    assert len(asked) >= 2
+    assert tr.history, "the game is being committed"
+    assert not wrong, f"commits with potions the table never had at inputs {wrong}"
+    truth = sim.inputs[last].truth
+    assert any(truth_key(s) == truth_key(truth) for s, _cost in tr.hypotheses), (
+        "the true potions are still one of the stories"
+    )
