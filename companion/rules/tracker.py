@@ -1065,6 +1065,7 @@ def _search(
     root.rank = root.score
     terminals: list[_Node] = []
     changed_idx = tuple(s - 1 for s in sorted(changed))
+    changed_set = frozenset(changed_idx)
     todo = opts.cost_todo
 
     def partial(views: list[SpaceView], full: float) -> float:
@@ -1078,6 +1079,16 @@ def _search(
             c = sc(idx, views[idx])
             if c > todo:
                 out += todo - c
+        if anywhere:
+            # a piece staged on a space the picture shows unchanged (moved there and on again
+            # later in the turn, a spell cast in between) is "still to explain" too: charged in
+            # full, the true story fell out of the beam behind stories that move the piece on
+            # at once (4-player all-module game: a headwind between two moves of one tower)
+            for idx, (v, r) in enumerate(zip(views, root_views, strict=True)):
+                if v is not r and v != r and idx not in changed_set:
+                    c = sc(idx, v)
+                    if c > todo:
+                        out += todo - c
         return out
 
     def terminal_ok(n: _Node) -> bool:
