@@ -1065,9 +1065,10 @@ def _search(
     root.rank = root.score
     terminals: list[_Node] = []
     changed_idx = tuple(s - 1 for s in sorted(changed))
+    changed_set = frozenset(changed_idx)
     todo = opts.cost_todo
 
-    def partial(views: list[SpaceView], full: float) -> float:
+    def partial(views: list[SpaceView], full: float, spell: bool = False) -> float:
         # a space where the picture changed and this path does not match it yet costs "still
         # to explain", not a mismatch: a later action of the turn may fix it (mid-turn states
         # look unlike the picture, and the true path must not fall out of the beam for that);
@@ -1078,6 +1079,19 @@ def _search(
             c = sc(idx, views[idx])
             if c > todo:
                 out += todo - c
+        if anywhere and spell:
+            # a piece staged on a space the picture shows unchanged (moved there and on again
+            # later in the turn) with a spell cast since is "still to explain" too: charged in
+            # full, the true story fell out of the beam behind stories that move the piece on
+            # at once (4-player all-module game: a headwind between two moves of one tower).
+            # Only after a spell: chains of moves through unchanged spaces charged so keep
+            # wrong stories in the beam that explain a frame the search is too short for (the
+            # 2-player all-module game then lost its board instead of searching deeper)
+            for idx, (v, r) in enumerate(zip(views, root_views, strict=True)):
+                if v is not r and v != r and idx not in changed_set:
+                    c = sc(idx, v)
+                    if c > todo:
+                        out += todo - c
         return out
 
     def terminal_ok(n: _Node) -> bool:
@@ -1090,7 +1104,8 @@ def _search(
         views = srch.view(child.state)
         child.obs_cost = target.cost(views)
         child.score = child.prior + child.obs_cost
-        child.rank = child.prior + partial(views, child.obs_cost)
+        spell = bool(child.actions) and isinstance(child.actions[-1], Cast | Feather)
+        child.rank = child.prior + partial(views, child.obs_cost, spell)
         key = (state_key(child.state), child.pending, child.implicit)
         old = seen.get(key)
         if old is None:
