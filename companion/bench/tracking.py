@@ -26,6 +26,7 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from companion.rules.actions import Action
@@ -33,7 +34,7 @@ from companion.rules.bots import BOTS, Bot, _mark_page
 from companion.rules.expansion import page_cards
 from companion.rules.model import MODULES, Config, GameState
 from companion.rules.simulate import GAPS, CameraNoise, SimGame, simulate, truth_key
-from companion.rules.tracker import Tracker, TrackerUpdate, board_key
+from companion.rules.tracker import Question, Tracker, TrackerUpdate, board_key
 
 
 def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
@@ -54,14 +55,79 @@ def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> in
     return None
 
 
+def answer_as_players(
+    tracker: Tracker,
+    update: TrackerUpdate,
+    truth: GameState,
+    asked: list[Question] | None = None,
+    limit: int = 5,
+) -> TrackerUpdate:
+    """Answer the open question, and any that follows it (at most ``limit`` in a row), with the
+    option that holds the truth (:func:`true_option`), as the players at the table would.
+
+    :param asked: when given, each question put is appended to it.
+    :returns: the update after the last answer; its question is still open when no option
+        holds the truth (or after ``limit`` answers).
+    """
+    for _ in range(limit):
+        if update.question is None:
+            break
+        if asked is not None:
+            asked.append(update.question)
+        option = true_option(tracker, update, truth)
+        if option is None:
+            break
+        update = tracker.answer(update.question.id, option)
+    return update
+
+
+class TruthWalk:
+    """Scores committed states against the true history (``states``: after the setup and after
+    each true action, in order), walked forward as the commits come.
+
+    A commit is wrong when its :func:`~companion.rules.simulate.truth_key` (board with hidden
+    wizards and tiers, potions, whose turn) is not among the true states from the previous
+    right commit on; a wrong board commit is one whose board is not among them either.
+    """
+
+    def __init__(self, states: Sequence[GameState]) -> None:
+        self.states = states
+        self._keys = [truth_key(s) for s in states]
+        self._pointer = 0
+        self._board_pointer = 0
+        self.wrong = 0
+        self.wrong_board = 0
+
+    def check(self, state: GameState) -> bool:
+        """Count one committed state; True when it is in the true history."""
+        k = truth_key(state)
+        j = self._pointer
+        while j < len(self._keys) and self._keys[j] != k:
+            j += 1
+        if j < len(self._keys):
+            self._pointer = j
+            return True
+        self.wrong += 1
+        bk = board_key(state)
+        at = next(
+            (
+                i
+                for i in range(self._board_pointer, len(self.states))
+                if board_key(self.states[i]) == bk
+            ),
+            None,
+        )
+        if at is None:
+            self.wrong_board += 1
+        else:
+            self._board_pointer = at
+        return False
+
+
 def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
     """Feed one simulated game to a fresh tracker; returns per-game figures."""
     tracker = Tracker(sim.start)
-    truths = [truth_key(s) for s in sim.truths]
-    pointer = 0
-    wrong = 0
-    wrong_board = 0
-    bpointer = 0
+    walk = TruthWalk(sim.truths)
     questions: set[str] = set()
     turn_ok: dict[int, bool] = {}
     turn_pot: dict[int, bool] = {}
@@ -76,33 +142,11 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
             update = tracker.dice(inp.rolls, inp.dice_allowed)
         else:
             update = tracker.end_turn()
-        for _ in range(5):
-            if update.question is None:
-                break
-            questions.add(update.question.id)
-            truth = inp.truth
-            opt = true_option(tracker, update, truth)
-            if opt is None:
-                break
-            update = tracker.answer(update.question.id, opt)
+        asked: list[Question] = []
+        update = answer_as_players(tracker, update, inp.truth, asked)
+        questions.update(q.id for q in asked)
         for c in update.committed:
-            k = truth_key(c.state)
-            j = pointer
-            while j < len(truths) and truths[j] != k:
-                j += 1
-            if j < len(truths):
-                pointer = j
-            else:
-                wrong += 1
-                bk = board_key(c.state)
-                if not any(board_key(s) == bk for s in sim.truths[bpointer:]):
-                    wrong_board += 1
-                else:
-                    bpointer = next(
-                        i
-                        for i in range(bpointer, len(sim.truths))
-                        if board_key(sim.truths[i]) == bk
-                    )
+            walk.check(c.state)
         last_of_stop = inp.kind == "observation" and (
             idx + 1 == len(inputs) or inputs[idx + 1].kind != "observation"
         )
@@ -124,8 +168,8 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
         "turns_potions_correct": sum(turn_pot.values()),
         "exact_hidden": board_key(best) == board_key(final),
         "potions_exact": best.potions == final.potions,
-        "wrong_commits": wrong,
-        "wrong_board_commits": wrong_board,
+        "wrong_commits": walk.wrong,
+        "wrong_board_commits": walk.wrong_board,
         "questions": len(questions),
     }
 

@@ -6,10 +6,10 @@ commit claims potions the table never had."""
 
 from __future__ import annotations
 
-from companion.bench.tracking import true_option
+from companion.bench.tracking import TruthWalk, answer_as_players
 from companion.rules.model import Config
 from companion.rules.simulate import CameraNoise, SimGame, simulate, truth_key
-from companion.rules.tracker import Tracker, board_key
+from companion.rules.tracker import Question, Tracker, board_key
 
 
 def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:
@@ -17,27 +17,14 @@ def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:
     the questions asked and the input indices of commits that are not in the truth's history
     (in order: board, potions, whose turn)."""
     tr = Tracker(sim.start)
-    truths = [truth_key(s) for s in sim.truths]
-    pointer = 0
-    asked: list[str] = []
+    walk = TruthWalk(sim.truths)
+    asked: list[Question] = []
     wrong: list[int] = []
     for idx, inp in enumerate(sim.inputs[:inputs]):
-        up = inp.give(tr)
-        while up.question is not None:
-            asked.append(up.question.text)
-            option = true_option(tr, up, inp.truth)
-            assert option is not None, "an option holds the true board"
-            up = tr.answer(up.question.id, option)
-        for c in up.committed:
-            k = truth_key(c.state)
-            j = pointer
-            while j < len(truths) and truths[j] != k:
-                j += 1
-            if j < len(truths):
-                pointer = j
-            else:
-                wrong.append(idx)
-    return tr, asked, wrong
+        up = answer_as_players(tr, inp.give(tr), inp.truth, asked)
+        assert up.question is None, "an option holds the true board"
+        wrong.extend(idx for c in up.committed if not walk.check(c.state))
+    return tr, [q.text for q in asked], wrong
 
 
 def test_a_board_answer_keeps_the_true_potions_of_the_chosen_board():

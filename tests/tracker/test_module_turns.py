@@ -4,7 +4,7 @@ moves the piece on at once and shifts a move into the next player's turn."""
 
 from __future__ import annotations
 
-from companion.bench.tracking import true_option
+from companion.bench.tracking import answer_as_players
 from companion.rules.actions import Cast, MoveTower
 from companion.rules.model import Config
 from companion.rules.simulate import CameraNoise, simulate
@@ -39,13 +39,8 @@ def test_a_spell_between_two_moves_of_one_tower_keeps_the_true_table():
     for idx, inp in enumerate(sim.inputs):
         if inp.turns > 3:
             break
-        up = inp.give(tr)
-        for _ in range(5):
-            if up.question is None:
-                break
-            opt = true_option(tr, up, inp.truth)
-            assert opt is not None, "an option holds the truth"
-            up = tr.answer(up.question.id, opt)
+        up = answer_as_players(tr, inp.give(tr), inp.truth)
+        assert up.question is None, "an option holds the truth"
         nxt = sim.inputs[idx + 1]
         if inp.kind == "observation" and nxt.kind != "observation":
             st = tr.state
