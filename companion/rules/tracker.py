@@ -1688,10 +1688,12 @@ class Tracker:
             # the previous frame was not explained either: not a hand in the picture but more
             # happened than a turn (or a piece moved far): search deeper, destinations anywhere
             deep = opts.deep_depth
-            if any(sum(m[0] == "done" for m in h.pending) >= 2 for h in self._hyps):
-                # two DONE presses since the last explained frame (its stop's frames were all
-                # too noisy): two whole turns to cross, and with spells a turn takes ``depth``
-                # transitions (6-player games lost the rest of the game to this)
+            if self._unexplained >= 2 and any(
+                sum(m[0] == "done" for m in h.pending) >= 2 for h in self._hyps
+            ):
+                # a stop's frames were all too noisy, then DONE was pressed again: two whole
+                # turns to cross, and with spells a turn takes ``depth`` transitions (6-player
+                # games lost the rest of the game to this)
                 deep = max(deep, 2 * opts.depth)
             passes.append((True, deep, target.bad_frame, opts.deep_roots))
         if self._per_action():
