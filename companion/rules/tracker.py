@@ -79,6 +79,10 @@ class TrackerOptions:
     :param beam: search nodes kept per depth.
     :param quick_depths: transitions of the quick passes tried first; their moves only end on
         spaces the picture changed (or a move of the story touched).
+    :param exact: a quick pass whose best story explains the frame within this (nats) ends the
+        search; below one misread field (3.5-3.9 nats), so a story that needs a misread (a
+        turn with a spell takes three transitions, more than a quick pass) lets the full pass
+        look for one that needs none.
     :param depth: search transitions per frame in the full pass (a whole turn and a bit). Its
         moves may end on any space: a tower or a wizard moved on to a space and away again in
         the same turn leaves that space as it was, and the true story goes through it.
@@ -128,7 +132,7 @@ class TrackerOptions:
     deep_roots: int = 3
     full_roots: int = 6
     quick_depths: tuple[int, ...] = (2,)
-    exact: float = 4.0
+    exact: float = 3.0
     wait_frames: int = 3
     min_spaces: float = 0.5
     expect_done: bool = True
@@ -1730,7 +1734,15 @@ class Tracker:
         if self._unexplained >= 1:
             # the previous frame was not explained either: not a hand in the picture but more
             # happened than a turn (or a piece moved far): search deeper, destinations anywhere
-            passes.append((True, opts.deep_depth, target.bad_frame, opts.deep_roots))
+            deep = opts.deep_depth
+            if self._unexplained >= 2 and any(
+                sum(m[0] == "done" for m in h.pending) >= 2 for h in self._hyps
+            ):
+                # a stop's frames were all too noisy, then DONE was pressed again: two whole
+                # turns to cross, and with spells a turn takes ``depth`` transitions (6-player
+                # games lost the rest of the game to this)
+                deep = max(deep, 2 * opts.depth)
+            passes.append((True, deep, target.bad_frame, opts.deep_roots))
         if self._per_action():
             opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
         for anywhere, depth, good, nroots in passes:
