@@ -79,10 +79,6 @@ class TrackerOptions:
     :param beam: search nodes kept per depth.
     :param quick_depths: transitions of the quick passes tried first; their moves only end on
         spaces the picture changed (or a move of the story touched).
-    :param exact: a quick pass whose best story explains the frame within this (nats) ends the
-        search; below one misread field (3.5-3.9 nats), so a story that needs a misread (a
-        turn with a spell takes three transitions, more than a quick pass) lets the full pass
-        look for one that needs none.
     :param depth: search transitions per frame in the full pass (a whole turn and a bit). Its
         moves may end on any space: a tower or a wizard moved on to a space and away again in
         the same turn leaves that space as it was, and the true story goes through it.
@@ -132,7 +128,7 @@ class TrackerOptions:
     deep_roots: int = 3
     full_roots: int = 6
     quick_depths: tuple[int, ...] = (2,)
-    exact: float = 3.0
+    exact: float = 4.0
     wait_frames: int = 3
     min_spaces: float = 0.5
     expect_done: bool = True
