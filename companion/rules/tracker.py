@@ -79,6 +79,11 @@ class TrackerOptions:
     :param beam: search nodes kept per depth.
     :param quick_depths: transitions of the quick passes tried first; their moves only end on
         spaces the picture changed (or a move of the story touched).
+    :param exact: a quick pass whose best story explains the frame within this (nats) ends the
+        search. 4.0 lets a story with one misread field (3.5-3.9 nats) end it: at 3.0 the
+        full pass that then runs lost the 4-player all-module bench game (seed 2000, input 7),
+        while it found a 6-player turn with a spell that the quick pass is too short for
+        (seed 3001, input 68).
     :param depth: search transitions per frame in the full pass (a whole turn and a bit). Its
         moves may end on any space: a tower or a wizard moved on to a space and away again in
         the same turn leaves that space as it was, and the true story goes through it.
