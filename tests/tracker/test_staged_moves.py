@@ -4,25 +4,31 @@ not keep the old board or take a wrong story that the picture happens to fit."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from test_ambiguity import T, play
+
 from companion.bench.tracking import answer_as_players
-from companion.rules.actions import Action, EndTurn, MoveTower
-from companion.rules.engine import apply, setup
-from companion.rules.model import CARD_KINDS, Config, GameState
-from companion.rules.simulate import CameraNoise, simulate
+from companion.rules.actions import EndTurn, MoveTower
+from companion.rules.engine import setup
+from companion.rules.model import Config
+from companion.rules.simulate import CameraNoise, SimGame, SimInput, simulate
 from companion.rules.tracker import Tracker, board_key
 from companion.rules.tracker_noise import expected_observation
 
-T = {
-    v: next(c for c in CARD_KINDS if c.type == "tower" and c.tower == v and not c.dice)
-    for v in range(1, 6)
-}
-"""Tower-only value cards T1..T5."""
 
-
-def play(state: GameState, *actions: Action) -> GameState:
-    for a in actions:
-        state, _ = apply(state, a)
-    return state
+def stops(sim: SimGame, last_turn: int) -> Iterator[tuple[Tracker, SimInput]]:
+    """Feed the game's inputs up to turn ``last_turn`` to a fresh tracker, answering every
+    question as the players would; yields the tracker and the input at the last still frame of
+    each stop (where the phones show the table until the next move)."""
+    tr = Tracker(sim.start)
+    for idx, inp in enumerate(sim.inputs):
+        if inp.turns > last_turn:
+            return
+        up = answer_as_players(tr, inp.give(tr), inp.truth)
+        assert up.question is None, "an option holds the truth"
+        if inp.kind == "observation" and sim.inputs[idx + 1].kind != "observation":
+            yield tr, inp
 
 
 def test_a_tower_moved_twice_through_an_empty_space_is_followed_from_one_frame():
@@ -47,15 +53,8 @@ def test_a_seeded_two_player_game_keeps_the_true_board_through_its_first_turns()
     yellow advances the stack carrying the castle on to her own wizard's space and moves
     it on, leaving that space as it was; the phones must show the true board after every turn."""
     sim = simulate(Config(player_count=2), 2001, CameraNoise(rate=0.01, gap="turn"), "greedy")
-    tr = Tracker(sim.start)
     checked = 0
-    for idx, inp in enumerate(sim.inputs):
-        if inp.turns > 15:
-            break
-        up = answer_as_players(tr, inp.give(tr), inp.truth)
-        assert up.question is None, "an option holds the truth"
-        nxt = sim.inputs[idx + 1]
-        if inp.kind == "observation" and nxt.kind != "observation":
-            assert board_key(tr.state) == board_key(inp.truth), f"after turn {inp.turns}"
-            checked += 1
+    for tr, inp in stops(sim, 15):
+        assert board_key(tr.state) == board_key(inp.truth), f"after turn {inp.turns}"
+        checked += 1
     assert checked >= 14
