@@ -1130,7 +1130,8 @@ def _search(
         # a move ending on a space the picture shows unchanged must be moved on again: never on
         # the last level
         far = anywhere and lvl < depth - 1
-        for node in level:
+        queue = list(level)
+        for node in queue:
             node_views = srch.view(node.state)
             touched = frozenset(
                 i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
@@ -1201,6 +1202,16 @@ def _search(
                                         closes=node.closes,
                                     )
                                 )
+                    t = base.turn
+                    if (
+                        isinstance(action, Feather)
+                        and action.use == "extra_card"
+                        and t.cards_used >= base.table.actions_per_turn + t.extra_card
+                    ):
+                        # a feather's extra card changes nothing the camera sees: the card it
+                        # pays for is searched at this level too, not one level later (a turn of
+                        # two cards, a spell, the feather and its card is longer than the pass)
+                        queue.append(child)
                 score(child)
         if not seen:
             break
@@ -1211,6 +1222,43 @@ def _search(
             )
         )
         level = _select(seen.values(), opts.beam, opts.beam_per_board)
+        # with the DONE pressed, a story that has only to close its turn needs no beam slot for
+        # it: the last move of a long turn, seen through a misread, ranks behind shorter stories
+        # still to be moved on and fell out just before its close (3-player all-module game:
+        # wizard, spell, tower, feather and its card, DONE). Not a level more: a quick pass
+        # would then end the search with a turn too short for its invisible spells; nor in the
+        # quick passes (their stories would end the search in place of the full pass's)
+        kept = {id(n) for n in level}
+        ready = (
+            n
+            for n in seen.values()
+            if anywhere
+            and n.pending
+            and n.pending[0][0] == "done"
+            and not n.implicit
+            and id(n) not in kept
+        )
+        for node in heapq.nsmallest(opts.beam, ready, key=lambda n: n.score):
+            got_c = _close_turn(srch, node.state, opts)
+            if got_c is None:
+                continue
+            nst, acts, evs, sts, extra = got_c
+            if opts.cost_before_done and _moved_this_turn(node.actions):
+                extra += opts.cost_before_done
+            child = _Node(
+                nst,
+                node.prior + extra,
+                node.actions + acts,
+                node.events + evs,
+                node.states + sts,
+                node.pending[1:],
+                False,
+                closes=node.closes + opts.cost_after_done,
+                alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
+            )
+            score(child)
+            if terminal_ok(child):
+                terminals.append(child)
     return terminals
 
 
@@ -1244,25 +1292,27 @@ def _protect_variants(
 
 def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
     """The ``beam`` best nodes by rank, at most ``per_board`` of them per board: variants that
-    differ only in turn counters, pending dice or potions must not crowd out other boards (in
-    the base game a kept board's other potion counts come on top, up to ``per_board``). With
+    differ only in turn counters, pending dice or potions must not crowd out other boards (a
+    kept board's other potion counts come on top, up to ``per_board``). With
     the expansion a board's second node must differ from the first in more than the order of
     its spells and cards (e.g. in feathers: the raven moved before or after the move)."""
     out: list[_Node] = []
     count: dict[tuple[Any, ...], int] = {}
     outcomes: set[tuple[Any, ...]] = set()
     pots: set[tuple[Any, ...]] = set()
+    more: list[_Node] = []
     for n in sorted(nodes, key=lambda n: n.rank):
         st = n.state
         k = board_key(st)
         c = count.get(k, 0)
         pk = (k, st.potions)
-        if pk not in pots and len(out) >= beam and 0 < c < 2 * per_board and st.modules is None:
+        if pk not in pots and 0 < c < 2 * per_board and (len(out) >= beam or c >= per_board):
             # another potion count of a kept board, beyond the beam: a spell the camera cannot
             # tell from a card (R-SPELL-6) must not fall out behind the cards of other boards
+            # nor behind its own board's other stories (with modules more spells are invisible)
             pots.add(pk)
             count[k] = c + 1
-            out.append(n)
+            more.append(n)
             continue
         if len(out) >= beam:
             continue
@@ -1281,7 +1331,7 @@ def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
             outcomes.add(o)
         count[k] = c + 1
         out.append(n)
-    return out
+    return out + more
 
 
 def _replay(
@@ -1830,11 +1880,18 @@ class Tracker:
         out: list[_Hyp] = []
         rest: list[_Hyp] = []
         count: dict[tuple[Any, ...], int] = {}
+        pots: set[tuple[Any, ...]] = set()
         for h in alive:
             k = board_key(h.state)
             c = count.get(k, 0)
-            if c < opts.keep_per_board and len(out) < opts.keep:
+            pk = (k, h.state.potions)
+            # another potion count of a board is another spell story, not a variant of one: it
+            # may take a board's slots up to twice (a spell cast between two cards ties with
+            # stories of other spells and fell out behind boards 7 nats further)
+            limit = opts.keep_per_board * (1 if pk in pots else 2)
+            if c < limit and len(out) < opts.keep:
                 count[k] = c + 1
+                pots.add(pk)
                 out.append(h)
             else:
                 rest.append(h)
