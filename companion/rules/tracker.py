@@ -1255,19 +1255,25 @@ def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
     count: dict[tuple[Any, ...], int] = {}
     outcomes: set[tuple[Any, ...]] = set()
     pots: set[tuple[Any, ...]] = set()
+    extra = 0
     for n in sorted(nodes, key=lambda n: n.rank):
         st = n.state
         k = board_key(st)
         c = count.get(k, 0)
         pk = (k, st.potions)
-        if pk not in pots and len(out) >= beam and 0 < c < 2 * per_board and st.modules is None:
-            # another potion count of a kept board, beyond the beam: a spell the camera cannot
-            # tell from a card (R-SPELL-6) must not fall out behind the cards of other boards
+        full = len(out) - extra >= beam
+        again = full or c >= per_board
+        if pk not in pots and again and 0 < c < 2 * per_board and st.modules is None:
+            # another potion count of a kept board, on top of the beam: a spell the camera
+            # cannot tell from a card (R-SPELL-6) must not fall out behind the cards of other
+            # boards, nor behind two card stories of its own board (6-player game seed 3001,
+            # input 4: a tower move, Advance a Tower, a wizard move; the spell ranked 11th)
             pots.add(pk)
             count[k] = c + 1
             out.append(n)
+            extra += 1
             continue
-        if len(out) >= beam:
+        if full:
             continue
         if c >= per_board:
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from companion.bench.tracking import answer_as_players
-from companion.rules.actions import Cast, EndTurn, MoveWizard
+from companion.rules.actions import Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.model import Config
 from companion.rules.simulate import CameraNoise, simulate
 from companion.rules.tracker import Tracker, board_key
@@ -64,3 +64,26 @@ def test_an_exact_picture_from_an_unlikely_story_does_not_end_the_search():
             assert board_key(tr.state) == board_key(inp.truth)
             assert tr.state.turn.player == inp.truth.turn.player
     assert stops == 3
+
+
+def test_a_spell_between_two_moves_keeps_its_potion_count():
+    """Six players (the bench's game, seed 3001). Blue's first turn: a tower moved with a die,
+    Advance a Tower on that stack, a wizard moved on to the space it left. Two card moves and a
+    wizard move make the same board without the spell, and they led the search at that point:
+    the spell's story (one potion emptied) must not fall out behind them. The phones must show
+    blue's potions right after the turn."""
+    sim = simulate(Config(player_count=6), 3001, CameraNoise(rate=0.01, gap="turn"), "greedy")
+    first = [type(a) for a in sim.actions[:4]]
+    assert first == [MoveTower, Cast, MoveWizard, EndTurn]
+    tr = Tracker(sim.start)
+    frames = 0
+    for inp in sim.inputs:
+        if inp.turns > 1:
+            break
+        up = answer_as_players(tr, inp.give(tr), inp.truth)
+        assert up.question is None, "an option holds the truth"
+        if inp.kind == "observation" and inp.turns == 1:
+            frames += 1
+            assert board_key(tr.state) == board_key(inp.truth)
+            assert tr.state.potions == inp.truth.potions
+    assert frames == 2
