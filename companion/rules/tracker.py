@@ -79,11 +79,14 @@ class TrackerOptions:
     :param beam: search nodes kept per depth.
     :param quick_depths: transitions of the quick passes tried first; their moves only end on
         spaces the picture changed (or a move of the story touched).
-    :param exact: a quick pass whose best story explains the frame within this (nats) ends the
-        search. 4.0 lets a story with one misread field (3.5-3.9 nats) end it: at 3.0 the
-        full pass that then runs lost the 4-player all-module bench game (seed 2000, input 7),
-        while it found a 6-player turn with a spell that the quick pass is too short for
-        (seed 3001, input 68).
+    :param exact: a quick pass ends the search with a story whose picture cost, plus how far
+        its hypothesis was behind the best one before the frame, is within this (nats): no
+        misread field (3.5-3.9 each), grown from a story about as likely as the best. A story
+        with one misread (3.91) ended it before the full pass found the true 6-player turn
+        with a spell, three steps against the quick pass's two (bench game seed 3001, input
+        68); and an exact picture reached from a hypothesis 11 nats behind the best ended it
+        with that wrong story alone (4-player all-module game seed 2000, input 4, when only
+        the picture counted).
     :param depth: search transitions per frame in the full pass (a whole turn and a bit). Its
         moves may end on any space: a tower or a wizard moved on to a space and away again in
         the same turn leaves that space as it was, and the true story goes through it.
@@ -133,7 +136,7 @@ class TrackerOptions:
     deep_roots: int = 3
     full_roots: int = 6
     quick_depths: tuple[int, ...] = (2,)
-    exact: float = 4.0
+    exact: float = 3.0
     wait_frames: int = 3
     min_spaces: float = 0.5
     expect_done: bool = True
@@ -1307,9 +1310,11 @@ def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
         c = count.get(k, 0)
         pk = (k, st.potions)
         if pk not in pots and 0 < c < 2 * per_board and (len(out) >= beam or c >= per_board):
-            # another potion count of a kept board, beyond the beam: a spell the camera cannot
-            # tell from a card (R-SPELL-6) must not fall out behind the cards of other boards
-            # nor behind its own board's other stories (with modules more spells are invisible)
+            # another potion count of a kept board, on top of the beam: a spell the camera
+            # cannot tell from a card (R-SPELL-6) must not fall out behind the cards of other
+            # boards, nor behind its own board's other stories (6-player game seed 3001, input
+            # 4: a tower move, Advance a Tower, a wizard move; the spell ranked 11th; with
+            # modules more spells are invisible)
             pots.add(pk)
             count[k] = c + 1
             more.append(n)
@@ -1796,9 +1801,14 @@ class Tracker:
             passes.append((True, deep, target.bad_frame, opts.deep_roots))
         if self._per_action():
             opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
+        # a quick pass's story ends the search by its picture cost plus its root's distance
+        # from the best root: an exact picture from a root 11 nats behind (another story of
+        # the last frame) is not what the full pass from the best roots would keep
+        base = min(h.cost for h in self._hyps)
         for anywhere, depth, good, nroots in passes:
             out = []
             best_obs = float("inf")
+            best_near = float("inf")
             roots = sorted(self._hyps, key=lambda h: h.cost)
             # hypotheses that differ only in potions share one search: the best of them is
             # searched, the others replay its explanations (a spell they cannot pay fails);
@@ -1821,6 +1831,7 @@ class Tracker:
                     if n.obs_cost < best_obs:
                         best_obs = n.obs_cost
                         best_mismatch = tuple(target.mismatched(srch.view(n.state)))
+                    best_near = min(best_near, lead.cost - base + n.obs_cost)
                     step = _Step(n.state, n.actions, n.events, n.states, n.alts)
                     out.append(
                         lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit)
@@ -1838,7 +1849,7 @@ class Tracker:
                                 alt_paths.append((a, got_r[1], got_r[2]))
                         step = _Step(rst, n.actions, revs, rsts, tuple(alt_paths))
                         out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
-            if best_obs <= good:
+            if (best_obs if anywhere else best_near) <= good:
                 break
         if not out or best_obs > target.bad_frame:
             if not best_mismatch:
