@@ -1146,24 +1146,10 @@ def _search(
                 allowed = frozenset()
             for base, action, prior, pending, implicit in _with_repairs(node, allowed, dests, opts):
                 if action is None:
-                    got_c = _close_turn(srch, node.state, opts)
-                    if got_c is None:
+                    closed = _closed(srch, node, opts, prior, pending, implicit)
+                    if closed is None:
                         continue
-                    nst, acts, evs, sts, extra = got_c
-                    if not implicit and opts.cost_before_done and _moved_this_turn(node.actions):
-                        extra += opts.cost_before_done
-                    child = _Node(
-                        nst,
-                        node.prior + prior + extra,
-                        node.actions + acts,
-                        node.events + evs,
-                        node.states + sts,
-                        pending,
-                        implicit,
-                        closes=node.closes
-                        + (opts.cost_after_close if implicit else opts.cost_after_done),
-                        alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
-                    )
+                    child = closed
                 else:
                     got = srch.apply(base, action)
                     if got is None:
@@ -1242,26 +1228,12 @@ def _search(
             and id(n) not in kept
         )
         for node in heapq.nsmallest(opts.beam, ready, key=lambda n: n.score):
-            got_c = _close_turn(srch, node.state, opts)
-            if got_c is None:
+            done = _closed(srch, node, opts, 0.0, node.pending[1:], False)
+            if done is None:
                 continue
-            nst, acts, evs, sts, extra = got_c
-            if opts.cost_before_done and _moved_this_turn(node.actions):
-                extra += opts.cost_before_done
-            child = _Node(
-                nst,
-                node.prior + extra,
-                node.actions + acts,
-                node.events + evs,
-                node.states + sts,
-                node.pending[1:],
-                False,
-                closes=node.closes + opts.cost_after_done,
-                alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
-            )
-            score(child)
-            if terminal_ok(child):
-                terminals.append(child)
+            score(done)
+            if terminal_ok(done):
+                terminals.append(done)
     return terminals
 
 
@@ -1291,6 +1263,35 @@ def _protect_variants(
     if len(hit) > 1:
         out.append(replace(action, witch_protect=tuple(hit)))
     return out
+
+
+def _closed(
+    srch: _Search,
+    node: _Node,
+    opts: TrackerOptions,
+    prior: float,
+    pending: tuple[Marker, ...],
+    implicit: bool,
+) -> _Node | None:
+    """``node`` with its turn closed (DONE pressed, or ``implicit``: the next player's move
+    shows it), ``prior`` (nats) added; None when the turn cannot end there."""
+    got = _close_turn(srch, node.state, opts)
+    if got is None:
+        return None
+    nst, acts, evs, sts, extra = got
+    if not implicit and opts.cost_before_done and _moved_this_turn(node.actions):
+        extra += opts.cost_before_done
+    return _Node(
+        nst,
+        node.prior + prior + extra,
+        node.actions + acts,
+        node.events + evs,
+        node.states + sts,
+        pending,
+        implicit,
+        closes=node.closes + (opts.cost_after_close if implicit else opts.cost_after_done),
+        alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
+    )
 
 
 def _select(nodes: Iterable[_Node], beam: int, per_board: int) -> list[_Node]:
