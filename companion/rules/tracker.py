@@ -1217,15 +1217,13 @@ def _search(
         # wizard, spell, tower, feather and its card, DONE). Not a level more: a quick pass
         # would then end the search with a turn too short for its invisible spells; nor in the
         # quick passes (their stories would end the search in place of the full pass's)
+        if not anywhere:
+            continue
         kept = {id(n) for n in level}
         ready = (
             n
             for n in seen.values()
-            if anywhere
-            and n.pending
-            and n.pending[0][0] == "done"
-            and not n.implicit
-            and id(n) not in kept
+            if n.pending and n.pending[0][0] == "done" and not n.implicit and id(n) not in kept
         )
         for node in heapq.nsmallest(opts.beam, ready, key=lambda n: n.score):
             done = _closed(srch, node, opts, 0.0, node.pending[1:], False)
