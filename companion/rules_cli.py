@@ -35,7 +35,7 @@ from companion.rules import (
     load_state,
     setup,
 )
-from companion.rules.bots import play
+from companion.sim.bots import play
 
 EXIT_MALFORMED = 2
 EXIT_ILLEGAL = 3

@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from companion.service.app import Companion
     from companion.service.parts import Parts
     from companion.service.record import hidden_positions, same_table
-    from companion.service.testing import (
+    from companion.sim.testing import (
         HostPhoneAnswerer,
         finish_game,
         settle,
@@ -426,8 +426,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
     """What the tracker committed and holds at the end, against the simulated truth (see the
     module doc, ``end_state``)."""
-    from companion.rules.tracker import board_key
     from companion.service.record import commit_check, hidden_positions, same_table
+    from companion.tracking.tracker import board_key
 
     record = companion.table.game.record
     tracker = getattr(companion.service.driver, "tracker", None)
@@ -488,7 +488,7 @@ def _name_the_board(companion: Any, slowest: dict[str, Any]) -> None:
         return
     record = companion.table.game.record
     if 0 <= step < len(record.actions):
-        from companion.rules.tracker import describe
+        from companion.tracking.tracker import describe
 
         with contextlib.suppress(Exception):
             slowest["true_action_text"] = describe(record.actions[step], record.states[step])
@@ -498,8 +498,8 @@ def _differences(a: Any, b: Any) -> list[str]:
     """What differs between two states, in players' words: ``board``, ``hidden wizards``,
     ``potions``, ``turn``, ``game`` (end trigger, turns left, over) and, with the expansion, its
     counts the camera cannot see (``witch_vials``, ``feathers``, ``armed``, ``free_casts``, …)."""
-    from companion.rules.tracker import board_key
     from companion.service.record import hidden_positions
+    from companion.tracking.tracker import board_key
 
     out = []
     if board_key(a) != board_key(b):

@@ -1,6 +1,6 @@
 """``companion bench render [--frames N] [--seed S] [--session]``: time per rendered frame.
 
-A thin entry to ``python -m companion.vision.render time`` so every benchmark sits under
+A thin entry to ``python -m companion.sim.render time`` so every benchmark sits under
 ``companion bench``.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 def main(argv: list[str]) -> int:
-    from companion.vision.render import main as render_main
+    from companion.sim.render import main as render_main
 
     rc: int = render_main(["time", *argv])
     return rc

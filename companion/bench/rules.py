@@ -25,7 +25,7 @@ from typing import Any
 
 from companion.rules import MODULES, Config, GameState, apply, legal_actions, setup
 from companion.rules.actions import Action
-from companion.rules.bots import play
+from companion.sim.bots import play
 
 TARGET_APPLIED_PER_S = 100_000
 

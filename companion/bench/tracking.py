@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from companion.rules.actions import Action
-from companion.rules.bots import BOTS, Bot, _mark_page
 from companion.rules.expansion import page_cards
 from companion.rules.model import MODULES, Config, GameState
-from companion.rules.simulate import GAPS, CameraNoise, SimGame, simulate, truth_key
-from companion.rules.tracker import Question, Tracker, TrackerUpdate, board_key
+from companion.sim.bots import BOTS, Bot, _mark_page
+from companion.sim.simulate import GAPS, CameraNoise, SimGame, simulate, truth_key
+from companion.tracking.tracker import Question, Tracker, TrackerUpdate, board_key
 
 
 def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
@@ -85,7 +85,7 @@ class TruthWalk:
     """Scores committed states against the true history (``states``: after the setup and after
     each true action, in order), walked forward as the commits come.
 
-    A commit is wrong when its :func:`~companion.rules.simulate.truth_key` (board with hidden
+    A commit is wrong when its :func:`~companion.sim.simulate.truth_key` (board with hidden
     wizards and tiers, potions, whose turn) is not among the true states from the previous
     right commit on; a wrong board commit is one whose board is not among them either.
     """
@@ -176,7 +176,7 @@ def run_game(sim: SimGame, timings: list[float]) -> dict[str, Any]:
 
 class _PageBot(Bot):
     """A seat's bot whose played page cards move the witch first (R-MOD-WITCH-2): the marking
-    of ``companion.rules.bots.play`` (a seeded share of the deck shows the page symbol,
+    of ``companion.sim.bots.play`` (a seeded share of the deck shows the page symbol,
     OPEN-12; a sealed witch is released with the right tower 4 times in 5)."""
 
     def __init__(self, inner: Bot, pages: frozenset[str], rng: random.Random) -> None:

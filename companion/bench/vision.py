@@ -1,12 +1,12 @@
 """``companion bench vision``: the detector and the stability gate on fresh renders.
 
 Each *session* is one table as a player would set it up: a random camera pose (tilt bucket),
-room light and look of the pieces (:func:`companion.vision.render.random_setup`). The colour
+room light and look of the pieces (:func:`companion.sim.render.random_setup`). The colour
 profile is sampled from a frame of the setup position rendered under a *different* random light
 (the light changes during an evening), then frames of random legal game states (seeded random
 play with the rules engine, a few to many actions from the setup) are read by the detector and
 compared with the renderer's ground truth. Once per session a hand passes over the still board
-(:func:`companion.vision.render.render_hand_sequence`) and the stability gate must stay silent
+(:func:`companion.sim.render.render_hand_sequence`) and the stability gate must stay silent
 while the hand is in view.
 
 Figures: per-space error rates (tower count, top kind, wizard colours/counts, castle), board-exact
@@ -46,13 +46,13 @@ def random_game_state(
     modules: frozenset[str] = frozenset(),
 ) -> Any:
     """A legal game state reached by the rules engine's seeded bots (random or greedy players,
-    ``companion.rules.bots.play``) after a random number of actions from the setup.
+    ``companion.sim.bots.play``) after a random number of actions from the setup.
 
     :param rng: Python ``random.Random`` (seeded by the caller).
     :param modules: expansion modules in play (R-MOD-GEN-1); none = the base game.
     """
     from companion.rules import Config, setup
-    from companion.rules.bots import play
+    from companion.sim.bots import play
 
     config = Config(player_count=players, modules=modules)
     seed = rng.randrange(1 << 30)
@@ -199,15 +199,15 @@ def colour_confusion(
 def main(argv: list[str]) -> int:
     import cv2
 
-    from companion.vision.detector import Detector
-    from companion.vision.geometry import BoardGeometry
-    from companion.vision.profile import ProfileError, build_profile
-    from companion.vision.render import (
+    from companion.sim.render import (
         random_lighting,
         random_setup,
         render,
         render_hand_sequence,
     )
+    from companion.vision.detector import Detector
+    from companion.vision.geometry import BoardGeometry
+    from companion.vision.profile import ProfileError, build_profile
     from companion.vision.stability import StabilityGate
 
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__)

@@ -1,6 +1,6 @@
 """``companion bench web``: event streams and requests against the phone pages on loopback.
 
-A waitress server with :class:`~companion.web.fake.FakeTableService` runs in a child process
+A waitress server with :class:`~companion.sim.faketable.FakeTableService` runs in a child process
 (so its memory is measured alone); a seeded bot changes the game every second. The bench holds
 ``--clients`` Server-Sent-Event streams open and sends ``--rate`` requests per second (a mix of
 what the pages fetch) for ``--seconds``, then prints:
@@ -61,8 +61,8 @@ def _rss_mib(pid: int | None = None) -> tuple[float, float]:
 
 def _server(conn: Any, seed: int, period_s: float, threads: int) -> None:
     """Child process: fake table + waitress on a free loopback port until told to stop."""
+    from companion.sim.faketable import FakeTableService
     from companion.web import BackgroundServer, create_app
-    from companion.web.fake import FakeTableService
 
     svc = FakeTableService(seed=seed, setup={"players": 4})
     svc.change_log = []

@@ -48,7 +48,7 @@ free spell rights; None without modules, so the base game pays nothing). Card ac
 ``Feather(player, use, …)`` spends feathers; ``Cast(…, free=True)`` uses a magic tower or
 feather free spell.
 
-Bots: ``companion.rules.bots`` (``RandomBot(seed)``, ``GreedyBot(seed)``, ``play(config,
+Bots: ``companion.sim.bots`` (``RandomBot(seed)``, ``GreedyBot(seed)``, ``play(config,
 seed, "random")`` yields every applied step).
 
 Internals for fast code (tracker search): ``state.stacks[space-1]`` = tower indices bottom->top,

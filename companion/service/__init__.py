@@ -4,7 +4,7 @@
   detector, tracker, journal, web and LEDs (architecture.md, "Threads in the running service").
 * :mod:`companion.service.core` — :class:`~companion.service.core.CompanionService`, the one
   queue and the published snapshots (implements ``companion.web.service.TableService``).
-* :mod:`companion.service.simulation` / :mod:`~companion.service.simtable` — the embedded
+* :mod:`companion.sim.simulation` / :mod:`~companion.sim.simtable` — the embedded
   simulated table (seeded bots, rendered frames).
 * :mod:`companion.service.record` — ``companion record`` / ``companion replay``.
 * :mod:`companion.service.cli` — the command-line entry points.

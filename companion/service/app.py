@@ -115,7 +115,7 @@ class Companion:
         self._start_hardware()
         self.mode = self._choose_mode()
         if self.mode == "simulated":
-            from companion.service.simulation import SimulatedTable
+            from companion.sim.simulation import SimulatedTable
 
             self.table = SimulatedTable(self)
             self.table.prepare()

@@ -1,6 +1,6 @@
 """The game the service keeps: rules configuration, the tracker, and the views it publishes.
 
-:class:`GameSession` wraps the tracker (``companion.rules.tracker.Tracker``) behind the inputs of
+:class:`GameSession` wraps the tracker (``companion.tracking.tracker.Tracker``) behind the inputs of
 architecture.md — observations, dice, DONE, answers, undo, corrections — and turns its updates into
 what the service publishes: the tracked state, the open question, a health line and log lines.
 When the tracker is not installed the session still sets the game up and shows the setup position,

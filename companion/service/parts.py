@@ -14,14 +14,14 @@ from types import ModuleType
 
 PART_MODULES: dict[str, str] = {
     "rules": "companion.rules",
-    "bots": "companion.rules.bots",
-    "tracker": "companion.rules.tracker",
+    "bots": "companion.sim.bots",
+    "tracker": "companion.tracking.tracker",
     "journal": "companion.journal",
     "sources": "companion.vision.sources",
     "camera": "companion.vision.camera",
     "geometry": "companion.vision.geometry",
     "markers": "companion.vision.markers",
-    "render": "companion.vision.render",
+    "render": "companion.sim.render",
     "profile": "companion.vision.profile",
     "detector": "companion.vision.detector",
     "stability": "companion.vision.stability",
@@ -96,7 +96,7 @@ class Parts:
             return self._status[name]
 
     def missing_line(self, *names: str) -> str:
-        """``"tracker (companion.rules.tracker: not installed yet …)"`` for each missing part."""
+        """``"tracker (companion.tracking.tracker: not installed yet …)"`` for each missing part."""
         out = []
         for n in names:
             s = self.status(n)

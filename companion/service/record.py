@@ -292,7 +292,7 @@ def hidden_positions(state: Any) -> list[list[Any]]:
 def same_table(a: Any, b: Any) -> bool:
     """Two states show the same table: towers per stack by kind, wizards of each colour (hidden
     ones with their tier), the castle, potions, turn and game progress."""
-    from companion.rules.tracker import state_key
+    from companion.tracking.tracker import state_key
 
     return bool(state_key(a) == state_key(b))
 
@@ -307,7 +307,7 @@ def commit_check(history: Any, truths: Any) -> tuple[int, int | None]:
     commit matching a state from before the previous commit's is wrong too. The index is -1
     for the setup; None when no commit is wrong.
     """
-    from companion.rules.tracker import board_key
+    from companion.tracking.tracker import board_key
 
     keys = [(board_key(t), t.potions) for t in truths]
     pointer, wrong, first = 0, 0, None
@@ -332,9 +332,9 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
     :raises RecordError: not a recording folder, or a file that cannot be read.
     """
     from companion.rules import Observation, dump_state
-    from companion.rules.tracker import Tracker
     from companion.service.game import GameSettings
     from companion.service.parts import Parts
+    from companion.tracking.tracker import Tracker
 
     path = Path(path)
     try:

@@ -1,6 +1,7 @@
 """The page snapshot: what ``TableService.snapshot(audience)`` returns, built in one place for
-the real service (``companion.service.core``) and the web fake (``companion.web.fake``), and the
-protocol's version counter and seat tokens they share (:class:`SeatTokens`).
+the real service (``companion.service.core``) and the web fake
+(``companion.sim.faketable``), and the protocol's version counter and seat tokens they share
+(:class:`SeatTokens`).
 
 The game part comes from ``companion.rules.view`` alone (``audience_view``), so what a page may
 show of hidden wizards and hands is decided by the rules core, never here.

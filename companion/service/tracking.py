@@ -3,7 +3,7 @@
 A driver keeps the game's tracked state and turns inputs (observations, dice, DONE, undo, host
 and player commands) into log lines, with the journal written before anything is published.
 
-* :class:`TrackedDriver` — the real thing: ``companion.rules.tracker.Tracker`` plus the journal
+* :class:`TrackedDriver` — the real thing: ``companion.tracking.tracker.Tracker`` plus the journal
   (``companion.journal``), restored from the journal at start.
 * :class:`UntrackedDriver` — stands in while the tracker is not installed: it sets the game up
   and shows the setup position (or, on the simulated table, the simulator's own truth, clearly

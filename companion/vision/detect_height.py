@@ -26,7 +26,7 @@ which the detector hands to the tracker.
 
 The model ships as ``detect_height.json`` (weights as JSON) beside this module and is
 reproduced by :func:`main` (``python -m companion.vision.detect_height``): it renders seeded
-random tables with :mod:`companion.vision.render` (seeds from :data:`TRAIN_SEED_BASE` upwards,
+random tables with :mod:`companion.sim.render` (seeds from :data:`TRAIN_SEED_BASE` upwards,
 disjoint from the tests' seeds below 1000 and from ``companion bench vision`` seeds 1..9999,
 which use ``seed * 1000 + i``), runs the detector's own feature extraction on each frame and fits
 the network to the renderer's ground truth. At run time only the frame, the pose and the board
@@ -247,10 +247,10 @@ def collect(
     from companion.bench.vision import TILT_BUCKETS, random_game_state
     from companion.rules import Config, dump_state, observe, setup
     from companion.rules.model import MODULES
+    from companion.sim.render import random_lighting, random_setup, render
     from companion.vision.detector import INSERT_KINDS, Detector
     from companion.vision.geometry import BoardGeometry
     from companion.vision.profile import ProfileError, build_profile
-    from companion.vision.render import random_lighting, random_setup, render
 
     geometry = BoardGeometry.default()
     xs: list[NDArray[np.float32]] = []

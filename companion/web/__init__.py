@@ -1,7 +1,7 @@
 """The phone pages: table view, each player's own view, the host page (Flask, served by waitress).
 
 ``create_app(config, service)`` builds the application on any
-:class:`~companion.web.service.TableService`; :class:`~companion.web.fake.FakeTableService`
+:class:`~companion.web.service.TableService`; :class:`~companion.sim.faketable.FakeTableService`
 stands in for the running companion in tests and development.
 """
 

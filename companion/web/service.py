@@ -2,8 +2,9 @@
 
 The web layer renders what a :class:`TableService` publishes and forwards what players and the
 host ask for; it holds no game logic and never filters game data itself. The running companion
-implements this protocol in ``companion.service``; :class:`~companion.web.fake.FakeTableService`
-implements it on top of the rules core for tests and development.
+implements this protocol in ``companion.service``;
+:class:`~companion.sim.faketable.FakeTableService` implements it on top of the rules core for tests
+and development.
 
 Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
 

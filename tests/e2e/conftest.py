@@ -18,7 +18,7 @@ import pytest
 
 from companion.service.app import Companion
 from companion.service.parts import Parts
-from companion.service.testing import sim_config
+from companion.sim.testing import sim_config
 
 # Fast but complete scenes: at 5 fps and 1.6 s per action a hand is over the board for one frame
 # on each side of the move and the board is still for six frames (1.2 s of frame time: the
@@ -49,7 +49,7 @@ def vision_blocker(seed: int, players: int = 3, modules: tuple[str, ...] = ()) -
     if missing:
         return f"vision parts missing: {missing}"
     from companion.rules import Config, observe, setup
-    from companion.service.simrender import SimCamera
+    from companion.sim.simrender import SimCamera
     from companion.vision.detector import Detector
     from companion.vision.stability import StabilityGate
 

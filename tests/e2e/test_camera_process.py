@@ -28,7 +28,7 @@ def camera_children(pid: int) -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"companion.service.simrender" in cmdline:
+        if ppid == pid and b"companion.sim.simrender" in cmdline:
             out.append(int(entry.name))
     return out
 

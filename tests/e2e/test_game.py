@@ -8,7 +8,6 @@ import json
 import pytest
 
 from companion.rules import dump_state
-from companion.rules.tracker import board_key
 from companion.service.parts import Parts
 from companion.service.record import (
     Recorder,
@@ -17,8 +16,9 @@ from companion.service.record import (
     replay,
     same_table,
 )
-from companion.service.testing import HostPhoneAnswerer, finish_game, wait_until
 from companion.service.webclient import PhoneClient
+from companion.sim.testing import HostPhoneAnswerer, finish_game, wait_until
+from companion.tracking.tracker import board_key
 
 from .conftest import vision_blocker
 

@@ -18,11 +18,11 @@ import pytest
 
 from companion.journal import INPUT_KINDS, Journal, apply_input, restore
 from companion.rules import Config, dump_state
-from companion.rules.tracker import Tracker, board_key
 from companion.service.parts import Parts
 from companion.service.record import hidden_positions, same_table
-from companion.service.simtable import SimTiming, SimulatedGame
 from companion.service.webclient import PhoneClient
+from companion.sim.simtable import SimTiming, SimulatedGame
+from companion.tracking.tracker import Tracker, board_key
 
 from .conftest import start_demo, write_config
 

@@ -8,7 +8,7 @@ import pytest
 
 from companion.rules import Config, check_invariants
 from companion.rules.actions import Cast, EndTurn, Feather
-from companion.rules.bots import GreedyBot, RandomBot, play
+from companion.sim.bots import GreedyBot, RandomBot, play
 
 
 @pytest.mark.parametrize("bot", ["random", "greedy"])

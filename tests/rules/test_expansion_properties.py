@@ -27,7 +27,7 @@ from companion.rules import (
     observe,
     setup,
 )
-from companion.rules.bots import play
+from companion.sim.bots import play
 
 COMBOS = [frozenset(c) for r in range(len(MODULES) + 1) for c in itertools.combinations(MODULES, r)]
 assert len(COMBOS) == 32

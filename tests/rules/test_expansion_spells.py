@@ -233,8 +233,8 @@ def test_expansion_action_fields_survive_json():
 
 def test_expansion_actions_and_events_read_as_sentences():
     from companion.rules import Config, describe_action, describe_event
-    from companion.rules.bots import play
     from companion.rules.model import MODULES
+    from companion.sim.bots import play
 
     seen = set()
     for step in play(Config(player_count=3, modules=frozenset(MODULES)), 3, "random"):

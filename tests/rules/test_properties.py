@@ -112,7 +112,7 @@ def test_random_legal_games_keep_every_invariant(cfg_known, data):
 @given(st.integers(2, 6), st.integers(0, 1000), st.integers(0, 30))
 def test_contains_agrees_with_enumeration(players, seed, plies):
     state = setup(Config(player_count=players, variant="master"), seed)
-    from companion.rules.bots import RandomBot
+    from companion.sim.bots import RandomBot
 
     bot = RandomBot(seed)
     for _ in range(plies):
@@ -253,7 +253,7 @@ def test_enumeration_is_complete_for_moves_and_spells(players, seed, plies, mast
     from dataclasses import replace
 
     from companion.rules import BASE_SPELLS
-    from companion.rules.bots import RandomBot
+    from companion.sim.bots import RandomBot
 
     config = Config(
         player_count=players, variant="master" if master else "base", spells=BASE_SPELLS

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from companion.rules import Config, MoveTower, apply
-from companion.rules.bots import play
 from companion.rules.text import describe_action, describe_event
+from companion.sim.bots import play
 
 from .conftest import T, position
 

@@ -8,7 +8,7 @@ import pytest
 
 from companion.service.app import Companion
 from companion.service.parts import Parts
-from companion.service.testing import sim_config
+from companion.sim.testing import sim_config
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def direct_companion(tmp_path):
 def finished_game(tmp_path_factory):
     """One simulated 3-player game (seed 4) played to its end without the camera picture and
     tracked; shared by the tests of a module that only read it."""
-    from companion.service.testing import finish_game
+    from companion.sim.testing import finish_game
 
     cfg = sim_config(tmp_path_factory.mktemp("finished") / "data", seed=4, players=3)
     c = Companion(

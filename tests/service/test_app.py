@@ -17,7 +17,7 @@ from companion.service.app import Companion
 from companion.service.parts import Parts
 from companion.service.record import Recorder, hidden_positions, replay
 from companion.service.sdnotify import SystemdNotifier
-from companion.service.testing import finish_game, sim_config
+from companion.sim.testing import finish_game, sim_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -156,7 +156,7 @@ def test_a_camera_source_without_calibration_runs_and_says_what_to_calibrate(tmp
     c.start()
     try:
         assert c.mode == "camera" and c.table is None
-        from companion.service.testing import wait_until
+        from companion.sim.testing import wait_until
 
         wait_until(lambda: c.camera.ended, 10, "the folder to end")
         report = c.service.health()
@@ -173,7 +173,7 @@ def test_without_a_picture_by_choice_the_service_is_healthy(tmp_path):
     c = Companion(cfg, Parts(), web=False, print_qr=False, out=io.StringIO())
     c.start()
     try:
-        from companion.service.testing import wait_until
+        from companion.sim.testing import wait_until
 
         wait_until(lambda: c.heartbeats.all_fresh(), 10, "every heartbeat")
         detail = c.service.health()["parts"]["camera"]["detail"]

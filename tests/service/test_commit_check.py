@@ -6,10 +6,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from companion.rules import Config
-from companion.rules.tracker import board_key
 from companion.service.parts import Parts
 from companion.service.record import commit_check
-from companion.service.simtable import SimulatedGame
+from companion.sim.simtable import SimulatedGame
+from companion.tracking.tracker import board_key
 
 
 def _game(seed: int, actions: int) -> list:

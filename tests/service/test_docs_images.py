@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from companion.rules import dump_state, observe
-from companion.service import docs_images
 from companion.service.parts import Parts
+from companion.sim import docs_images
 
 
 def test_the_pictured_position_shows_the_asked_players_trapped_wizard():

@@ -8,9 +8,9 @@ import dataclasses
 
 from companion.journal import Journal, JournaledTracker
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import Tracker
 from companion.service.pipeline import EarlyReading, reading_of
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.tracker import Tracker
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from companion.rules import Config, bots, dump_event
+from companion.rules import Config, dump_event
 from companion.service.game import describe_events
+from companion.sim import bots
 
 WIZARD_ID = re.compile(r"\b(blue|yellow|red|green|orange|purple)-\d\b")
 

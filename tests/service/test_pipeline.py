@@ -10,7 +10,7 @@ import numpy as np
 from companion.rules import Config, observe, setup
 from companion.service.heartbeat import Heartbeats
 from companion.service.pipeline import CameraThread, VisionWorker
-from companion.service.testing import wait_until
+from companion.sim.testing import wait_until
 from companion.vision.sources import FakeFrameSource
 
 

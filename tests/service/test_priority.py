@@ -12,7 +12,7 @@ from companion.service.core import CompanionService
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
 from companion.service.memory import IdleCollector
-from companion.service.testing import sim_config, wait_until
+from companion.sim.testing import sim_config, wait_until
 
 
 class AllocatingDriver:

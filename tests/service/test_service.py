@@ -8,7 +8,7 @@ from companion.config import ConfigError, load_config
 from companion.service.cli import run_main
 from companion.service.game import GameSettings
 from companion.service.record import hidden_positions, same_table
-from companion.service.testing import finish_game
+from companion.sim.testing import finish_game
 from companion.web.service import Audience, CommandError, TableService
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from companion.rules import Config
 from companion.service.parts import Parts
-from companion.service.simtable import SimTiming, SimulatedGame
+from companion.sim.simtable import SimTiming, SimulatedGame
 
 
 @pytest.mark.parametrize("cut", [5, 12, 20])

@@ -4,8 +4,8 @@ phone may see of hidden wizards, hands and questions."""
 from __future__ import annotations
 
 from companion.rules import Config, apply, setup
-from companion.rules.bots import BOTS
 from companion.service.snapshot import build_snapshot
+from companion.sim.bots import BOTS
 from companion.web.service import Audience
 
 

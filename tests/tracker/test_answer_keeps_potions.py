@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from companion.bench.tracking import TruthWalk, answer_as_players
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, SimGame, simulate, truth_key
-from companion.rules.tracker import Question, Tracker, board_key
+from companion.sim.simulate import CameraNoise, SimGame, simulate, truth_key
+from companion.tracking.tracker import Question, Tracker, board_key
 
 
 def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:

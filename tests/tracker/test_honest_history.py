@@ -13,8 +13,8 @@ import pytest
 
 from companion.bench.tracking import run_game
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import Tracker
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.tracker import Tracker
 
 
 def _action_frames(seed: int):

@@ -28,8 +28,8 @@ from companion.journal import (
 )
 from companion.rules.model import Config
 from companion.rules.observation import ObservationError
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import Tracker
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.tracker import Tracker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -144,8 +144,8 @@ WRITER = """
 import sys
 from companion.journal import Journal, JournaledTracker
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import Tracker
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.tracker import Tracker
 
 path, seed = sys.argv[1], int(sys.argv[2])
 sim = simulate(Config(player_count=2), seed, CameraNoise(rate=0.0, gap="action"))

@@ -8,8 +8,8 @@ from test_staged_moves import stops
 
 from companion.rules.actions import Cast, MoveTower
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import board_key
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.tracker import board_key
 
 ALL_MODULES = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
 

@@ -9,8 +9,8 @@ import re
 
 from companion.bench.tracking import true_option
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate, truth_key
-from companion.rules.tracker import Tracker
+from companion.sim.simulate import CameraNoise, simulate, truth_key
+from companion.tracking.tracker import Tracker
 
 QUESTION = re.compile(r"How many full potions does (\w+) have now\?")
 OPTION = re.compile(r"(\d+) full potions? and (\d+) empty")

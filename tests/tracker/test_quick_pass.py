@@ -10,8 +10,8 @@ from dataclasses import replace
 from companion.bench.tracking import answer_as_players
 from companion.rules.actions import Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import Tracker, board_key
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.tracker import Tracker, board_key
 
 
 def test_a_turn_with_a_spell_is_not_taken_for_a_misread_picture():

@@ -6,8 +6,8 @@ import pytest
 
 from companion.rules.actions import EndTurn, MoveTower, MoveWizard
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker_noise import expected_observation
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.noise import expected_observation
 
 
 @pytest.fixture(scope="module")

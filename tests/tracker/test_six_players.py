@@ -10,9 +10,9 @@ from dataclasses import replace
 from companion.rules.actions import Cast, EndTurn
 from companion.rules.model import Config
 from companion.rules.observation import Observation
-from companion.rules.simulate import CameraNoise, simulate
-from companion.rules.tracker import Tracker, board_key
-from companion.rules.tracker_noise import expected_observation
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.noise import expected_observation
+from companion.tracking.tracker import Tracker, board_key
 
 
 def _blurred(obs: Observation) -> Observation:

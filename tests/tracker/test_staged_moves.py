@@ -12,9 +12,9 @@ from companion.bench.tracking import answer_as_players
 from companion.rules.actions import EndTurn, MoveTower
 from companion.rules.engine import setup
 from companion.rules.model import Config
-from companion.rules.simulate import CameraNoise, SimGame, SimInput, simulate
-from companion.rules.tracker import Tracker, board_key
-from companion.rules.tracker_noise import expected_observation
+from companion.sim.simulate import CameraNoise, SimGame, SimInput, simulate
+from companion.tracking.noise import expected_observation
+from companion.tracking.tracker import Tracker, board_key
 
 
 def stops(sim: SimGame, last_turn: int) -> Iterator[tuple[Tracker, SimInput]]:

@@ -11,9 +11,9 @@ from companion.rules.actions import Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
 from companion.rules.observation import Observation, ObservationError, SpaceObservation
-from companion.rules.simulate import CameraNoise, noisy_observation, simulate
-from companion.rules.tracker import Tracker, board_key, state_key
-from companion.rules.tracker_noise import NoiseModel, Target, expected_observation, space_views
+from companion.sim.simulate import CameraNoise, noisy_observation, simulate
+from companion.tracking.noise import NoiseModel, Target, expected_observation, space_views
+from companion.tracking.tracker import Tracker, board_key, state_key
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
 T4 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 4 and not c.dice)

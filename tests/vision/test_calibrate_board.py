@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from companion.rules import Config, setup
+from companion.sim.render import render
 from companion.vision.calibrate_cli import main
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BOARD_DICTIONARY, MarkerDetector, estimate_board_pose
-from companion.vision.render import render
 
 
 @pytest.fixture(scope="module")

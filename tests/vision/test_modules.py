@@ -11,10 +11,10 @@ import pytest
 
 from companion.rules import Config, dump_state, observe, setup
 from companion.rules.observation import Observation, SpaceObservation
+from companion.sim.render import random_setup, render
 from companion.vision.detector import Detector
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile import build_profile
-from companion.vision.render import random_setup, render
 
 ALL = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
 TILTS = [(0.0, 10.0), (10.0, 20.0), (20.0, 35.0)]
@@ -157,7 +157,7 @@ def game_reader(seed: int, players: int, tilt: tuple[float, float]) -> tuple[Any
     frame under another light than the game's frames (the light changes during an evening)."""
     from dataclasses import replace
 
-    from companion.vision.render import random_lighting
+    from companion.sim.render import random_lighting
 
     state = setup(Config(player_count=players, modules=ALL), seed)
     geometry = BoardGeometry.default().with_track(dump_state(state)["track"])
@@ -201,7 +201,7 @@ class TestMagicTower:
         import random
 
         from companion.bench.vision import random_game_state
-        from companion.vision.render import random_lighting
+        from companion.sim.render import random_lighting
 
         nrng = np.random.default_rng(3)
         prng = random.Random(3)
@@ -269,7 +269,7 @@ class TestRavenToken:
         shows on the magic top only and is not the token's)."""
         from dataclasses import replace
 
-        from companion.vision.render import random_lighting
+        from companion.sim.render import random_lighting
 
         state, detector, (table, rng) = game_reader(seed, 4, (20.0, 35.0))
         warm = random_lighting(rng, kelvin_range=(2700.0, 3500.0), intensity_range=(1.2, 1.5))

@@ -218,9 +218,9 @@ class TestProfileFile:
 class TestCalibrateProfileCommand:
     def test_profile_from_a_rendered_setup_photo(self, tmp_path: Path) -> None:
         from companion.rules import Config, setup
+        from companion.sim.render import random_setup, render, write_camera_file
         from companion.vision.geometry import BoardGeometry
         from companion.vision.profile import main
-        from companion.vision.render import random_setup, render, write_camera_file
 
         rng = np.random.default_rng(301)
         table = random_setup(rng, BoardGeometry.default(), tilt_range=(5.0, 15.0))
@@ -238,8 +238,8 @@ class TestCalibrateProfileCommand:
         assert separation(profile, "red", "yellow") > 3.0
 
     def test_unreadable_photo_and_bad_arguments(self, tmp_path: Path) -> None:
+        from companion.sim.render import write_camera_file
         from companion.vision.profile import main
-        from companion.vision.render import write_camera_file
 
         write_camera_file(tmp_path / "camera.yml")
         cam = str(tmp_path / "camera.yml")
@@ -260,10 +260,10 @@ class TestExpansionSetup:
         untouched magic tower as a bare magic roof (its printed star is no wizard), no wizard on
         the inserts (a fountain read as six blue wizards) and the witch where she stands."""
         from companion.rules import Config, dump_state, observe, setup
+        from companion.sim.render import random_setup, render
         from companion.vision.detector import Detector
         from companion.vision.geometry import BoardGeometry
         from companion.vision.profile import build_profile
-        from companion.vision.render import random_setup, render
 
         modules = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
         state = setup(Config(player_count=4, modules=modules), seed=None)
@@ -304,10 +304,10 @@ class TestWizardSize:
         import dataclasses
 
         from companion.rules import Config, dump_state, setup
+        from companion.sim.render import random_setup, render
         from companion.vision.detector import Detector
         from companion.vision.geometry import BoardGeometry
         from companion.vision.profile import build_profile
-        from companion.vision.render import random_setup, render
 
         geometry = BoardGeometry.default()
         start = setup(Config(player_count=6), seed=None)

@@ -15,9 +15,7 @@ import pytest
 from companion.rules import Config, observe, setup
 from companion.rules.model import Track
 from companion.rules.serialize import dump_state
-from companion.vision.camera import CameraModel
-from companion.vision.geometry import BoardGeometry
-from companion.vision.render import (
+from companion.sim.render import (
     WIZARD_HSV,
     Lighting,
     RenderError,
@@ -29,6 +27,8 @@ from companion.vision.render import (
     simulated_camera,
     write_camera_file,
 )
+from companion.vision.camera import CameraModel
+from companion.vision.geometry import BoardGeometry
 
 ARUCO = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
 
@@ -243,7 +243,7 @@ class TestHands:
     def test_a_move_happens_under_the_hand(self) -> None:
         from itertools import islice
 
-        from companion.rules.bots import play
+        from companion.sim.bots import play
 
         steps = [st.state for st in islice(play(Config(player_count=3), 5, "random"), 8)]
         before, after = steps[5], steps[6]
@@ -313,7 +313,7 @@ class TestCameraAndLight:
         assert dim.mean() < 0.4 * bright.mean()
 
     def test_straight_down_view_shows_the_board_upright(self) -> None:
-        from companion.vision.render import look_at
+        from companion.sim.render import look_at
 
         g = BoardGeometry.default()
         cam = simulated_camera()

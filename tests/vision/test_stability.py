@@ -130,10 +130,10 @@ class TestRenderedHand:
 
         from companion.bench.vision import random_game_state
         from companion.rules import Config, setup
+        from companion.sim.render import random_setup, render, render_hand_sequence
         from companion.vision.detector import Detector
         from companion.vision.geometry import BoardGeometry
         from companion.vision.profile import build_profile
-        from companion.vision.render import random_setup, render, render_hand_sequence
 
         geometry = BoardGeometry.default()
         nrng = np.random.default_rng(seed)
@@ -222,7 +222,7 @@ class TestSimulatedTable:
     ) -> list:
         """Six identical frames of one still board at 5 fps (scene ``n``, ``hand`` held still
         over it) through detector and gate; the gate's decisions."""
-        from companion.service.simtable import Scene
+        from companion.sim.simtable import Scene
 
         img = cam.render_scene(Scene(state, hand, 6), n)
         out = []
@@ -237,9 +237,9 @@ class TestSimulatedTable:
     def game(config: Any, seed: int, actions: int) -> tuple[Any, Any, list[Any]]:
         """Camera, detector and the states of a seeded bot game (setup first)."""
         from companion.rules import apply, setup
-        from companion.rules.bots import BOTS
         from companion.service.parts import Parts
-        from companion.service.simrender import SimCamera
+        from companion.sim.bots import BOTS
+        from companion.sim.simrender import SimCamera
         from companion.vision.detector import Detector
 
         state = setup(config, seed)
@@ -269,7 +269,7 @@ class TestSimulatedTable:
     def test_a_hand_held_still_over_the_tall_stack_it_placed_is_not_reported(self) -> None:
         """The same move while the hand that placed the stack rests over it for 1.8 s."""
         from companion.rules import Config
-        from companion.service.simtable import Hand
+        from companion.sim.simtable import Hand
 
         cam, detector, states = self.game(Config(player_count=3), 3, 11)
         gate = StabilityGate()

@@ -10,9 +10,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from companion import rules
+from companion.sim.faketable import FakeTableService
 from companion.web import create_app
 from companion.web.app import CSRF_COOKIE, CSRF_HEADER
-from companion.web.fake import FakeTableService
 
 TEST_CONFIG = {"TESTING": True, "SSE_HEARTBEAT_S": 0.05, "SSE_MAX_S": 0.15}
 
@@ -39,7 +39,7 @@ def trapped_position(players: int = 4) -> rules.GameState:
 def played_position(players: int = 6, seed: int = 3, actions: int = 150) -> rules.GameState:
     """A position reached by seeded bots (trapped wizards of several colours, some wizards in
     the castle, potions spent)."""
-    from companion.rules.bots import RandomBot
+    from companion.sim.bots import RandomBot
 
     bot = RandomBot(seed)
     state = rules.setup(rules.Config(player_count=players), seed=seed)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from companion.sim.faketable import FakeTableService
 from companion.web import BackgroundServer, create_app
-from companion.web.fake import FakeTableService
 from companion.web.service import Audience
 
 from .conftest import trapped_position

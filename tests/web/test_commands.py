@@ -9,8 +9,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from companion.sim.faketable import FakeTableService
 from companion.web.app import CSRF_HEADER
-from companion.web.fake import FakeTableService
 from companion.web.service import Audience
 
 from .conftest import command, csrf, player_client

@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from companion.sim.faketable import FakeTableService
 from companion.web import create_app
-from companion.web.fake import FakeTableService
 from companion.web.service import HOST_COMMANDS, Audience
 
 from .conftest import TEST_CONFIG, command, join

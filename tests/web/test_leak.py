@@ -14,8 +14,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from companion import rules
+from companion.sim.faketable import FakeTableService
 from companion.web import create_app
-from companion.web.fake import FakeTableService
 from companion.web.service import Audience
 
 from .conftest import (

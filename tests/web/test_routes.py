@@ -8,9 +8,9 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from companion.sim.faketable import FakeTableService
 from companion.web import create_app
 from companion.web.app import CSP, CSRF_COOKIE, HOST_COOKIE, PLAYER_COOKIE
-from companion.web.fake import FakeTableService
 
 from .conftest import TEST_CONFIG, join, player_client
 

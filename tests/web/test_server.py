@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from companion.bench import web as bench_web
+from companion.sim.faketable import FakeTableService
 from companion.web import BackgroundServer, create_app, print_join_codes
-from companion.web.fake import FakeTableService
 from companion.web.layout import board_layout
 from companion.web.server import base_url, join_links
 

@@ -1,6 +1,6 @@
 """The embedded default: a simulated table in place of players, camera and buttons.
 
-:class:`SimulatedTable` lets seeded bots play (:class:`~companion.service.simtable.SimulatedGame`),
+:class:`SimulatedTable` lets seeded bots play (:class:`~companion.sim.simtable.SimulatedGame`),
 films them with the table renderer (:class:`SimulatedTableSource`, a ``FrameSource``) and sends
 the frames through the *real* detector, stability gate and tracker; the players' ROLL and DONE
 presses arrive as the hardware facade's events, and their phones answer the tracker's questions.
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from companion.service.game import GameSettings
-from companion.service.simtable import Scene, SceneCursor, SimTiming, SimulatedGame
+from companion.sim.simtable import Scene, SceneCursor, SimTiming, SimulatedGame
 from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,7 @@ class SimulatedTable:
     def _camera_process(self, size: tuple[int, int]) -> Any:
         """The simulated camera's child process, started once and kept across games (a new
         game sets up the camera of its seed)."""
-        from companion.service.simrender import SimCameraProcess
+        from companion.sim.simrender import SimCameraProcess
 
         cam = self.sim_camera
         if cam is not None and cam.alive and cam.size == size:

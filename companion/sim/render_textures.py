@@ -3,7 +3,7 @@ fountain/web inserts, setup marks and the ArUco marker sheets, drawn top-down in
 
 The board texture is an image of the board plane (z = 0) at ``ppm`` pixels per mm covering
 ``[-pad, width + pad] x [-pad, height + pad]`` mm; pixel ``(col, row)`` has its centre at
-``x = (col + 0.5) / ppm - pad`` mm. :mod:`companion.vision.render` warps it into the camera.
+``x = (col + 0.5) / ppm - pad`` mm. :mod:`companion.sim.render` warps it into the camera.
 Colours are BGR floats 0..255 before lighting.
 """
 

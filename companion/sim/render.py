@@ -24,7 +24,7 @@ Use::
 ``state`` is a :class:`~companion.rules.model.GameState` or the state JSON of state-model.md.
 Everything random comes from the ``numpy.random.Generator`` passed in: the same seed gives the
 same frame; within a session a still board draws the same pieces frame after frame (only noise
-and a little exposure flicker change). ``python -m companion.vision.render sample|time`` writes
+and a little exposure flicker change). ``python -m companion.sim.render sample|time`` writes
 example frames or measures the time per frame.
 
 The detector may use the frame and the camera file (:func:`write_camera_file`), as a
@@ -55,9 +55,7 @@ from companion.rules import observe
 from companion.rules.model import GameState
 from companion.rules.observation import COLOURS, Observation
 from companion.rules.serialize import dump_state, load_state
-from companion.vision.camera import CameraModel
-from companion.vision.geometry import BoardGeometry, TowerShape
-from companion.vision.render_textures import (
+from companion.sim.render_textures import (
     BoardArt,
     board_texture,
     hsv_colour,
@@ -66,6 +64,8 @@ from companion.vision.render_textures import (
     star_polygon,
     table_texture,
 )
+from companion.vision.camera import CameraModel
+from companion.vision.geometry import BoardGeometry, TowerShape
 
 FRAME_SIZE = (1536, 864)
 """Default frame size ``(w, h)`` px."""
@@ -121,7 +121,7 @@ def simulated_camera(size: tuple[int, int] = FRAME_SIZE) -> CameraModel:
         k,
         np.array([-0.045, 0.012, 0.0004, -0.0003, 0.0]),
         (w, h),
-        info="simulated table camera (companion.vision.render)",
+        info="simulated table camera (companion.sim.render)",
     )
 
 
@@ -146,7 +146,7 @@ def random_camera(rng: np.random.Generator, size: tuple[int, int] = FRAME_SIZE) 
         np.array([[f, 0.0, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]]),
         dist,
         (w, h),
-        info="random simulated camera (companion.vision.render)",
+        info="random simulated camera (companion.sim.render)",
     )
 
 
@@ -1803,9 +1803,9 @@ def render_move_sequence(
 
 
 def _game_states(seed: int, count: int, players: int | None = None) -> list[GameState]:
-    """``count`` states from seeded bot games (companion.rules.bots), spread over the games."""
+    """``count`` states from seeded bot games (companion.sim.bots), spread over the games."""
     from companion.rules import Config
-    from companion.rules.bots import play
+    from companion.sim.bots import play
 
     out: list[GameState] = []
     rnd = np.random.default_rng(seed)
@@ -1822,12 +1822,12 @@ def _game_states(seed: int, count: int, players: int | None = None) -> list[Game
 
 
 def main(argv: list[str]) -> int:
-    """``python -m companion.vision.render sample|time ...`` (see ``--help``)."""
+    """``python -m companion.sim.render sample|time ...`` (see ``--help``)."""
     import argparse
     import statistics
     import time
 
-    ap = argparse.ArgumentParser(prog="python -m companion.vision.render", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m companion.sim.render", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sp = sub.add_parser("sample", help="write example frames with their truth (PNG + JSON)")
     sp.add_argument("--out", default="artifacts/render", help="folder (default artifacts/render)")

@@ -1,6 +1,6 @@
 """The truth simulator: seeded bot games seen through a noisy camera, for tests and the bench.
 
-The rules core's bots (:mod:`companion.rules.bots`) play a seeded game; the truth state after
+The rules core's bots (:mod:`companion.sim.bots`) play a seeded game; the truth state after
 every action is kept aside. What the tracker would receive at the table is produced in order as
 :class:`SimInput` values:
 
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.rules.actions import Action, Cast, EndTurn, MoveTower, MoveWizard
-from companion.rules.bots import BOTS, Bot
 from companion.rules.engine import apply, setup
 from companion.rules.model import Config, GameState
 from companion.rules.observation import COLOURS, Observation, SpaceObservation
-from companion.rules.tracker_noise import space_views, view_to_space_observation
+from companion.sim.bots import BOTS, Bot
+from companion.tracking.noise import space_views, view_to_space_observation
 
 GAPS: tuple[str, ...] = ("action", "turn", "2turns")
 

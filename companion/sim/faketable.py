@@ -24,8 +24,8 @@ from companion import rules
 from companion.hardware.dice import BLANK, FACES
 from companion.hardware.panel import PanelState, VirtualPanel
 from companion.rules import GameState, IllegalAction, SpaceObservation
-from companion.rules.bots import RandomBot
 from companion.service.snapshot import SeatTokens, build_snapshot
+from companion.sim.bots import RandomBot
 from companion.web.gamesetup import SetupChoice, parse_setup
 from companion.web.service import (
     HOST_COMMANDS,

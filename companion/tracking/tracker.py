@@ -10,7 +10,7 @@ which tier (architecture.md, "The tracker"; state-model.md §3). On every stable
    and relocations, turn ends by the DONE button or implied), guided by the spaces where the
    picture changed;
 2. scores each reachable state's expected view against the observation with a
-   :class:`~companion.rules.tracker_noise.NoiseModel` and keeps the best few;
+   :class:`~companion.tracking.noise.NoiseModel` and keeps the best few;
 3. **commits** the moves on which every surviving hypothesis agrees (one frame later, so a misread
    frame is never committed on its own), **asks** the players when hypotheses that explain the
    picture equally well differ in what is hidden, and **waits** (keeping the belief) when nothing
@@ -59,7 +59,7 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
-from companion.rules.tracker_noise import NoiseModel, SpaceView, Target, space_views
+from companion.tracking.noise import NoiseModel, SpaceView, Target, space_views
 
 # --------------------------------------------------------------------------------------------
 # Options

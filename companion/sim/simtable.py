@@ -2,12 +2,12 @@
 
 This is the companion's embedded default on a machine without a camera: it stands where the
 players and the camera would be. :class:`SimulatedGame` lets the rules core's bots
-(``companion.rules.bots``) play a legal, seeded game and turns every action into **scenes** the
+(``companion.sim.bots``) play a legal, seeded game and turns every action into **scenes** the
 way people at a table produce them: whoever has a die card presses ROLL (a dice event), a hand
 reaches over the piece, the piece moves while the hand is still there, the hand leaves, the board
 stays still until the next action; at the end of a turn the player presses DONE.
 :class:`SimulatedTableSource` is a :class:`~companion.vision.sources.FrameSource` that renders
-those scenes with ``companion.vision.render`` (perspective, light, noise, hands) — the frames then
+those scenes with ``companion.sim.render`` (perspective, light, noise, hands) — the frames then
 go through the *real* detector and tracker like camera frames.
 
 Timing is counted in frames, not read from a clock: a scene lasts a fixed number of frames and
@@ -92,7 +92,7 @@ class SimulatedGame:
 
     :param rules_config: the rules core's ``Config``.
     :param seed: deals the cards and seeds the bots.
-    :param bot: ``greedy`` or ``random`` (``companion.rules.bots.BOTS``).
+    :param bot: ``greedy`` or ``random`` (``companion.sim.bots.BOTS``).
     :param timing: scene lengths.
     :param press_done: the players press DONE at the end of each turn (real players often do).
     :param max_actions: end the game early: after so many actions the players finish the turn
@@ -221,7 +221,7 @@ class SimulatedGame:
         """The option a player who knows the truth picks: the option one of whose states shows
         the true board (towers, wizards of each colour with their tiers, castle) of the most
         recent matching moment; ties broken by the potions."""
-        from companion.rules.tracker import board_key
+        from companion.tracking.tracker import board_key
 
         with self._lock:
             recent = list(self._history)[::-1] or [self.state]

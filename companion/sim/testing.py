@@ -76,7 +76,7 @@ class HostPhoneAnswerer:
     questions on the host's phone, through the web API, as a person would: the phone follows the
     host page's event stream (``/events?as=host``); a new question is answered ``delay_s`` after
     the phone received it (reading it, picking an option), with the option whose stories show
-    the true table (:meth:`~companion.service.simtable.SimulatedGame.answer_for`).
+    the true table (:meth:`~companion.sim.simtable.SimulatedGame.answer_for`).
 
     Counts (read after :meth:`stop`): ``seen`` (questions the phone received), ``answered``
     (``(question id, option)`` the companion took), ``withdrawn`` (gone before the answer came:

@@ -1,6 +1,6 @@
 """The README's two pictures, made by the code as it is (never by hand).
 
-    python -m companion.service.docs_images [DIR]      (default: docs/ of the repository)
+    python -m companion.sim.docs_images [DIR]      (default: docs/ of the repository)
 
 * ``player-page.png``: a player's page on a phone-sized screen (412 px wide, the whole page),
   taken in Debian's Chromium (``/usr/bin/chromium``, driven by Playwright) against the real web
@@ -36,7 +36,7 @@ def played_position(parts: Parts) -> tuple[Any, Any, int]:
     ``ACTIONS`` actions, at the first position where the player to move has a trapped wizard
     (so the page shows the memory aid at work)."""
     from companion.rules import Config, dump_state
-    from companion.service.simtable import SimTiming, SimulatedGame
+    from companion.sim.simtable import SimTiming, SimulatedGame
 
     game = SimulatedGame(parts, Config(player_count=PLAYERS), SEED, "greedy", SimTiming())
     game.advance(ACTIONS)
@@ -70,8 +70,8 @@ def player_page(state: Any, out: Path) -> None:
     """Screenshot the asked player's page of ``state`` into ``out`` (PNG)."""
     from playwright.sync_api import sync_playwright
 
+    from companion.sim.faketable import FakeTableService
     from companion.web import BackgroundServer, create_app
-    from companion.web.fake import FakeTableService
 
     svc = FakeTableService(seed=SEED)
     svc.load(state, memory_aid="own")
@@ -97,8 +97,8 @@ def player_page(state: Any, out: Path) -> None:
 def read_frame(parts: Parts, setup: Any, state: Any, number: int) -> tuple[Any, Any, Any]:
     """``(frame, detection, geometry)``: ``state`` rendered on the simulated table of ``SEED``
     (scene ``number``, no hand) and read by the detector, calibrated on the ``setup`` frame."""
-    from companion.service.simrender import SimCamera
-    from companion.service.simtable import Scene
+    from companion.sim.simrender import SimCamera
+    from companion.sim.simtable import Scene
     from companion.vision.detector import Detector
 
     cam = SimCamera(parts, SEED, FRAME_SIZE)

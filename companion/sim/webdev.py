@@ -1,9 +1,9 @@
 """Work on the phone pages without camera, pins or the full service.
 
-``python -m companion.web.dev [--port 8080] [--players 4] [--period 3] [--seed 1]`` serves the
-pages with waitress on a :class:`~companion.web.fake.FakeTableService` whose seeded bots play a
+``python -m companion.sim.webdev [--port 8080] [--players 4] [--period 3] [--seed 1]`` serves the
+pages with waitress on a :class:`~companion.sim.faketable.FakeTableService` whose seeded bots play a
 game (one action every ``--period`` seconds) and prints the join codes in the terminal.
-``flask --app companion.web.dev run`` works too (Flask's development server, same fake table).
+``flask --app companion.sim.webdev run`` works too (Flask's development server, same fake table).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import threading
 
 from flask import Flask
 
+from companion.sim.faketable import FakeTableService
 from companion.web import app as web_app
-from companion.web.fake import FakeTableService
 from companion.web.server import MIN_THREADS, base_url, print_join_codes, serve
 
 
@@ -27,7 +27,7 @@ def start_camera(service: FakeTableService, period_s: float = 2.0, seed: int = 1
         import cv2
         import numpy as np
 
-        render = importlib.import_module("companion.vision.render")
+        render = importlib.import_module("companion.sim.render")
     except ImportError:
         return False
     rng = np.random.default_rng(seed)
@@ -49,7 +49,7 @@ def start_camera(service: FakeTableService, period_s: float = 2.0, seed: int = 1
 
 
 def create_app(players: int = 4, seed: int = 1, period_s: float = 3.0) -> Flask:
-    """An app on a fake table that plays itself (the factory ``flask --app companion.web.dev
+    """An app on a fake table that plays itself (the factory ``flask --app companion.sim.webdev
     run`` finds)."""
     service = FakeTableService(seed=seed, setup={"players": players})
     service.start_driver(period_s)
@@ -60,7 +60,7 @@ def create_app(players: int = 4, seed: int = 1, period_s: float = 3.0) -> Flask:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m companion.web.dev", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m companion.sim.webdev", description=__doc__)
     parser.add_argument("--host", default="0.0.0.0", help="interface (0.0.0.0 = all)")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--players", type=int, default=4, choices=range(1, 7))

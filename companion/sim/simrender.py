@@ -2,7 +2,7 @@
 
 :class:`SimCamera` chooses once per game (from the seed) where the camera hangs (tilt 5-25° from
 vertical, any side), the room light and the look of the pieces — like a real session — and draws
-each scene of the simulated game from it (``companion.vision.render.render``), with a hand and arm
+each scene of the simulated game from it (``companion.sim.render.render``), with a hand and arm
 reaching from the active player's seat while a piece moves. The detector gets only what a
 calibrated real camera would give: the camera file (:attr:`SimCamera.camera_model`), the board
 geometry, and a colour profile sampled from a rendered frame of the setup position
@@ -10,7 +10,7 @@ geometry, and a colour profile sampled from a rendered frame of the setup positi
 
 :class:`SimCameraProcess` runs the :class:`SimCamera` in a child process, as a real camera is
 outside the service's process too: the renderer's textures and buffers (about 100 MB) never enter
-the service. The child is ``python -m companion.service.simrender FD`` on one end of a socket pair;
+the service. The child is ``python -m companion.sim.simrender FD`` on one end of a socket pair;
 frames come back as raw ``(H, W, 3) uint8`` bytes, so the detector sees exactly the pixels the
 renderer drew. The child exits when the socket closes — the parent stopped, or died (even by
 ``kill -9``) — and also when it notices it was re-parented.
@@ -130,7 +130,7 @@ class SimCameraProcess:
         )
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "companion.service.simrender", str(child.fileno())],
+                [sys.executable, "-m", "companion.sim.simrender", str(child.fileno())],
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 env=env,
@@ -241,7 +241,7 @@ class SimCameraProcess:
 def _serve(conn: Connection, parent_pid: int) -> None:
     """The child's loop: answer the parent's requests until told to stop or orphaned."""
     from companion.rules import load_state
-    from companion.service.simtable import Hand, Scene
+    from companion.sim.simtable import Hand, Scene
 
     parts = Parts()
     cam: SimCamera | None = None
@@ -292,7 +292,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m companion.service.simrender FD``: serve the parent on the socket ``FD``."""
+    """``python -m companion.sim.simrender FD``: serve the parent on the socket ``FD``."""
     # Ctrl-C reaches the whole process group: the parent stops this child itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # the simulated camera stands in for camera hardware, which takes no CPU from the service:
