@@ -49,6 +49,29 @@ SETUP_CAPACITIES: tuple[int, ...] = (3, 3, 3, 2, 2, 2, 1, 1, 1)
 MAX_ON_TOP = 6
 """R-WIZ-4: a top surface holds at most 6 visible wizards."""
 
+# --------------------------------------------------------------------------------------------
+# Packed wizard positions: ``space << 4 | tier``; 0 = inside the castle
+
+IN_CASTLE = 0
+"""The packed position of a wizard inside the castle (R-TURN-6)."""
+
+
+def position(space: int, tier: int) -> int:
+    """The packed position of a wizard on ``space`` (1..N) at ``tier`` (0 = on the board under
+    every tower of the stack, ``len(stack)`` = on the top surface; 0..15)."""
+    return space << 4 | tier
+
+
+def space_of(p: int) -> int:
+    """The space (1..N) of a packed position; 0 for :data:`IN_CASTLE`."""
+    return p >> 4
+
+
+def tier_of(p: int) -> int:
+    """The tier (0..15) of a packed position: how many towers are under the wizard."""
+    return p & 15
+
+
 BASE_SPELLS: tuple[str, ...] = (
     "advance_wizard",
     "advance_tower",
