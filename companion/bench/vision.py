@@ -33,38 +33,12 @@ from typing import Any
 import numpy as np
 
 from companion.rules.model import MODULES
-
-TILT_BUCKETS = ((0.0, 10.0), (10.0, 20.0), (20.0, 35.0))
-KELVIN_BUCKETS = ((2700.0, 4000.0), (4000.0, 5500.0), (5500.0, 6500.0))
-INTENSITY_BUCKETS = ((0.3, 0.6), (0.6, 1.0), (1.0, 1.5))
-
-
-def random_game_state(
-    rng: random.Random,
-    players: int,
-    max_actions: int = 120,
-    modules: frozenset[str] = frozenset(),
-) -> Any:
-    """A legal game state reached by the rules engine's seeded bots (random or greedy players,
-    ``companion.sim.bots.play``) after a random number of actions from the setup.
-
-    :param rng: Python ``random.Random`` (seeded by the caller).
-    :param modules: expansion modules in play (R-MOD-GEN-1); none = the base game.
-    """
-    from companion.rules import Config, setup
-    from companion.sim.bots import play
-
-    config = Config(player_count=players, modules=modules)
-    seed = rng.randrange(1 << 30)
-    stop = rng.randint(0, max_actions)
-    state = setup(config, seed)
-    if stop == 0:
-        return state
-    for i, step in enumerate(play(config, seed, bots=rng.choice(["random", "greedy"]))):
-        state = step.state
-        if i + 1 >= stop:
-            break
-    return state
+from companion.sim.scenes import (
+    INTENSITY_BUCKETS,
+    KELVIN_BUCKETS,
+    TILT_BUCKETS,
+    random_game_state,
+)
 
 
 def _bucket(value: float, buckets: tuple[tuple[float, float], ...]) -> str:
@@ -207,7 +181,8 @@ def main(argv: list[str]) -> int:
     )
     from companion.vision.detector import Detector
     from companion.vision.geometry import BoardGeometry
-    from companion.vision.profile import ProfileError, build_profile
+    from companion.vision.profile import ProfileError
+    from companion.vision.profile_setup import build_profile
     from companion.vision.stability import StabilityGate
 
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__)

@@ -14,14 +14,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from companion.bench.vision import random_game_state
 from companion.rules import Config, setup
 from companion.rules.observation import Observation
 from companion.sim.render import RenderResult, random_setup, render
+from companion.sim.scenes import random_game_state
 from companion.vision.detect_height import MODEL_PATH, HeightModel, n_features
 from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector, _joint_heights
 from companion.vision.geometry import BoardGeometry
-from companion.vision.profile import ColourProfile, build_profile
+from companion.vision.profile import ColourProfile
+from companion.vision.profile_setup import build_profile
 
 PLAYERS = 4
 SESSIONS = ((101, (0.0, 10.0)), (102, (10.0, 20.0)), (103, (20.0, 35.0)))
