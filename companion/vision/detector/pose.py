@@ -129,24 +129,27 @@ def project(pose: BoardPose, pts_up: NDArray[np.float64]) -> NDArray[np.float64]
     return pose.project(p)
 
 
-def build_tables(
-    g: BoardGeometry, cfg: DetectorConfig, pose: BoardPose, shape: tuple[int, int]
-) -> PoseTables:
-    """The probe tables of ``pose`` for a frame of ``shape`` ``(h, w)`` px.
+def _clip(p: NDArray[np.float64], w: int, h: int) -> tuple[NDArray[np.int32], NDArray[np.bool_]]:
+    """Image points rounded to pixels, clipped one pixel inside a ``w`` x ``h`` frame, and
+    whether they were inside."""
+    q = np.round(p).astype(np.int32)
+    ok = (q[..., 0] >= 1) & (q[..., 0] < w - 1) & (q[..., 1] >= 1) & (q[..., 1] < h - 1)
+    q[..., 0] = np.clip(q[..., 0], 1, w - 2)
+    q[..., 1] = np.clip(q[..., 1], 1, h - 2)
+    return q, ok
 
-    :raises ValueError: without a 3-D pose (no camera model).
-    """
-    h, w = shape
-    cam = pose.camera_position_mm()
-    if cam is None:
-        raise ValueError("the detector needs a 3-D pose (a camera model)")
-    centres = g.space_centres()
-    S, K = len(centres), cfg.max_towers
+
+def _rims(
+    g: BoardGeometry, K: int, pose: BoardPose, centres: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Image points of the roof rims ``(S, L, R, 2)`` (the top of the merlon ring of the roof
+    of tier k = 1..K, then the castle's roof rim when it stands on tier k = 0..K), their image
+    normals (same shape) and points just inside and outside the roof rims of tiers 1..K
+    ``(S, K, 2, R, 2)`` (a roof's rim is a step)."""
+    S = len(centres)
     t, mh = g.tower.height, g.tower.merlon_height
     r0 = g.tower.roof_diameter / 2
     zs = np.arange(1, K + 1) * t
-    # roof rims: top of the merlon ring of the roof of tier k
-    # ... and the castle's roof rim when the castle stands on tier k = 0..K (rows K..2K)
     cr = g.castle.roof_diameter / 2
     radii = np.concatenate([np.full(K, r0), np.full(K + 1, cr)])
     heights = np.concatenate(
@@ -164,31 +167,36 @@ def build_tables(
     rq = project(pose, rim_out.reshape(-1, 3)).reshape(S, L, len(RIM), 2)
     n = rq - rp
     n /= np.linalg.norm(n, axis=-1, keepdims=True) + 1e-9
-    # just inside and just outside the roof rims of tiers 1..K (a roof's rim is a step)
     side = np.zeros((S, K, 2, len(RIM), 3))
     for j, dr in enumerate((-SIDE_MM, SIDE_MM)):
         side[:, :, j, :, :2] = centres[:, None, None, :] + RIM[None, None] * (r0 + dr)
     side[..., 2] = heights[None, :K, None, None]
     sp = project(pose, side.reshape(-1, 3)).reshape(S, K, 2, len(RIM), 2)
-    dxy = np.hypot(centres[:, 0] - cam[0], centres[:, 1] - cam[1])
-    elevation = np.degrees(np.arctan2(abs(float(cam[2])), dxy)).astype(np.float32)
-    # roof interiors
+    return rp, n, sp
+
+
+def _interiors(
+    g: BoardGeometry, K: int, pose: BoardPose, centres: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Image points ``(S, K, Q, 2)`` of the roof-interior probes of tiers 1..K."""
+    S = len(centres)
+    zs = np.arange(1, K + 1) * g.tower.height
     kin = np.zeros((S, K, len(KIND_RING), 3))
-    kin[..., :2] = centres[:, None, None, :] + KIND_RING[None, None] * r0
+    kin[..., :2] = centres[:, None, None, :] + KIND_RING[None, None] * (g.tower.roof_diameter / 2)
     kin[..., 2] = (zs + 0.2)[None, :, None]
-    kp = project(pose, kin.reshape(-1, 3)).reshape(S, K, len(KIND_RING), 2)
-    # castle body: camera-facing side and roof, standing on tier k = 0..K
-    cs = g.castle
-    to_cam = cam[:2] - centres
-    base_a = np.arctan2(to_cam[:, 1], to_cam[:, 0])
-    body = []
-    for da in np.radians([-50.0, -25.0, 0.0, 25.0, 50.0]):
-        for fz in (0.2, 0.45, 0.7):
-            rr = (cs.base_diameter + (cs.roof_diameter - cs.base_diameter) * fz) / 2 * 0.92
-            body.append((da, rr, fz * cs.height))
-    for off in unit_ring(6) * cs.roof_diameter / 2 * 0.55:
-        body.append((math.atan2(off[1], off[0]), float(np.hypot(*off)), cs.height + 0.5))
-    tw = g.tower
+    return project(pose, kin.reshape(-1, 3)).reshape(S, K, len(KIND_RING), 2)
+
+
+def _walls(
+    g: BoardGeometry,
+    K: int,
+    pose: BoardPose,
+    centres: NDArray[np.float64],
+    base_a: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Image points ``(S, K, W, 2)`` on the camera-facing wall of the tower of tier 1..K
+    (``base_a``: each space's direction to the camera, rad)."""
+    S, t, tw = len(centres), g.tower.height, g.tower
     wall = [
         (da, (tw.base_diameter + (tw.roof_diameter - tw.base_diameter) * fz) / 2 * 0.92, fz)
         for da in np.radians([-40.0, -20.0, 0.0, 20.0, 40.0])
@@ -199,7 +207,26 @@ def build_tables(
         wal[:, :, j, 0] = (centres[:, 0] + rr * np.cos(base_a + da))[:, None]
         wal[:, :, j, 1] = (centres[:, 1] + rr * np.sin(base_a + da))[:, None]
         wal[:, :, j, 2] = (np.arange(K) + fz) * t
-    wp = project(pose, wal.reshape(-1, 3)).reshape(S, K, len(wall), 2)
+    return project(pose, wal.reshape(-1, 3)).reshape(S, K, len(wall), 2)
+
+
+def _castle_body(
+    g: BoardGeometry,
+    K: int,
+    pose: BoardPose,
+    centres: NDArray[np.float64],
+    base_a: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Image points ``(S, K + 1, C, 2)`` on the castle's camera-facing side and its roof when
+    it stands on tier k = 0..K (``base_a``: each space's direction to the camera, rad)."""
+    S, t, cs = len(centres), g.tower.height, g.castle
+    body = []
+    for da in np.radians([-50.0, -25.0, 0.0, 25.0, 50.0]):
+        for fz in (0.2, 0.45, 0.7):
+            rr = (cs.base_diameter + (cs.roof_diameter - cs.base_diameter) * fz) / 2 * 0.92
+            body.append((da, rr, fz * cs.height))
+    for off in unit_ring(6) * cs.roof_diameter / 2 * 0.55:
+        body.append((math.atan2(off[1], off[0]), float(np.hypot(*off)), cs.height + 0.5))
     C = len(body)
     cas = np.zeros((S, K + 1, C, 3))
     for j, (da, rr, dz) in enumerate(body):
@@ -207,30 +234,63 @@ def build_tables(
         cas[:, :, j, 0] = (centres[:, 0] + rr * np.cos(a))[:, None]
         cas[:, :, j, 1] = (centres[:, 1] + rr * np.sin(a))[:, None]
         cas[:, :, j, 2] = (np.arange(K + 1) * t + dz)[None, :]
-    cp = project(pose, cas.reshape(-1, 3)).reshape(S, K + 1, C, 2)
+    return project(pose, cas.reshape(-1, 3)).reshape(S, K + 1, C, 2)
 
-    def clip(p: NDArray[np.float64]) -> tuple[NDArray[np.int32], NDArray[np.bool_]]:
-        q = np.round(p).astype(np.int32)
-        ok = (q[..., 0] >= 1) & (q[..., 0] < w - 1) & (q[..., 1] >= 1) & (q[..., 1] < h - 1)
-        q[..., 0] = np.clip(q[..., 0], 1, w - 2)
-        q[..., 1] = np.clip(q[..., 1], 1, h - 2)
-        return q, ok
 
-    rpi, rok = clip(rp)
-    # the markers' black and white squares are the strongest edges in the frame: a high
-    # roof's projected rim that crosses one must not count them
+def _marker_mask(pose: BoardPose, w: int, h: int) -> NDArray[np.uint8]:
+    """Quarter-resolution mask of the markers, each grown by half: their black and white
+    squares are the strongest edges in the frame, and a high roof's projected rim that
+    crosses one must not count them."""
     mask = np.zeros((h // 4 + 1, w // 4 + 1), np.uint8)
     for quad in pose.marker_corners_px.values():
         q = np.asarray(quad, np.float64).reshape(4, 2)
         c = q.mean(axis=0)
         big = (q - c) * 1.5 + c
         cv2.fillConvexPoly(mask, np.round(big / 4).astype(np.int32), 1)
+    return mask
+
+
+def _white_cells(pose: BoardPose, w: int, h: int) -> dict[int, NDArray[np.intp]]:
+    """Marker id -> flat frame indices of the pixels inside its quad (a ``w`` x ``h`` frame)."""
+    white_px: dict[int, NDArray[np.intp]] = {}
+    for mid, quad in pose.marker_corners_px.items():
+        cut = marker_cut(quad, w, h)
+        if cut is None:
+            continue
+        qx0, qy0, st, mk = cut
+        my, mx = np.nonzero(mk)
+        white_px[int(mid)] = ((my * st + qy0) * w + (mx * st + qx0)).astype(np.intp)
+    return white_px
+
+
+def build_tables(
+    g: BoardGeometry, cfg: DetectorConfig, pose: BoardPose, shape: tuple[int, int]
+) -> PoseTables:
+    """The probe tables of ``pose`` for a frame of ``shape`` ``(h, w)`` px.
+
+    :raises ValueError: without a 3-D pose (no camera model).
+    """
+    h, w = shape
+    cam = pose.camera_position_mm()
+    if cam is None:
+        raise ValueError("the detector needs a 3-D pose (a camera model)")
+    centres = g.space_centres()
+    K = cfg.max_towers
+    rp, n, sp = _rims(g, K, pose, centres)
+    dxy = np.hypot(centres[:, 0] - cam[0], centres[:, 1] - cam[1])
+    elevation = np.degrees(np.arctan2(abs(float(cam[2])), dxy)).astype(np.float32)
+    to_cam = cam[:2] - centres
+    base_a = np.arctan2(to_cam[:, 1], to_cam[:, 0])
+    mask = _marker_mask(pose, w, h)
+    rpi, rok = _clip(rp, w, h)
     rok &= mask[rpi[..., 1] // 4, rpi[..., 0] // 4] == 0
-    kpi, kok = clip(kp)
-    spi, sok = clip(sp)
-    wpi, wok = clip(wp)
+    kpi, kok = _clip(_interiors(g, K, pose, centres), w, h)
+    spi, sok = _clip(sp, w, h)
+    wpi, wok = _clip(_walls(g, K, pose, centres, base_a), w, h)
     sok &= mask[spi[..., 1] // 4, spi[..., 0] // 4] == 0
-    cpi, cok = clip(cp)
+    cpi, cok = _clip(_castle_body(g, K, pose, centres, base_a), w, h)
+    # the board's image region, and the rim and side points as flat indices into it with
+    # their normals (one gather per frame)
     allp = np.concatenate([rpi.reshape(-1, 2), kpi.reshape(-1, 2), cpi.reshape(-1, 2)])
     x0, y0 = np.maximum(allp.min(0) - 3, 0)
     x1, y1 = np.minimum(allp.max(0) + 4, (w, h))
@@ -248,14 +308,6 @@ def build_tables(
         np.concatenate([nf[..., 0].ravel(), sn[..., 0].ravel().astype(np.float32)]),
         np.concatenate([nf[..., 1].ravel(), sn[..., 1].ravel().astype(np.float32)]),
     )
-    white_px: dict[int, NDArray[np.intp]] = {}
-    for mid, quad in pose.marker_corners_px.items():
-        cut = marker_cut(quad, w, h)
-        if cut is None:
-            continue
-        qx0, qy0, st, mk = cut
-        my, mx = np.nonzero(mk)
-        white_px[int(mid)] = ((my * st + qy0) * w + (mx * st + qx0)).astype(np.intp)
     return PoseTables(
         rpi,
         n.astype(np.float32),
@@ -272,7 +324,7 @@ def build_tables(
         sok,
         elevation,
         edge_flat,
-        white_px,
+        _white_cells(pose, w, h),
     )
 
 
