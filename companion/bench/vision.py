@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from companion.rules.model import MODULES
+from companion.rules.observation import Observation
 from companion.sim.scenes import (
     INTENSITY_BUCKETS,
     KELVIN_BUCKETS,
@@ -68,7 +69,7 @@ class Tally:
     conf_wrong: list[float] = field(default_factory=list)
     warp_ms: list[float] = field(default_factory=list)
 
-    def add(self, truth: Any, got: Any) -> None:
+    def add(self, truth: Observation, got: Observation | None) -> None:
         self.frames += 1
         if got is None:
             self.not_read += 1
@@ -174,6 +175,7 @@ def main(argv: list[str]) -> int:
     import cv2
 
     from companion.sim.render import (
+        RenderResult,
         random_lighting,
         random_setup,
         render,
@@ -218,7 +220,7 @@ def main(argv: list[str]) -> int:
     profile_failures = render_failures = 0
     over_frames = over_emitted = 0
 
-    def over_board(r: Any) -> bool:
+    def over_board(r: RenderResult) -> bool:
         """Ground truth (evaluation only): does the hand cover part of the board area?"""
         from companion.vision.markers import BoardPose
 
@@ -374,8 +376,8 @@ def main(argv: list[str]) -> int:
         fg = groups[k].figures()
         print(f"{k:<18}{fg['frames']:>7}" + "".join(f"{str(fg[c]):>10}" for c, _ in cols))
     print("colour confusion (true -> detected):")
-    for t, c in sorted(matrix.items()):
-        print(f"  {t:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))
+    for true_colour, c in sorted(matrix.items()):
+        print(f"  {true_colour:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))
     h = figures["hand"]
     print(
         f"hands: {h['hand_frames']} hand frames in {h['sequences']} sequences, "
