@@ -33,38 +33,13 @@ from typing import Any
 import numpy as np
 
 from companion.rules.model import MODULES
-
-TILT_BUCKETS = ((0.0, 10.0), (10.0, 20.0), (20.0, 35.0))
-KELVIN_BUCKETS = ((2700.0, 4000.0), (4000.0, 5500.0), (5500.0, 6500.0))
-INTENSITY_BUCKETS = ((0.3, 0.6), (0.6, 1.0), (1.0, 1.5))
-
-
-def random_game_state(
-    rng: random.Random,
-    players: int,
-    max_actions: int = 120,
-    modules: frozenset[str] = frozenset(),
-) -> Any:
-    """A legal game state reached by the rules engine's seeded bots (random or greedy players,
-    ``companion.sim.bots.play``) after a random number of actions from the setup.
-
-    :param rng: Python ``random.Random`` (seeded by the caller).
-    :param modules: expansion modules in play (R-MOD-GEN-1); none = the base game.
-    """
-    from companion.rules import Config, setup
-    from companion.sim.bots import play
-
-    config = Config(player_count=players, modules=modules)
-    seed = rng.randrange(1 << 30)
-    stop = rng.randint(0, max_actions)
-    state = setup(config, seed)
-    if stop == 0:
-        return state
-    for i, step in enumerate(play(config, seed, bots=rng.choice(["random", "greedy"]))):
-        state = step.state
-        if i + 1 >= stop:
-            break
-    return state
+from companion.rules.observation import Observation
+from companion.sim.scenes import (
+    INTENSITY_BUCKETS,
+    KELVIN_BUCKETS,
+    TILT_BUCKETS,
+    random_game_state,
+)
 
 
 def _bucket(value: float, buckets: tuple[tuple[float, float], ...]) -> str:
@@ -94,7 +69,7 @@ class Tally:
     conf_wrong: list[float] = field(default_factory=list)
     warp_ms: list[float] = field(default_factory=list)
 
-    def add(self, truth: Any, got: Any) -> None:
+    def add(self, truth: Observation, got: Observation | None) -> None:
         self.frames += 1
         if got is None:
             self.not_read += 1
@@ -200,6 +175,7 @@ def main(argv: list[str]) -> int:
     import cv2
 
     from companion.sim.render import (
+        RenderResult,
         random_lighting,
         random_setup,
         render,
@@ -207,7 +183,8 @@ def main(argv: list[str]) -> int:
     )
     from companion.vision.detector import Detector
     from companion.vision.geometry import BoardGeometry
-    from companion.vision.profile import ProfileError, build_profile
+    from companion.vision.profile import ProfileError
+    from companion.vision.profile_setup import build_profile
     from companion.vision.stability import StabilityGate
 
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__)
@@ -243,7 +220,7 @@ def main(argv: list[str]) -> int:
     profile_failures = render_failures = 0
     over_frames = over_emitted = 0
 
-    def over_board(r: Any) -> bool:
+    def over_board(r: RenderResult) -> bool:
         """Ground truth (evaluation only): does the hand cover part of the board area?"""
         from companion.vision.markers import BoardPose
 
@@ -399,8 +376,8 @@ def main(argv: list[str]) -> int:
         fg = groups[k].figures()
         print(f"{k:<18}{fg['frames']:>7}" + "".join(f"{str(fg[c]):>10}" for c, _ in cols))
     print("colour confusion (true -> detected):")
-    for t, c in sorted(matrix.items()):
-        print(f"  {t:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))
+    for true_colour, c in sorted(matrix.items()):
+        print(f"  {true_colour:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))
     h = figures["hand"]
     print(
         f"hands: {h['hand_frames']} hand frames in {h['sequences']} sequences, "

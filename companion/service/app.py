@@ -283,7 +283,8 @@ class Companion:
     def _calibrate_profile(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
         """Sample the colour profile from the current frame, which must show the untouched
         setup position; save it in the data directory and use it from now on."""
-        from companion.vision.profile import ProfileError, build_profile
+        from companion.vision.profile import ProfileError
+        from companion.vision.profile_setup import build_profile
         from companion.web.service import CommandError
 
         vision = self._need_vision()

@@ -96,7 +96,7 @@ class SimCamera:
         """The colour profile sampled from a rendered frame of the setup position, exactly as
         ``companion calibrate profile`` samples it from a real camera's setup frame."""
         from companion.rules.view import observe
-        from companion.vision.profile import build_profile
+        from companion.vision.profile_setup import build_profile
 
         # the setup that is shown (with expansion inserts, tokens and the magic tower when the
         # game has them), as the owner's calibration step knows it from the game's settings

@@ -6,7 +6,7 @@
     companion calibrate markers --out sheet.png|sheet.pdf [--side-mm 50] [--page a4|letter]
     companion calibrate check (PHOTO | --source SPEC) [--camera FILE] [--board FILE] [--out PNG]
     companion calibrate board PHOTO --taps TAPS.json [--board FILE] --out FILE [--json]
-    companion calibrate profile …        (colour profile; see companion.vision.profile)
+    companion calibrate profile …        (colour profile; see companion.vision.profile_setup)
 
 IMAGES may be files or folders (every image inside, sorted). Progress goes to stderr; ``--json``
 prints ``{"rms", "fx", "fy", "cx", "cy", "views_used", "views_rejected"}`` on stdout.
@@ -428,13 +428,16 @@ def board_main(argv: list[str]) -> int:
 # -- dispatcher --------------------------------------------------------------------------------
 def profile_main(argv: list[str]) -> int:
     try:
-        module = importlib.import_module("companion.vision.profile")
+        module = importlib.import_module("companion.vision.profile_setup")
     except ImportError as exc:
         _err(f"companion calibrate profile is not available: {exc}")
         return 2
     func = getattr(module, "main", None)
     if func is None:
-        _err("companion calibrate profile is not available: companion.vision.profile has no main")
+        _err(
+            "companion calibrate profile is not available: "
+            "companion.vision.profile_setup has no main"
+        )
         return 2
     rc: int = func(argv)
     return rc

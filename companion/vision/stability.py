@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -163,7 +163,7 @@ def skin_mask(
         gain = (w.mean() / np.maximum(w, 1.0)).astype(np.float32)
         img = np.clip(view_bgr.astype(np.float32) * gain, 0, 255).astype(np.uint8)
     ycc = cv2.cvtColor(img, cv2.COLOR_BGR2YCrCb)
-    mask: NDArray[np.uint8] = cv2.inRange(ycc, (40, 135, 80), (255, 175, 125))
+    mask = cast("NDArray[np.uint8]", cv2.inRange(ycc, (40, 135, 80), (255, 175, 125)))
     return mask
 
 
@@ -193,8 +193,7 @@ class StabilityGate:
 
     def _grey(self, view: NDArray[np.uint8]) -> NDArray[np.float32]:
         g = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        out: NDArray[np.float32] = cv2.GaussianBlur(g, (5, 5), 1.2)
-        return out
+        return cast("NDArray[np.float32]", cv2.GaussianBlur(g, (5, 5), 1.2))
 
     def _cells(self, diff: NDArray[np.float32]) -> float:
         c = self.config.cell_px
@@ -241,10 +240,12 @@ class StabilityGate:
         reasons: list[str] = []
         largest = 0
         changed = (np.abs(grey - self._stable_view) > cfg.change_threshold).astype(np.uint8)
-        skin = (skin_mask(view, white) > 0).astype(np.uint8) & cv2.dilate(
-            changed, np.ones((3, 3), np.uint8)
+        skin = (skin_mask(view, white) > 0).astype(np.uint8) & cast(
+            "NDArray[np.uint8]", cv2.dilate(changed, np.ones((3, 3), np.uint8))
         )
-        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        skin = cast(
+            "NDArray[np.uint8]", cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        )
         n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
         blobs = [int(a) for a in stats[1:, cv2.CC_STAT_AREA] if a >= cfg.skin_blob * area]
         if blobs:

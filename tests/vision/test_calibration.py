@@ -242,7 +242,8 @@ def test_cli_marker_sheet_png_is_true_size_and_pdf_is_a_pdf(tmp_path):
 
 
 def test_cli_profile_slot_dispatches(capsys):
-    # the colour profile lives in companion.vision.profile; its own --help answers through us
+    # the colour profile command lives in companion.vision.profile_setup; its own --help
+    # answers through us
     assert calibrate_main(["profile", "--help"]) == 0
     assert "profile" in capsys.readouterr().out
 

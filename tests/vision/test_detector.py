@@ -14,14 +14,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from companion.bench.vision import random_game_state
 from companion.rules import Config, setup
 from companion.rules.observation import Observation
 from companion.sim.render import RenderResult, random_setup, render
+from companion.sim.scenes import random_game_state
 from companion.vision.detect_height import MODEL_PATH, HeightModel, n_features
-from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector, _joint_heights
+from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector
+from companion.vision.detector.heights import joint_heights
 from companion.vision.geometry import BoardGeometry
-from companion.vision.profile import ColourProfile, build_profile
+from companion.vision.profile import ColourProfile
+from companion.vision.profile_setup import build_profile
 
 PLAYERS = 4
 SESSIONS = ((101, (0.0, 10.0)), (102, (10.0, 20.0)), (103, (20.0, 35.0)))
@@ -199,11 +201,11 @@ class TestStackHeights:
             np.float32,
         )
         assert list(np.argmax(prob, axis=1)) == [1, 0, 1]
-        assert list(_joint_heights(prob, [False] * 3, 3)) == [1, 1, 1]
+        assert list(joint_heights(prob, [False] * 3, 3)) == [1, 1, 1]
         # the castle's space keeps the height read from the castle's rim
-        assert list(_joint_heights(prob, [False, True, False], 2)) == [1, 0, 1]
+        assert list(joint_heights(prob, [False, True, False], 2)) == [1, 0, 1]
         # no assignment can hold more towers than the tiers allow
-        assert _joint_heights(prob, [False] * 3, 7) is None
+        assert joint_heights(prob, [False] * 3, 7) is None
 
     def test_joint_heights_are_the_most_probable_that_add_up(self) -> None:
         # against every assignment (seeded random probabilities, 4 spaces, 0..3 towers each)
@@ -213,7 +215,7 @@ class TestStackHeights:
         for _ in range(20):
             prob = rng.dirichlet(np.ones(4), size=4).astype(np.float32)
             total = int(rng.integers(0, 10))
-            got = _joint_heights(prob, [False] * 4, total)
+            got = joint_heights(prob, [False] * 4, total)
             best_p = max(
                 float(np.prod(prob[np.arange(4), ks]))
                 for ks in itertools.product(range(4), repeat=4)

@@ -14,7 +14,7 @@ from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.render import random_setup, render
 from companion.vision.detector import Detector
 from companion.vision.geometry import BoardGeometry
-from companion.vision.profile import build_profile
+from companion.vision.profile_setup import build_profile
 
 ALL = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
 TILTS = [(0.0, 10.0), (10.0, 20.0), (20.0, 35.0)]
@@ -140,7 +140,11 @@ class TestBenchModules:
     ) -> None:
         import json
 
-        from companion.bench.vision import main
+        from companion.cli import main as cli_main
+
+        def main(argv: list[str]) -> int:
+            # (through the command line: the tests never import the benchmarks)
+            return cli_main(["bench", "vision", *argv])
 
         assert main(["--modules", "witch,bogus", "--frames", "1"]) == 2
         assert "bogus" in capsys.readouterr().err
@@ -200,8 +204,8 @@ class TestMagicTower:
         read on it that is not there."""
         import random
 
-        from companion.bench.vision import random_game_state
         from companion.sim.render import random_lighting
+        from companion.sim.scenes import random_game_state
 
         nrng = np.random.default_rng(3)
         prng = random.Random(3)

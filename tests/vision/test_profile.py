@@ -220,7 +220,7 @@ class TestCalibrateProfileCommand:
         from companion.rules import Config, setup
         from companion.sim.render import random_setup, render, write_camera_file
         from companion.vision.geometry import BoardGeometry
-        from companion.vision.profile import main
+        from companion.vision.profile_setup import main
 
         rng = np.random.default_rng(301)
         table = random_setup(rng, BoardGeometry.default(), tilt_range=(5.0, 15.0))
@@ -239,7 +239,7 @@ class TestCalibrateProfileCommand:
 
     def test_unreadable_photo_and_bad_arguments(self, tmp_path: Path) -> None:
         from companion.sim.render import write_camera_file
-        from companion.vision.profile import main
+        from companion.vision.profile_setup import main
 
         write_camera_file(tmp_path / "camera.yml")
         cam = str(tmp_path / "camera.yml")
@@ -263,7 +263,7 @@ class TestExpansionSetup:
         from companion.sim.render import random_setup, render
         from companion.vision.detector import Detector
         from companion.vision.geometry import BoardGeometry
-        from companion.vision.profile import build_profile
+        from companion.vision.profile_setup import build_profile
 
         modules = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
         state = setup(Config(player_count=4, modules=modules), seed=None)
@@ -307,7 +307,7 @@ class TestWizardSize:
         from companion.sim.render import random_setup, render
         from companion.vision.detector import Detector
         from companion.vision.geometry import BoardGeometry
-        from companion.vision.profile import build_profile
+        from companion.vision.profile_setup import build_profile
 
         geometry = BoardGeometry.default()
         start = setup(Config(player_count=6), seed=None)

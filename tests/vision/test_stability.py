@@ -128,12 +128,12 @@ class TestRenderedHand:
     ) -> None:
         import random
 
-        from companion.bench.vision import random_game_state
         from companion.rules import Config, setup
         from companion.sim.render import random_setup, render, render_hand_sequence
+        from companion.sim.scenes import random_game_state
         from companion.vision.detector import Detector
         from companion.vision.geometry import BoardGeometry
-        from companion.vision.profile import build_profile
+        from companion.vision.profile_setup import build_profile
 
         geometry = BoardGeometry.default()
         nrng = np.random.default_rng(seed)

@@ -1,0 +1,251 @@
+"""The detector's thresholds, its answer per frame and the frame check.
+
+Statuses, the profile's class names the detector reads, :class:`DetectorConfig`,
+:class:`Detection` (one frame's answer) and :class:`SpaceDetail` (per-space diagnostics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.rules.observation import MAX_TOWERS, Observation
+from companion.vision.markers import BoardPose
+
+OK = "ok"
+NO_FRAME = "no-frame"
+BAD_FRAME = "bad-frame"
+BOARD_LOST = "board-lost"
+
+ROOF_CLASSES = {
+    "roof-crest": "crest",
+    "roof-plain": "plain",
+    "roof-magic": "magic",
+    "roof-magic-star": "magic",
+}
+"""Profile class name -> Observation top kind."""
+MAGIC_CLASSES = ("roof-magic", "roof-magic-star", "wall-magic")
+"""The magic roof's field and star and the magic tower's violet merlons: they may look like
+wizards, so wizards are counted against them only on magic tops."""
+
+CASTLE_CLASS = "castle"
+HARD_PAIRS = (("yellow", "orange"), ("red", "orange"), ("blue", "purple"))
+"""Wizard colours that shading and white balance push into each other."""
+TOKEN_CLASSES = ("witch", "raven")
+INSERT_KINDS = ("fountain", "web")
+INSERT_CLASSES = ("track-fountain", "track-web")
+"""Track kinds of the expansion's inserts: never under a tower or the castle."""
+SHIPPED = "shipped"
+"""``height_model`` default: the forest shipped beside :mod:`companion.vision.detect_height`."""
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Tunable thresholds (dimensionless fractions unless stated).
+
+    :param max_towers: highest stack considered (R-COMP-1/3: 9 towers, 10 with the magic tower).
+    :param roof_threshold: minimum edge strength across a roof rim (grey levels per pixel,
+        white paper = 255) for a roof to be there.
+    :param roof_contrast: how far that edge must stand above the median of the other tiers'.
+    :param roof_interior: minimum share of roof- or wizard-coloured probes inside the roof.
+    :param castle_threshold: minimum share of castle-coloured probes for the castle.
+    :param wizard_min: fraction of one wizard's projected area that counts as one wizard.
+    :param wizard_area_scale: visible share of a wizard's bounding-cylinder area (calibrated on
+        renders: the median single wizard then measures 1.0).
+    :param ink_light: lightness (relative to the white paper) below which a roof pixel is ink.
+    :param ink_share: share of dark pixels in a roof's middle that makes a roof under the
+        castle crest (the printed raven; plain roofs have none).
+    :param crest_leak: wizard areas of the yellow crest disc (or a crest space's mark) that show
+        in the wizard hull and look like the wizard colour nearest to the disc; subtracted from
+        that colour's area on crest roofs (calibrated on renders with the nearest-class
+        labelling: up to 0.5 areas without a yellow wizard).
+    :param mark_leak: the same for a crest space's mark on the track (up to 0.2 areas).
+    :param mark_min: pixels labelled crest mark on an empty crest space for the mark's colour
+        to be measured there (:func:`~companion.vision.detector.wizards.local_mark`).
+    :param magic_min: least share of a roof's probes nearest to the magic roof's colours (or
+        the wizard colour nearest to its field) for the magic tower's roof (the roof with the
+        largest share is the one magic tower).
+    :param magic_leak: wizard areas subtracted on the magic roof from the wizard colours
+        nearest to its star, its field and its merlons (as ``crest_leak``; with the field and
+        star learnt where each shows, on renders of test seeds 0..15 0 and 0.1 did as well,
+        0.2 missed a blue wizard on the field).
+    :param fountain_rounds: measurements of a fountain insert's water on its space (the same
+        way; its colour drifts further from the setup frame's under another light).
+    :param wizard_tilt: growth of one wizard's visible area per degree of camera elevation
+        above 70 degrees (seen from above a wizard shows more of its shoulders and hat than the
+        projected cylinder model says; calibrated on renders: median single-wizard area 0.8 at
+        52 degrees, 1.27 at 87 degrees).
+    :param disc_votes: how many more outer roof probes must be crest-disc- than plain-roof-
+        coloured (or the reverse) for the colour to decide crest / plain; closer votes leave it
+        to the ink (wizards hide the raven; their shadows and shading look like ink).
+    :param hard_pair_min: a colour next to its hard-pair partner (yellow/orange, red/orange,
+        blue/purple) needs this many wizard areas: the partner's shaded edges look like it
+        (with the nearest-class labelling a false partner measured at most 0.55).
+    :param token_min: fraction of a token's projected area that counts as a token (only the
+        space where the most of a token's colour shows can hold it: there is one witch and one
+        raven).
+    :param raven_min: the same for the raven token (its printed raven covers a good part of
+        its white disc).
+    :param raven_ink: lightness (relative to the white paper) below which a pixel may be the
+        raven printed on the raven token.
+    :param view_px: side of the top-down board view handed to the stability gate, px.
+    :param frame_view_px: width of the whole-frame grey thumbnail handed to the stability gate, px.
+    :param pixel_step: sub-sampling step of the wizard regions, px.
+    :param pose_tolerance_px: a new pose that moves no projected point more than this reuses
+        the probe tables of the old one (marker corners jitter by noise from frame to frame).
+    :param joint_towers: with the height model, choose the most probable heights that add up to
+        the number of towers counted at setup (``profile.meta["towers"]``; R-COMP-1/3).
+    :param count_chroma_sd: shared chroma spread of the nearest-class labelling of wizard
+        hulls and castle probes (feature units).
+    :param count_light_sd: shared lightness spread of that labelling (lightness follows
+        shading, so it weighs less than chroma).
+    :param count_noise: chroma noise of a pixel at lightness 1/3 of the white paper; a dark
+        pixel's chroma spread grows as ``count_noise / (3 light + eps)``.
+    :param ink_rel: a roof-interior pixel darker than this fraction of the bare roof's
+        lightness is the raven's ink (when grey).
+    :param ink_probes: raven probes free of wizards needed to call a roof without ink plain
+        (on renders no crest roof with 15 or more free raven probes showed no ink).
+    :param ink_min: ink probes that make a roof crest (two dark grey probes were a blue
+        wizard's shading on a plain roof).
+    :param ink_fallback: grey ink probes that make a roof crest when neither the ink
+        (``ink_min``) nor the disc's colour decides (wizards crowd the roof; on renders of bench
+        seeds 1, 2, 5 the share of dark pixels got 8 of 69 such roofs wrong, this 4).
+    :param ink_chroma: largest mean chroma of the ink probes (plus their noise): the shaded
+        side of a wizard is dark but coloured.
+    :param contrast_probes: free probes needed on the disc ring and on the bare roof to
+        measure their chroma contrast.
+    :param gap_memory: crest-disc contrasts of earlier frames kept for frames whose crest
+        roofs all have their raven hidden.
+    :param castle_tier_cost: castle score given up per tier the castle stands on (decides
+        between spaces whose castle probes are all black, less than one probe of 21).
+    :param castle_edge_min: edge strength (as ``roof_threshold``) of the castle's roof rim
+        below which the castle's probes are taken for something else black (the dark table
+        beyond the board seen past a high tier): such a space loses ``castle_no_rim`` of its
+        castle score.
+    :param castle_no_rim: see ``castle_edge_min``.
+    :param token_ring_gap: share of the setup's crest-disc contrast (disc above plain roof,
+        yellow-blue) that a ring just outside the raven token must show above the bare roof
+        for the roof under the token to be crest (on renders plain roofs under the token
+        measured up to 0.15, crest roofs mostly above 0.25).
+    :param gap_clear: a disc contrast within this fraction of the way from the plain roofs'
+        to the crest roofs' contrast of the frame (or beyond) decides the kind even against
+        the ink (on renders the two kinds' contrasts met at 0.47 of the way, crest below 0.5
+        in 1 of 1076, plain above in 1 of 931).
+    """
+
+    max_towers: int = MAX_TOWERS
+    roof_threshold: float = 3.5
+    roof_contrast: float = 4.5
+    roof_interior: float = 0.0
+    castle_threshold: float = 0.5
+    wizard_min: float = 0.45
+    wizard_area_scale: float = 0.92
+    hard_pair_min: float = 0.6
+    ink_light: float = 0.25
+    ink_share: float = 0.06
+    disc_votes: int = 3
+    crest_leak: float = 0.25
+    mark_leak: float = 0.1
+    wizard_tilt: float = 0.011
+    token_min: float = 0.25
+    raven_min: float = 0.2
+    raven_ink: float = 0.3
+    view_px: int = 160
+    frame_view_px: int = 160
+    pixel_step: int = 3
+    pose_tolerance_px: float = 0.75
+    joint_towers: bool = True
+    count_chroma_sd: float = 0.04
+    count_light_sd: float = 0.15
+    count_noise: float = 0.04
+    ink_rel: float = 0.4
+    ink_probes: int = 15
+    ink_chroma: float = 0.2
+    contrast_probes: int = 4
+    gap_memory: int = 64
+    castle_tier_cost: float = 0.01
+    castle_edge_min: float = 2.0
+    castle_no_rim: float = 0.5
+    gap_clear: float = 0.3
+    ink_min: int = 3
+    ink_fallback: int = 2
+    mark_min: int = 15
+    fountain_rounds: int = 3
+    magic_min: float = 0.2
+    magic_leak: float = 0.1
+    fountain_open: bool = True
+    token_ring_gap: float = 0.2
+
+
+@dataclass(frozen=True)
+class SpaceDetail:
+    """Diagnostics of one space (for the bench and the host page): edge strength per tier,
+    castle share per tier, wizard areas per colour and token areas (``witch``, ``raven``) in
+    units of one piece's projected area, the height model's features."""
+
+    roof_scores: tuple[float, ...]
+    castle_scores: tuple[float, ...]
+    wizard_area: dict[str, float]
+    height_features: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The detector's answer for one frame.
+
+    :param status: ``ok``, ``no-frame``, ``bad-frame`` or ``board-lost``.
+    :param message: why, in words (which markers are missing, what is wrong with the frame).
+    :param observation: the reading of the frame when ``status == "ok"``, else None. It is marked
+        ``unstable=True``: only the stability gate declares a reading stable.
+    :param board_view: ``(view_px, view_px, 3) uint8 BGR`` top-down board view, or None.
+    :param frame_view: ``(round(H * frame_view_px / W), frame_view_px) uint8`` grey thumbnail of
+        the whole frame (board and what lies around it, for the stability gate), or None.
+    :param white_bgr: ``(3,)`` white reference of the frame, or None.
+    :param pose: the board pose used, or None.
+    """
+
+    status: str
+    message: str = ""
+    observation: Observation | None = None
+    board_view: NDArray[np.uint8] | None = None
+    white_bgr: NDArray[np.float64] | None = None
+    pose: BoardPose | None = None
+    details: dict[int, SpaceDetail] = field(default_factory=dict)
+    frame_view: NDArray[np.uint8] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def check_frame(frame: object, size: tuple[int, int] | None = None) -> tuple[str, str]:
+    """Is this a usable camera frame?
+
+    :param frame: expected ``(H, W, 3) uint8 BGR``.
+    :param size: expected ``(w, h)`` px (any size when None; the same aspect ratio is required
+        when given, the camera model is then scaled).
+    :returns: ``(status, message)``; status ``ok``, ``no-frame`` or ``bad-frame``.
+    """
+    if frame is None:
+        return NO_FRAME, "no frame from the camera"
+    if not isinstance(frame, np.ndarray):
+        return BAD_FRAME, f"frame is a {type(frame).__name__}, not an image array"
+    if frame.dtype != np.uint8:
+        return BAD_FRAME, f"frame has dtype {frame.dtype}, expected uint8"
+    if frame.ndim != 3 or frame.shape[2] != 3:
+        return BAD_FRAME, f"frame has shape {frame.shape}, expected (H, W, 3) BGR"
+    h, w = frame.shape[:2]
+    if h < 64 or w < 64:
+        return BAD_FRAME, f"frame of {w}x{h} px is too small"
+    if size is not None and abs(w * size[1] - h * size[0]) > max(w, h):
+        return (
+            BAD_FRAME,
+            f"frame is {w}x{h} px but the camera was calibrated at {size[0]}x{size[1]}",
+        )
+    # a truncated JPEG decodes with its missing tail as flat grey rows
+    tail = frame[-8:, ::16]
+    if h >= 32 and int(tail.max()) - int(tail.min()) == 0 and 120 <= int(tail[0, 0, 0]) <= 136:
+        return BAD_FRAME, "frame looks truncated (flat grey bottom rows)"
+    return OK, ""

@@ -1,0 +1,327 @@
+"""The detector: frames in, readings out (see :mod:`companion.vision.detector` for the method).
+
+:class:`Detector` keeps what lasts a session (the pose tracker, the probe tables of the last
+pose, the profile's classes) and runs the stages over each frame; :func:`wizard_area_gain`
+measures at setup how large one wizard comes out at this table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import cast
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.rules.observation import Observation, SpaceObservation
+from companion.vision.camera import CameraModel
+from companion.vision.detect_height import HeightModel
+from companion.vision.detector.classes import ProfileClasses
+from companion.vision.detector.config import (
+    BAD_FRAME,
+    BOARD_LOST,
+    OK,
+    SHIPPED,
+    Detection,
+    DetectorConfig,
+    SpaceDetail,
+    check_frame,
+)
+from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels, probe_frame
+from companion.vision.detector.heights import stack_heights
+from companion.vision.detector.pose import PoseTables, build_tables, hull, project
+from companion.vision.detector.tokens import place_tokens, token_areas, track_drift
+from companion.vision.detector.tops import crest_disc_yb, magic_shares, top_kinds
+from companion.vision.detector.wizards import (
+    label_tops,
+    settle_wizards,
+    surface_labels,
+    wizard_areas,
+)
+from companion.vision.geometry import BoardGeometry
+from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
+from companion.vision.profile import ColourProfile, white_from_pixels
+
+
+def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
+    """``(fh, fw)`` area-averaged thumbnail of a grey frame: first by the largest whole factor
+    (OpenCV's fast block average; a 1536 px frame to 160 px in one step took 12 ms, in two
+    3.6 ms), then to the exact size."""
+    h, w = grey.shape[:2]
+    f = max(1, min(w // fw, h // fh))
+    if f > 1:
+        grey = grey[: h - h % f, : w - w % f]
+        grey = cast(
+            "NDArray[np.uint8]", cv2.resize(grey, (w // f, h // f), interpolation=cv2.INTER_AREA)
+        )
+    return cast("NDArray[np.uint8]", cv2.resize(grey, (fw, fh), interpolation=cv2.INTER_AREA))
+
+
+def _white(
+    frame: NDArray[np.uint8], tables: PoseTables, markers: Iterable[int]
+) -> NDArray[np.float64] | None:
+    """White reference from the white cells of the markers found in this frame (as
+    :func:`~companion.vision.profile.white_from_markers`, with each marker's pixels listed
+    once per pose): per marker the bright class of Otsu's threshold, the median over
+    markers. None when no marker gives 20 white pixels."""
+    flat = frame.reshape(-1, 3)
+    whites = []
+    for mid in markers:
+        idx = tables.white_px.get(int(mid))
+        if idx is None or len(idx) < 20:
+            continue
+        px = flat[idx]
+        g8 = (px.astype(np.uint16).sum(axis=1) // 3).astype(np.uint8).reshape(-1, 1)
+        thr, _ = cv2.threshold(g8, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+        bright = px[g8[:, 0] > thr]
+        if bright.shape[0] < 20:
+            continue
+        whites.append(np.median(bright, axis=0).astype(np.float64))
+    if not whites:
+        return None
+    out: NDArray[np.float64] = np.maximum(np.median(np.array(whites), axis=0), 1.0)
+    return out
+
+
+def _read_tops(
+    rd: Reader, fp: FrameProbes, st: Stacks, px: TopPixels, tops: list[str]
+) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
+    """The pieces on every top surface: wizards by colour, then the tokens."""
+    g = rd.geometry
+    out: dict[int, SpaceObservation] = {}
+    details: dict[int, SpaceDetail] = {}
+    drift, feats_all = track_drift(rd, fp, px)
+    disc_yb = crest_disc_yb(rd, fp, st, tops)
+    pos = 0
+    for si, space in enumerate(g.spaces):
+        top = tops[si]
+        wizards: dict[str, int] = {}
+        areas: dict[str, float] = {}
+        hh = px.hulls[si]
+        if hh is not None and top == "web":
+            # nothing ever stays on a web (R-MOD-WEB-3): its printed web is not a piece
+            pos += len(hh[0])
+        elif hh is not None:
+            n_px = len(hh[0])
+            lab = surface_labels(rd, fp, top, hh, px.labels[pos : pos + n_px])
+            pos += n_px
+            counts = np.bincount(lab[lab >= 0], minlength=len(rd.classes.names))
+            wizards, areas = wizard_areas(rd, top, counts, hh[2] * rd.wizard_gain)
+            feats = feats_all[pos - n_px : pos]
+            areas.update(token_areas(rd, hh, lab, counts, drift, feats, disc_yb))
+            settle_wizards(rd, wizards, areas)
+        conf = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
+        out[space] = SpaceObservation(
+            towers=st.towers_of[si],
+            top=top,
+            wizards={c: n for c, n in wizards.items() if n > 0},
+            castle=st.castle_of[si],
+            witch=False,
+            raven=False,
+            confidence=round(conf, 3),
+        )
+        details[space] = SpaceDetail(
+            tuple(st.roof_edges[si].tolist()),
+            tuple(st.castle_frac[si].tolist()),
+            areas,
+            tuple(st.height_features[si].tolist()),
+        )
+    place_tokens(rd, fp, out, details, drift)
+    return out, details
+
+
+class Detector:
+    """Frames in, readings out. See :mod:`companion.vision.detector` for the method.
+
+    :param camera: the calibrated camera (scaled to the frame size automatically).
+    :param geometry: the board geometry (track, tower and piece sizes, markers).
+    :param profile: the colour profile sampled from the setup frame.
+    :param tracker: an existing pose tracker (default: one over the geometry's markers).
+    :param config: thresholds.
+    :param height_model: the stack-height classifier (:class:`HeightModel`), a path to one,
+        :data:`SHIPPED` for the model shipped with the package, or None for the hand-tuned
+        rim rule (best tier above ``roof_threshold`` and ``roof_contrast``).
+    :raises OSError, ValueError: when the height model file cannot be read.
+    """
+
+    def __init__(
+        self,
+        camera: CameraModel,
+        geometry: BoardGeometry,
+        profile: ColourProfile,
+        *,
+        tracker: BoardPoseTracker | None = None,
+        config: DetectorConfig | None = None,
+        height_model: HeightModel | None | str = SHIPPED,
+    ) -> None:
+        self.camera = camera
+        self.geometry = geometry
+        self.profile = profile
+        self.config = config or DetectorConfig()
+        self._tracker = tracker
+        self._tracker_size: tuple[int, int] | None = None
+        self._tables: PoseTables | None = None
+        self._tables_pose: BoardPose | None = None
+        if isinstance(height_model, str):
+            height_model = (
+                HeightModel.load(max_towers=self.config.max_towers)
+                if height_model == SHIPPED
+                else HeightModel.load(height_model, self.config.max_towers)
+            )
+        # one wizard's measured area at setup (pose, lens blur and the set's meeple size),
+        # relative to the projected model; see :func:`wizard_area_gain`
+        gain = profile.meta.get("wizard_area", 1.0)
+        wizard_gain = (
+            float(np.clip(gain, 0.5, 2.0))
+            if isinstance(gain, (int, float)) and math.isfinite(gain)
+            else 1.0
+        )
+        self._reader = Reader(
+            geometry=geometry,
+            config=self.config,
+            profile=profile,
+            classes=ProfileClasses.build(profile, self.config),
+            height=height_model,
+            wizard_gain=wizard_gain,
+            crest_gaps=[],
+        )
+
+    # -- pose ------------------------------------------------------------------------------------
+
+    def _get_tracker(self, w: int, h: int) -> BoardPoseTracker:
+        if self._tracker is None or (
+            self._tracker_size is not None and self._tracker_size != (w, h)
+        ):
+            cam = self.camera if self.camera.size == (w, h) else self.camera.scaled_to(w, h)
+            det = MarkerDetector(self.geometry.marker_dictionary, ids=self.geometry.marker_ids)
+            self._tracker = BoardPoseTracker(det, self.geometry.marker_corners(), cam)
+            self._tables = None
+        self._tracker_size = (w, h)
+        return self._tracker
+
+    def _same_pose(self, pose: BoardPose) -> bool:
+        """Is ``pose`` within ``pose_tolerance_px`` of the pose the probe tables were built for
+        (checked at the board corners and a point 300 mm above the board centre)?"""
+        old = self._tables_pose
+        if old is None:
+            return False
+        if old is pose:
+            return True
+        w, h = self.geometry.board_size
+        pts = np.array(
+            [[0, 0, 0], [w, 0, 0], [w, h, 0], [0, h, 0], [w / 2, h / 2, 300.0]], np.float64
+        )
+        a, b = project(old, pts), project(pose, pts)
+        return bool(np.max(np.abs(a - b)) <= self.config.pose_tolerance_px)
+
+    def _tables_for(self, pose: BoardPose, shape: tuple[int, int]) -> PoseTables:
+        """The probe tables of ``pose``: the last ones while the camera stays put, else new
+        ones with every top surface's wizard region (a new stack height in a later frame then
+        costs nothing; the camera stays put for a whole game).
+
+        :raises ValueError, cv2.error, numpy.linalg.LinAlgError: on a pose that cannot be used.
+        """
+        if self._tables is None or not self._same_pose(pose):
+            self._tables = tables = build_tables(self.geometry, self.config, pose, shape)
+            for space in self.geometry.spaces:
+                for tier in range(self.config.max_towers + 1):
+                    hull(self.geometry, self.config, pose, tables, space, tier, shape)
+            self._tables_pose = pose
+        return self._tables
+
+    # -- the detector ----------------------------------------------------------------------------
+
+    def detect(self, frame: object, time_s: float = 0.0, index: int = 0) -> Detection:
+        """Read one frame. Never raises on a bad frame: the status says what went wrong.
+
+        :param frame: ``(H, W, 3) uint8 BGR``.
+        :param time_s: capture time in seconds (copied into the Observation).
+        :param index: frame counter of the source (copied into the Observation).
+        """
+        status, msg = check_frame(frame, self.camera.size)
+        if status != OK or not isinstance(frame, np.ndarray):
+            return Detection(status, msg)
+        h, w = frame.shape[:2]
+        tracker = self._get_tracker(w, h)
+        # one grey frame for the marker tracker and the rim edges
+        grey = cast("NDArray[np.uint8]", cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+        res = tracker.update(grey)
+        if not res.ok or res.pose is None:
+            st = BAD_FRAME if res.status.value == "bad frame" else BOARD_LOST
+            return Detection(st, res.message)
+        pose = res.pose
+        if not pose.has_3d:
+            return Detection(BOARD_LOST, "board pose without a camera model")
+        try:
+            tables = self._tables_for(pose, (h, w))
+        except (ValueError, cv2.error, np.linalg.LinAlgError) as exc:
+            return Detection(BOARD_LOST, f"pose unusable: {exc}")
+        white = _white(frame, tables, res.markers)
+        if white is None:
+            white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
+        vp = self.config.view_px
+        view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
+        rd = self._reader
+        fp = probe_frame(rd, frame, grey, pose, tables, white)
+        stacks = stack_heights(rd, fp)
+        pixels = label_tops(rd, fp, stacks)
+        tops = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
+        spaces, details = _read_tops(rd, fp, stacks, pixels, tops)
+        obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
+        fw = self.config.frame_view_px
+        fh = max(1, int(round(h * fw / w)))
+        thumb = _thumbnail(grey, fw, fh)
+        return Detection(
+            OK,
+            res.message,
+            obs,
+            view.astype(np.uint8),
+            white,
+            pose,
+            details,
+            thumb.astype(np.uint8),
+        )
+
+
+def wizard_area_gain(
+    frame: NDArray[np.uint8],
+    camera: CameraModel,
+    geometry: BoardGeometry,
+    profile: ColourProfile,
+    expected: Mapping[int, SpaceObservation],
+) -> float | None:
+    """How large one wizard measures in the setup frame, relative to the projected model.
+
+    The detector counts the wizards of a colour on a top as the labelled area divided by the
+    projected area of one wizard. The camera's pose, its blur and the set's meeples make that
+    area come out larger or smaller by the same factor for a whole session; the setup frame
+    shows known wizards on known roofs (R-SETUP-6), so the factor is measured there: the median
+    over the setup roofs (read at their known height) of the measured area per wizard of each
+    colour. The result goes to ``profile.meta["wizard_area"]``, which :class:`Detector` divides
+    the areas by.
+
+    :param frame: ``(H, W, 3) uint8 BGR`` of the setup position.
+    :param expected: space -> what stands there in that position (the ``spaces`` of
+        ``observe(setup(config))``).
+    :returns: the factor (dimensionless, ~1), or None when the board or no wizard is found.
+    """
+    meta = {k: v for k, v in profile.meta.items() if k != "wizard_area"}
+    plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
+    det = Detector(camera, geometry, plain)
+    found = det.detect(frame)
+    if not found.ok or found.observation is None:
+        return None
+    ratios: list[float] = []
+    for space, want in expected.items():
+        got = found.observation.spaces.get(space)
+        detail = found.details.get(space)
+        if got is None or detail is None or got.towers != want.towers or want.castle:
+            continue
+        for colour, n in want.wizards.items():
+            if n > 0 and colour in detail.wizard_area:
+                ratios.append(detail.wizard_area[colour] / n)
+    if not ratios:
+        return None
+    return float(np.median(ratios))
