@@ -4,7 +4,7 @@
     python3 dev.py run [companion args]   start the companion (simulated table without camera/GPIO)
     python3 dev.py test [pytest args]     ruff, mypy --strict, then the test suite on two workers
                                           without the long end-to-end games (marker ``e2e``)
-    python3 dev.py test -m e2e            only the end-to-end games (CI runs both)
+    python3 dev.py test -m e2e -n 0       only the end-to-end games, one at a time (CI runs both)
 
 On first use (and whenever pyproject.toml changes) it creates ``.venv`` beside this file and
 installs the project into it: ``run`` installs what running needs (``pip install -e .``),
@@ -38,8 +38,8 @@ STRICT = [
 # True once `mypy --strict companion` is clean: then `test` checks the whole package, not STRICT
 # (tests/test_layout.py fails until it is on).
 MYPY_WHOLE_PACKAGE = False
-# pytest-xdist workers for `test` (the suite is CPU-bound; one per core of a Raspberry Pi 4 /
-# a small CI machine would be 4, two keeps a shared 2-core machine usable).
+# pytest-xdist workers for `test`: the suite is CPU-bound and its tests independent, so two
+# workers halve its time on a 2-core machine.
 WORKERS = "2"
 # Markers `test` leaves out unless the arguments choose markers with -m.
 DEFAULT_MARKERS = "not e2e"
