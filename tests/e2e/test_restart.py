@@ -26,7 +26,7 @@ from companion.tracking.tracker import Tracker, board_key
 
 from .conftest import start_demo, write_config
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 SEED = 6
 
