@@ -172,7 +172,7 @@ class TrackedDriver:
         history = self.tracker.history
         for i, c in enumerate(history):
             if c is committed:
-                return history[i - 1].state if i else self.tracker._initial
+                return history[i - 1].state if i else self.tracker.initial_state
         return self.state
 
     # -- inputs (service thread) -------------------------------------------------------------
