@@ -188,7 +188,7 @@ class Config:
         """JSON-ready form (tuples as lists)."""
         d = asdict(self)
         d["pins"] = dict(self.pins)
-        return _listify(d)
+        return {k: _listify(v) for k, v in d.items()}
 
     @property
     def simulated(self) -> bool:
@@ -196,7 +196,7 @@ class Config:
         return self.camera.source == "simulated"
 
 
-def _listify(value: Any) -> Any:
+def _listify(value: object) -> object:
     if isinstance(value, Mapping):
         return {k: _listify(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
