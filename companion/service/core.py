@@ -217,13 +217,16 @@ class CompanionService(SeatTokens):
                     self.free.set()
 
     def hardware_event(self, event: Mapping[str, Any]) -> None:
-        """``events_out`` of the hardware facade: dice results, DONE, UNDO (enqueues only).
-
-        :raises TypeError, ValueError: a dice event with fields of the wrong type.
-        """
+        """``events_out`` of the hardware facade: dice results, DONE, UNDO (enqueues only; a
+        malformed dice event is logged and dropped, the game unchanged)."""
         match event.get("type"):
             case "dice":
-                self.post(DiceInput(DiceRoll.from_event(event)))
+                try:
+                    roll = DiceRoll.from_event(event)
+                except (TypeError, ValueError) as exc:
+                    log.error("panel: malformed dice event %r dropped: %s", event, exc)
+                    return
+                self.post(DiceInput(roll))
             case "done":
                 self.post(DoneInput(dict(event)))
             case "undo":
