@@ -178,7 +178,7 @@ class CompanionService(SeatTokens):
         return fn() if fn is not None else None
 
     def health(self) -> dict[str, Any]:
-        report = self.heartbeats.report()
+        report: dict[str, Any] = dict(self.heartbeats.report())
         with self._cond:
             report["line"] = self._health_line
             report["camera_status"] = self._camera_status
