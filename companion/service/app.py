@@ -141,6 +141,8 @@ class Companion:
         self.service.start_game(self.table.table_settings if self.table else None, restore=True)
         if self.recorder is not None:
             self.recorder.attach(self.service.settings, cfg, self.mode, self._detector)
+            self.service.on_input = self.recorder.on_input
+            self.service.on_result = self.recorder.on_result
         if self.table is not None:
             self.service.on_new_game = self.table.restart
             self.table.start()

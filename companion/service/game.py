@@ -134,7 +134,7 @@ def _colour(wizard: object) -> str:
     return str(wizard).split("-", 1)[0]
 
 
-def _count(wizards: Sequence[Any]) -> str:
+def _count(wizards: Sequence[object]) -> str:
     n = len(wizards)
     return f"{n} wizard{'s' if n != 1 else ''}"
 
