@@ -46,7 +46,7 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
         return got
 
     try:
-        # no renderer: camera and detector report the missing part, so never healthy
+        # no picture: camera and detector report why, so never healthy
         c.start()
         first = messages(1.5)
         assert any(m.startswith(b"READY=1") for m in first)
