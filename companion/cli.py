@@ -1,38 +1,75 @@
 """Command line: ``companion run | demo | rules | calibrate | record | replay | bench``.
 
-Each sub-command lives in its own module and is imported only when used, so that
-``companion rules …`` never loads OpenCV and ``companion bench hardware`` never loads Flask.
+This is the composition root: the only run-time module that may reach ``companion.sim``. It
+hands the service the simulated table (``companion.sim.simulation.SimulatedTable``) that
+``companion run`` uses without a camera and ``companion demo`` always.
+
+Each sub-command imports its modules only when it runs, so that ``companion rules …`` never
+loads OpenCV and ``companion bench hardware`` never loads Flask.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-# sub-command -> "module:function"; the function takes the remaining argv and returns an exit code.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "run": (
-        "companion.service.cli:run_main",
-        "run the companion (simulated table without camera/GPIO)",
-    ),
-    "demo": ("companion.service.cli:demo_main", "run the embedded simulated table explicitly"),
-    "rules": ("companion.rules_cli:main", "rules core: apply, legal, play"),
-    "calibrate": (
-        "companion.vision.calibrate_cli:main",
-        "camera intrinsics, marker sheet, board check, colour profile",
-    ),
-    "record": ("companion.service.cli:record_main", "run and record a session to a folder"),
-    "replay": ("companion.service.cli:replay_main", "replay a recorded session and compare"),
-    "bench": ("companion.bench:main", "benchmarks: rules, tracking, vision, render, …"),
+
+def _run(argv: list[str]) -> int:
+    # imported here: the service loads OpenCV, Flask and the tracker
+    from companion.service.cli import run_main
+    from companion.sim.simulation import SimulatedTable
+
+    return run_main(argv, simulation=SimulatedTable)
+
+
+def _demo(argv: list[str]) -> int:
+    from companion.service.cli import demo_main  # OpenCV, Flask, the tracker: see _run
+    from companion.sim.simulation import SimulatedTable
+
+    return demo_main(argv, simulation=SimulatedTable)
+
+
+def _record(argv: list[str]) -> int:
+    from companion.service.cli import record_main  # OpenCV, Flask, the tracker: see _run
+    from companion.sim.simulation import SimulatedTable
+
+    return record_main(argv, simulation=SimulatedTable)
+
+
+def _replay(argv: list[str]) -> int:
+    from companion.service.cli import replay_main  # OpenCV and the tracker: see _run
+
+    return replay_main(argv)
+
+
+def _rules(argv: list[str]) -> int:
+    from companion.rules_cli import main  # the rules core alone, nothing heavy
+
+    return main(argv)
+
+
+def _calibrate(argv: list[str]) -> int:
+    from companion.vision.calibrate_cli import main  # OpenCV, only for calibrating
+
+    return main(argv)
+
+
+def _bench(argv: list[str]) -> int:
+    from companion.bench import main  # each bench imports what it measures
+
+    return main(argv)
+
+
+COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
+    "run": (_run, "run the companion (simulated table without camera/GPIO)"),
+    "demo": (_demo, "run the embedded simulated table explicitly"),
+    "rules": (_rules, "rules core: apply, legal, play"),
+    "calibrate": (_calibrate, "camera intrinsics, marker sheet, board check, colour profile"),
+    "record": (_record, "run and record a session to a folder"),
+    "replay": (_replay, "replay a recorded session and compare"),
+    "bench": (_bench, "benchmarks: rules, tracking, vision, render, …"),
 }
-
-
-def _load(target: str) -> Callable[[list[str]], int]:
-    module_name, func_name = target.split(":")
-    module = importlib.import_module(module_name)
-    func: Callable[[list[str]], int] = getattr(module, func_name)
-    return func
+"""Sub-command -> (entry point taking the remaining argv and returning an exit code, help)."""
 
 
 def usage() -> str:
@@ -50,4 +87,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"companion: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    return _load(COMMANDS[name][0])(rest)
+    return COMMANDS[name][0](rest)

@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from companion.rules.model import BASE_SPELLS, EXPANSION_SPELLS
+
 COLOURS = ("blue", "yellow", "red", "green", "orange", "purple")
 MODULES = ("fountain", "web", "witch", "raven", "magic_tower")
 SOURCE_KINDS = ("picamera2", "usb", "file", "folder", "session")
@@ -188,7 +190,7 @@ class Config:
         """JSON-ready form (tuples as lists)."""
         d = asdict(self)
         d["pins"] = dict(self.pins)
-        return _listify(d)
+        return {k: _listify(v) for k, v in d.items()}
 
     @property
     def simulated(self) -> bool:
@@ -196,7 +198,7 @@ class Config:
         return self.camera.source == "simulated"
 
 
-def _listify(value: Any) -> Any:
+def _listify(value: object) -> object:
     if isinstance(value, Mapping):
         return {k: _listify(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -274,15 +276,7 @@ def _spells(game: Mapping[str, Any]) -> tuple[str, ...] | None:
     known spell ids, each once."""
     if game.get("spells") is None:
         return None
-    try:
-        from companion.rules.model import BASE_SPELLS, EXPANSION_SPELLS
-    except ImportError:  # no rules core: its setup refuses unknown ids later
-        known: tuple[str, ...] = tuple(
-            v for v in game["spells"] if isinstance(game["spells"], list) and isinstance(v, str)
-        )
-    else:
-        known = (*BASE_SPELLS, *EXPANSION_SPELLS)
-    return _str_list(game, "game", "spells", known)
+    return _str_list(game, "game", "spells", (*BASE_SPELLS, *EXPANSION_SPELLS))
 
 
 def _table(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -74,6 +74,33 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from companion.config import ServiceConfig
+from companion.rules import GameState, Observation
+from companion.rules.model import MODULES
+from companion.service.app import Companion
+from companion.service.core import CompanionService
+from companion.service.inputs import (
+    CandidateInput,
+    CommandInput,
+    ObservationInput,
+    ServiceInput,
+)
+from companion.service.pipeline import TakenFrame
+from companion.service.record import commit_check, hidden_positions, same_table
+from companion.service.tracked import TrackedDriver
+from companion.sim.simtable import Scene
+from companion.sim.simulation import SimulatedTable
+from companion.sim.testing import (
+    HostPhoneAnswerer,
+    finish_game,
+    settle,
+    sim_config,
+    simulated_companion,
+    table_of,
+    wait_until,
+)
+from companion.tracking.tracker import board_key, describe
+
 
 def _rss_mb() -> tuple[float, float]:
     now = 0.0
@@ -87,8 +114,8 @@ def _rss_mb() -> tuple[float, float]:
     return round(now, 1), round(peak, 1)
 
 
-def _child_rss_mb(table: Any) -> dict[str, float] | None:
-    cam = getattr(table, "sim_camera", None)
+def _child_rss_mb(table: SimulatedTable) -> dict[str, float] | None:
+    cam = table.sim_camera
     if cam is None:
         return None
     now, peak = cam.rss_mb()
@@ -128,7 +155,7 @@ class EventPhone(threading.Thread):
                         data = []
                         if snap.get("state"):  # keep only the board, not the whole snapshot
                             self.received.append((t, _board_of_view(snap["state"])))
-        except Exception as exc:  # the server closing the stream ends the phone
+        except Exception as exc:  # the thread's top: the server closing the stream ends it
             if not self.stop.is_set():
                 self.error = f"{type(exc).__name__}: {exc}"
 
@@ -151,7 +178,7 @@ def _board_of_view(state_json: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _board_of_state(state: Any) -> tuple[Any, ...]:
+def _board_of_state(state: GameState) -> tuple[Any, ...]:
     stacks = {}
     visible = {}
     for space in state.spaces():
@@ -165,18 +192,6 @@ def _board_of_state(state: Any) -> tuple[Any, ...]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from companion.config import ServiceConfig
-    from companion.service.app import Companion
-    from companion.service.parts import Parts
-    from companion.service.record import hidden_positions, same_table
-    from companion.sim.testing import (
-        HostPhoneAnswerer,
-        finish_game,
-        settle,
-        sim_config,
-        wait_until,
-    )
-
     tmp = Path(tempfile.mkdtemp(prefix="companion-bench-e2e-"))
     cfg = sim_config(
         tmp / "data",
@@ -196,82 +211,86 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
     )
     # the questions are answered on the host's phone (below), not by the simulated players
-    companion = Companion(cfg, Parts(), print_qr=False, out=io.StringIO(), answer_questions=False)
+    companion = simulated_companion(cfg, out=io.StringIO(), answer_questions=False)
     stills: list[tuple[float, tuple[Any, ...]]] = []  # (time the board became still, board)
     companion.start()
-    table = companion.table
+    table = table_of(companion)
     picture = bool(table.vision_ok)
+    game = table.game
+    assert game is not None
 
-    def on_still(scene: Any, taken_at: float) -> None:
+    def on_still(scene: Scene, taken_at: float) -> None:
         if scene.hand is None:
             stills.append((taken_at, _board_of_state(scene.state)))
 
-    if picture:
-        orig = companion.camera.on_frame
+    camera = companion.camera
+    if picture and camera is not None and table.source is not None and table.cursor is not None:
+        orig = camera.on_frame
         src = table.source
+        cursor = table.cursor
         last_scene = [-1]
 
-        def on_frame(frame: Any) -> None:
+        def on_frame(frame: TakenFrame) -> None:
             if orig is not None:
                 orig(frame)
             n = src.scene_number
             if n != last_scene[0]:
                 last_scene[0] = n
-                scene = table.cursor.current()
+                scene = cursor.current()
                 if scene is not None:
                     on_still(scene, frame.taken_at)
 
-        companion.camera.on_frame = on_frame
+        camera.on_frame = on_frame
     else:
         orig_scene = table._on_scene
 
-        def on_scene(scene: Any, index: int) -> None:
-            orig_scene(scene, index)
+        def on_scene(scene: Scene, frame_index: int) -> None:
+            orig_scene(scene, frame_index)
             on_still(scene, time.monotonic())
 
-        table._on_scene = on_scene
+        # the bench watches the table from outside: its scenes, its service's queue and tracker
+        table._on_scene = on_scene  # type: ignore[method-assign]
     observe_ms: list[float] = []
     slowest: dict[str, Any] = {}  # the slowest observe: which board, the tracker before it
     observed: list[tuple[float, float]] = []  # (tracker started, tracker done), monotonic s
     posted: list[float] = []  # when the stability gate put a still board on the service queue
     orig_post = companion.service.post
 
-    def timed_post(kind: str, payload: Any = None) -> None:
-        if kind == "observation":
+    def timed_post(item: ServiceInput) -> None:
+        if isinstance(item, ObservationInput):
             posted.append(time.monotonic())
-        orig_post(kind, payload)
+        orig_post(item)
 
-    companion.service.post = timed_post
+    companion.service.post = timed_post  # type: ignore[method-assign]
     busy: dict[str, list[float]] = {}  # the service thread's time per queue item kind, ms
     slowest_candidate: dict[str, Any] = {}
     orig_handle = companion.service._handle
 
-    def timed_handle(item: Any) -> None:
+    def timed_handle(item: ServiceInput) -> None:
         t = time.perf_counter()
         try:
             orig_handle(item)
         finally:
             ms = (time.perf_counter() - t) * 1000.0
             kind = item.kind
-            if kind == "command" and isinstance(item.payload, dict):
-                kind = f"command {item.payload.get('command')}"
-            if kind == "candidate" and ms > max(busy.get(kind, ()), default=-1.0):
-                frame = getattr(item.payload, "frame", None)
+            if isinstance(item, CommandInput):
+                kind = f"command {item.command.get('command')}"
+            if isinstance(item, CandidateInput) and ms > max(busy.get(kind, ()), default=-1.0):
+                frame = item.observation.frame
                 slowest_candidate.clear()
                 slowest_candidate.update(ms=round(ms, 1), true_action=_true_action(table, frame))
             busy.setdefault(kind, []).append(ms)
 
-    companion.service._handle = timed_handle
+    companion.service._handle = timed_handle  # type: ignore[method-assign]
     driver = companion.service.driver
-    if driver is not None and hasattr(driver, "observe"):
+    if isinstance(driver, TrackedDriver):
         orig_observe = driver.observe
+        tracker = driver.tracker
+        journal = driver.journal
 
-        tracker = getattr(driver, "tracker", None)
-        journal = getattr(driver, "journal", None)
-
-        def timed_observe(obs: Any) -> Any:
-            hyps = len(tracker.hypotheses) if tracker is not None else None
-            lag = len(tracker.uncommitted) if tracker is not None else None
+        def timed_observe(obs: Observation) -> list[str]:
+            hyps = len(tracker.hypotheses)
+            lag = len(tracker.uncommitted)
             t = time.perf_counter()
             start = time.monotonic()
             try:
@@ -282,20 +301,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     slowest.clear()
                     slowest.update(
                         ms=round(ms, 1),
-                        true_action=_true_action(table, getattr(obs, "frame", None)),
+                        true_action=_true_action(table, obs.frame),
                         hypotheses_before=hyps,
                         uncommitted_actions_before=lag,
-                        journal_observation=(
-                            journal.count("observation") if journal is not None else None
-                        ),
+                        journal_observation=journal.count("observation"),
                     )
                 observe_ms.append(ms)
                 observed.append((start, time.monotonic()))
 
-        driver.observe = timed_observe
+        driver.observe = timed_observe  # type: ignore[method-assign]
     asked: list[str] = []  # ids of the questions the tracker asked, as published
 
-    def on_publish(svc: Any) -> None:
+    def on_publish(svc: CompanionService) -> None:
         q = svc.question
         if q is not None and (not asked or asked[-1] != q["id"]):
             asked.append(str(q["id"]))
@@ -327,14 +344,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         phone.stop.set()
         rss_now, rss_peak = _rss_mb()
         child_rss = _child_rss_mb(table)
-        truth = table.game.state
+        truth = game.state
         tracked = companion.service.state
+        assert tracked is not None
         vision = companion.vision
         detect_ms = list(vision.detect_ms) if vision is not None else []
         frames = vision.frames if vision is not None else 0
         observations = vision.observations if vision is not None else 0
         detected = vision.detected if vision is not None else 0
-        jt = getattr(companion.service.driver, "jt", None)
+        final_driver = companion.service.driver
+        jt = final_driver.jt if isinstance(final_driver, TrackedDriver) else None
         end = _end_state(companion, tracked, truth)
         _name_the_board(companion, slowest)
         _name_the_board(companion, slowest_candidate)
@@ -371,7 +390,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "players": args.players,
         "modules": list(args.modules),
         "seed": args.seed,
-        "actions": len(table.game.record.actions),
+        "actions": len(game.record.actions),
         "wall_s": round(elapsed, 1),
         "boards": len(latencies) + missed,
         "missed_boards": missed,
@@ -423,15 +442,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
+def _end_state(companion: Companion, tracked: GameState, truth: GameState) -> dict[str, Any]:
     """What the tracker committed and holds at the end, against the simulated truth (see the
     module doc, ``end_state``)."""
-    from companion.service.record import commit_check, hidden_positions, same_table
-    from companion.tracking.tracker import board_key
-
-    record = companion.table.game.record
-    tracker = getattr(companion.service.driver, "tracker", None)
-    history = tuple(getattr(tracker, "history", ()))
+    game = table_of(companion).game
+    assert game is not None
+    record = game.record
+    driver = companion.service.driver
+    tracker = driver.tracker if isinstance(driver, TrackedDriver) else None
+    history = tracker.history if tracker is not None else ()
     wrong, first = commit_check(history, record.states)
     pending = 0
     for action in reversed(record.actions):
@@ -444,7 +463,7 @@ def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
     return {
         "true_actions": len(record.actions),
         "committed_actions": sum(1 for c in history if c.action is not None),
-        "uncommitted_actions": len(getattr(tracker, "uncommitted", ())),
+        "uncommitted_actions": len(tracker.uncommitted) if tracker is not None else 0,
         "wrong_commits": wrong,
         "first_wrong_after_action": first,
         "board_equals_truth": bool(
@@ -465,15 +484,15 @@ def _end_state(companion: Any, tracked: Any, truth: Any) -> dict[str, Any]:
     }
 
 
-def _true_action(table: Any, frame: Any) -> int | None:
+def _true_action(table: SimulatedTable, frame: int | None) -> int | None:
     """The index of the true action whose scene the camera's frame ``frame`` showed (None
     without a picture, or for a frame too old to be looked up)."""
-    scene_at = getattr(getattr(table, "source", None), "scene_at", None)
-    scene = scene_at(frame) if scene_at is not None and frame is not None else None
+    source = table.source
+    scene = source.scene_at(frame) if source is not None and frame is not None else None
     return int(scene.step) if scene is not None else None
 
 
-def _name_the_board(companion: Any, slowest: dict[str, Any]) -> None:
+def _name_the_board(companion: Companion, slowest: dict[str, Any]) -> None:
     """Add to the slowest observe's entry the true action its board showed (in players' words)
     and where to find its input again: the game's journal, in which it is the
     ``journal_observation``-th observation (replay the inputs before it into a tracker made
@@ -481,26 +500,21 @@ def _name_the_board(companion: Any, slowest: dict[str, Any]) -> None:
     if not slowest:
         return
     driver = companion.service.driver
-    path = getattr(driver, "journal_path", None)
+    path = driver.journal_path if isinstance(driver, TrackedDriver) else None
     slowest["journal"] = str(path) if path is not None else None
     step = slowest.get("true_action")
-    if step is None:
+    game = table_of(companion).game
+    if step is None or game is None:
         return
-    record = companion.table.game.record
+    record = game.record
     if 0 <= step < len(record.actions):
-        from companion.tracking.tracker import describe
-
-        with contextlib.suppress(Exception):
-            slowest["true_action_text"] = describe(record.actions[step], record.states[step])
+        slowest["true_action_text"] = describe(record.actions[step], record.states[step])
 
 
-def _differences(a: Any, b: Any) -> list[str]:
+def _differences(a: GameState, b: GameState) -> list[str]:
     """What differs between two states, in players' words: ``board``, ``hidden wizards``,
     ``potions``, ``turn``, ``game`` (end trigger, turns left, over) and, with the expansion, its
     counts the camera cannot see (``witch_vials``, ``feathers``, ``armed``, ``free_casts``, …)."""
-    from companion.service.record import hidden_positions
-    from companion.tracking.tracker import board_key
-
     out = []
     if board_key(a) != board_key(b):
         out.append("board")
@@ -518,8 +532,6 @@ def _differences(a: Any, b: Any) -> list[str]:
 
 
 def _modules(text: str) -> tuple[str, ...]:
-    from companion.rules.model import MODULES
-
     if text == "all":
         return MODULES
     names = tuple(n.strip() for n in text.split(",") if n.strip())

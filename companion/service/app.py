@@ -1,4 +1,5 @@
-"""The running companion: every part wired together (architecture.md, "Threads in the service").
+"""The running companion: every part wired together (docs/architecture.md, "Threads in the
+running service").
 
 ::
 
@@ -8,33 +9,55 @@
                                                    |
                       service thread: tracker -> journal -> publish (pages, LEDs, terminal)
 
-:class:`Companion` builds and starts the parts that are installed, picks the real camera, pins
-and calibration when present and the **simulated table** otherwise, feeds the systemd watchdog
-while all heartbeats are fresh, and stops cleanly. A part that is missing is named on the
+:class:`Companion` builds and starts the parts, picks the real camera, pins and calibration when
+present and the **simulated table** otherwise (built outside the run-time packages and handed in
+as a :data:`SimulationFactory`), feeds the systemd watchdog while all heartbeats are fresh, and
+stops cleanly. A part that cannot run here (no GPIO chip, no calibration) is named on the
 terminal and in ``/healthz``; the rest keeps running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import logging
 import os
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypeAlias
+
+from gpiozero import GPIOZeroError
 
 from companion.config import Config
+from companion.hardware import Hardware, create_hardware, on_raspberry_pi
 from companion.service.core import CompanionService
 from companion.service.heartbeat import Heartbeats
+from companion.service.inputs import CommandResult
 from companion.service.memory import return_big_buffers_to_the_system
-from companion.service.parts import Parts
+from companion.service.pipeline import CameraThread, FrameReader, TakenFrame, VisionWorker
+from companion.service.record import Recorder
 from companion.service.sdnotify import SystemdNotifier
+from companion.service.table import TableSimulation
+from companion.service.vision import build_vision, overlay_jpeg
+from companion.vision.detector import Detector
+from companion.vision.profile import ProfileError
+from companion.vision.profile_setup import build_profile
+from companion.vision.sources import open_source
+from companion.vision.stability import StabilityGate
+from companion.web.app import create_app
+from companion.web.server import BackgroundServer, base_url, print_join_codes
+from companion.web.service import CommandError
 
 log = logging.getLogger(__name__)
+
+SimulationFactory: TypeAlias = "Callable[[Companion], TableSimulation]"
+"""Builds the simulated table for a companion that has no camera (``companion.cli`` passes
+``companion.sim.simulation.SimulatedTable``)."""
 
 
 class StartError(RuntimeError):
@@ -45,49 +68,46 @@ class Companion:
     """All threads of the running companion.
 
     :param config: validated configuration.
-    :param parts: installed parts (tests disable some).
+    :param simulation: builds the simulated table when there is no camera (``camera.source``
+        ``simulated``, or ``auto`` without a Pi camera); None = no simulated table here.
     :param out: where terminal output goes (URL, QR codes, status lines).
     :param notifier: systemd notifier (default: from the environment).
     :param web: serve the pages (tests of the pipeline alone can switch it off).
     :param recorder: a :class:`~companion.service.record.Recorder` to feed, or None.
-    :param answer_questions: on the simulated table, the simulated players answer the tracker's
-        questions through the service (as their phones would); tests answer through the web API
-        instead.
     """
 
     def __init__(
         self,
         config: Config,
-        parts: Parts | None = None,
         *,
+        simulation: SimulationFactory | None = None,
         out: TextIO | None = None,
         notifier: SystemdNotifier | None = None,
         web: bool = True,
-        recorder: Any = None,
-        answer_questions: bool = True,
+        recorder: Recorder | None = None,
         print_qr: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
-        self.parts = parts or Parts()
+        self.simulation = simulation
         self.out = out if out is not None else sys.stdout
         self.notifier = notifier or SystemdNotifier()
         self.want_web = web
         self.recorder = recorder
-        self.answer_questions = answer_questions
         self.print_qr = print_qr
         self._clock = clock
         self.heartbeats = Heartbeats(config.service.heartbeat_stale_s, clock)
-        self.service = CompanionService(config, self.parts, self.heartbeats, clock=clock)
+        self.service = CompanionService(config, self.heartbeats, clock=clock)
         self.stop_event = threading.Event()
-        self.table: Any = None  # SimulatedTable when simulating
-        self.camera: Any = None
-        self.vision: Any = None
-        self.hardware: Any = None
-        self.web_server: Any = None
+        self.table: TableSimulation | None = None
+        self.camera: CameraThread | None = None
+        self.vision: VisionWorker | None = None
+        self.hardware: Hardware | None = None
+        self.web_server: BackgroundServer | None = None
         self.url = ""
         self.port = 0
-        self._threads: list[threading.Thread] = []
+        self._service_thread: threading.Thread | None = None
+        self._supervisor: threading.Thread | None = None
         self._started = False
         self.mode = ""
 
@@ -101,7 +121,7 @@ class Companion:
         """Build and start every part.
 
         :raises StartError: a configured camera spec is malformed, the data directory cannot
-            be created, or the web port is taken.
+            be created, the web port is taken, or there is no camera and no simulated table.
         """
         cfg = self.config
         return_big_buffers_to_the_system()
@@ -109,19 +129,21 @@ class Companion:
             Path(os.path.expanduser(cfg.data.dir)).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StartError(f"data.dir: cannot create {cfg.data.dir}: {exc}") from None
-        missing = self.parts.missing_line("rules")
-        if missing:
-            raise StartError(f"the rules core is missing: {missing}")
         self._start_hardware()
         self.mode = self._choose_mode()
         if self.mode == "simulated":
-            from companion.sim.simulation import SimulatedTable
-
-            self.table = SimulatedTable(self)
+            if self.simulation is None:
+                raise StartError(
+                    "camera.source: no camera here and no simulated table wired in "
+                    "(start it with `companion run` or `companion demo`)"
+                )
+            self.table = self.simulation(self)
             self.table.prepare()
         self.service.start_game(self.table.table_settings if self.table else None, restore=True)
         if self.recorder is not None:
-            self.recorder.attach(self)
+            self.recorder.attach(self.service.settings, cfg, self.mode, self._detector)
+            self.service.on_input = self.recorder.on_input
+            self.service.on_result = self.recorder.on_result
         if self.table is not None:
             self.service.on_new_game = self.table.restart
             self.table.start()
@@ -132,9 +154,6 @@ class Companion:
             self._start_web()
         else:
             self.heartbeats.beat("web", "not served (pipeline only)")
-        if self.web_server is None and self.want_web:
-            # no phone page: show the table in the terminal after every change of the board
-            self.service.add_listener(self._print_board)
         self._install_calibration_commands()
         self._start_supervisor()
         self._started = True
@@ -145,20 +164,17 @@ class Companion:
         if spec == "simulated":
             return "simulated"
         if spec == "auto":
-            from companion.hardware import on_raspberry_pi
-
-            if on_raspberry_pi() and self.parts.get("sources") is not None and _pi_camera():
+            if on_raspberry_pi() and _pi_camera():
                 return "camera"
             return "simulated"
         return "camera"
 
+    def _detector(self) -> Detector | None:
+        return self.vision.detector if self.vision is not None else None
+
     # -- hardware ------------------------------------------------------------------------------
 
     def _start_hardware(self) -> None:
-        hw_mod = self.parts.get("hardware")
-        if hw_mod is None or not hasattr(hw_mod, "create_hardware"):
-            self.heartbeats.trouble("hardware", "missing: " + self.parts.missing_line("hardware"))
-            return
         hc = self.config.hardware
         hw_config = {
             "pins": dict(self.config.pins),
@@ -171,10 +187,10 @@ class Companion:
             },
         }
         try:
-            self.hardware = hw_mod.create_hardware(hw_config, self.service.hardware_event)
-        except ValueError as exc:
+            self.hardware = create_hardware(hw_config, self.service.hardware_event)
+        except ValueError as exc:  # a bad [pins] or [hardware] key: the config must change
             raise StartError(f"hardware: {exc}") from None
-        except Exception as exc:  # pins busy, no GPIO chip: run without the panel, say so
+        except (GPIOZeroError, OSError, RuntimeError) as exc:  # pins busy, no GPIO chip
             self.heartbeats.trouble("hardware", f"error: {type(exc).__name__}: {exc}")
             self.say(f"hardware: not available ({exc}); the page's dice controls still work")
             return
@@ -184,57 +200,80 @@ class Companion:
     # -- camera + vision -----------------------------------------------------------------------
 
     def _start_camera_pipeline(self) -> None:
-        from companion.service.pipeline import CameraThread, VisionWorker
-        from companion.service.vision import build_vision
-
-        sources = self.parts.get("sources")
-        if sources is None:
-            raise StartError("camera.source: " + self.parts.missing_line("sources"))
         spec = self.config.camera.source
         if spec == "auto":
             spec = f"picamera2:{self.config.camera.width}x{self.config.camera.height}"
         try:
-            source = sources.open_source(spec)
+            source = open_source(spec)
         except ValueError as exc:
             raise StartError(f"camera.source: {exc}") from None
+        vision = build_vision(self.config.calibration, self.heartbeats, self.say, spec)
+        self.start_pipeline(source, vision)
+
+    def start_pipeline(
+        self,
+        source: FrameReader,
+        vision: tuple[Detector, StabilityGate] | None,
+        *,
+        speed: float = 1.0,
+        lossless: bool = False,
+        before_frame: Callable[[TakenFrame], None] | None = None,
+    ) -> None:
+        """Start the camera thread on ``source`` and, with a detector and gate, the vision
+        worker posting still boards to the service (the real camera, or a simulated table's
+        rendered camera).
+
+        :param speed: time factor of the frame rate (``inf`` = no pause between frames).
+        :param lossless: hand every frame on in order (a seeded simulated table).
+        :param before_frame: called (vision thread) before each frame is analysed.
+        """
+        rec = self.recorder
+        svc = self.service
         self.camera = CameraThread(
             source,
             self.heartbeats,
             fps=self.config.camera.fps,
-            on_status=lambda s: self.service.post("camera", s),
-            on_frame=self.recorder.on_frame if self.recorder is not None else None,
+            speed=speed,
+            on_status=svc.post_camera_status,
+            on_frame=rec.on_frame if rec is not None else None,
+            lossless=lossless,
         )
-        vision = build_vision(self, source_spec=spec)
-        self.camera.start()
         if vision is None:
+            self.camera.start()
             return
         detector, gate = vision
         self.vision = VisionWorker(
             self.camera,
             detector,
             gate,
-            lambda obs: self.service.post("observation", obs),
+            svc.post_observation,
             self.heartbeats,
-            on_decision=self.recorder.on_decision if self.recorder is not None else None,
-            yield_to=self.service.free,
-            prepare=(
-                (lambda obs: self.service.post("candidate", obs))
-                if self.config.service.work_ahead
-                else None
-            ),
+            on_decision=rec.on_decision if rec is not None else None,
+            yield_to=svc.free,
+            prepare=svc.post_candidate if self.config.service.work_ahead else None,
         )
-        self.service.set_camera_jpeg(self.camera_jpeg)
+        self.vision.before_frame = before_frame
+        svc.set_camera_jpeg(self.camera_jpeg)
+        self.camera.start()
         self.vision.start()
+
+    def stop_pipeline(self) -> None:
+        """Stop the vision worker and the camera thread (the source stays open)."""
+        if self.vision is not None:
+            self.vision.stop()
+            self.vision = None
+        if self.camera is not None:
+            self.camera.stop()
+            self.camera = None
 
     def camera_jpeg(self) -> bytes | None:
         """The latest frame with the detected overlay (space numbers, readings), JPEG."""
-        from companion.service.vision import overlay_jpeg
-
         frame = self.camera.latest() if self.camera is not None else None
         if frame is None:
             return None
-        detection = self.vision.last_detection if self.vision is not None else None
-        geometry = getattr(self.vision.detector, "geometry", None) if self.vision else None
+        vision = self.vision
+        detection = vision.last_detection if vision is not None else None
+        geometry = vision.detector.geometry if vision is not None else None
         return overlay_jpeg(frame.image, detection, geometry)
 
     # -- calibration from the host page ---------------------------------------------------
@@ -246,7 +285,7 @@ class Companion:
         svc.set_command_hook("calibrate_reset", self._calibrate_reset)
         svc.extra_status = self.calibration_status
 
-    def calibration_status(self) -> dict[str, Any]:
+    def calibration_status(self) -> dict[str, object]:
         det = self.vision.last_detection if self.vision is not None else None
         cal = self.config.calibration
         return {
@@ -260,35 +299,26 @@ class Companion:
             }
         }
 
-    def _need_vision(self) -> Any:
-        from companion.web.service import CommandError
-
-        if self.vision is None or self.camera is None or self.camera.latest() is None:
+    def _need_vision(self) -> tuple[VisionWorker, TakenFrame]:
+        frame = self.camera.latest() if self.camera is not None else None
+        if self.vision is None or frame is None:
             raise CommandError("no camera frame is being analysed (see /healthz)", 409)
-        return self.vision
+        return self.vision, frame
 
-    def _calibrate_board(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
+    def _calibrate_board(self, cmd: Mapping[str, object]) -> CommandResult:
         """Find the board markers in the current frame and report the pose."""
-        from companion.web.service import CommandError
-
-        vision = self._need_vision()
-        frame = self.camera.latest()
+        vision, frame = self._need_vision()
         det = vision.detector.detect(frame.image, frame.time_s, frame.index)
-        pose = getattr(det, "pose", None)
+        pose = det.pose
         if pose is None:
             raise CommandError(f"board not found: {det.status} {det.message}".strip(), 409)
-        err = float(getattr(pose, "reprojection_error_px", 0.0))
+        err = float(pose.reprojection_error_px)
         return {"markers": list(pose.marker_ids), "reprojection_error_px": round(err, 2)}
 
-    def _calibrate_profile(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
+    def _calibrate_profile(self, cmd: Mapping[str, object]) -> CommandResult:
         """Sample the colour profile from the current frame, which must show the untouched
         setup position; save it in the data directory and use it from now on."""
-        from companion.vision.profile import ProfileError
-        from companion.vision.profile_setup import build_profile
-        from companion.web.service import CommandError
-
-        vision = self._need_vision()
-        frame = self.camera.latest()
+        vision, frame = self._need_vision()
         det = vision.detector
         colours = list(self.service.settings.colours)
         try:
@@ -297,21 +327,15 @@ class Companion:
             raise CommandError(f"profile: {exc} (is the setup position in view?)", 409) from None
         path = Path(os.path.expanduser(self.config.data.dir)) / "profile.json"
         profile.save(path)
-        from companion.vision.detector import Detector
-
         vision.detector = Detector(det.camera, det.geometry, profile)
         return {"profile": str(path)}
 
-    def _calibrate_reset(self, cmd: Mapping[str, Any]) -> dict[str, Any]:
+    def _calibrate_reset(self, cmd: Mapping[str, object]) -> CommandResult:
         """Forget the cached board pose and the stability history (after moving the camera)."""
-        from companion.vision.detector import Detector
-
-        vision = self._need_vision()
+        vision, _ = self._need_vision()
         det = vision.detector
         vision.detector = Detector(det.camera, det.geometry, det.profile)
-        reset = getattr(vision.gate, "reset", None)
-        if reset is not None:
-            reset()
+        vision.gate.reset()
         return {"reset": True}
 
     # -- the service thread --------------------------------------------------------------------
@@ -321,20 +345,13 @@ class Companion:
             target=self.service.run, args=(self.stop_event,), name="service", daemon=True
         )
         t.start()
-        self._threads.append(t)
+        self._service_thread = t
 
     # -- web -----------------------------------------------------------------------------------
 
     def _start_web(self) -> None:
-        web = self.parts.get("web")
-        if web is None or not hasattr(web, "create_app"):
-            self.heartbeats.trouble("web", "missing: " + self.parts.missing_line("web"))
-            self.say("web: the phone pages are not installed: " + self.parts.missing_line("web"))
-            return
-        from companion.web.server import BackgroundServer, base_url
-
         wc = self.config.web
-        app = web.create_app({"PUBLIC_URL": wc.public_url} if wc.public_url else {}, self.service)
+        app = create_app({"PUBLIC_URL": wc.public_url} if wc.public_url else {}, self.service)
         try:
             server = BackgroundServer(app, host=wc.host, port=wc.port, threads=wc.threads)
         except OSError as exc:
@@ -359,18 +376,20 @@ class Companion:
         try:
             with urllib.request.urlopen(url, timeout=3) as resp:
                 resp.read()
-            self.heartbeats.beat("web", f"serving {self.url}")
-            return True
-        except Exception as exc:
+        except urllib.error.HTTPError as exc:
+            exc.close()  # the error answer holds the connection: give it back now
             self.heartbeats.trouble("web", f"not answering: {exc}")
             return False
+        except (OSError, http.client.HTTPException) as exc:
+            self.heartbeats.trouble("web", f"not answering: {exc}")
+            return False
+        self.heartbeats.beat("web", f"serving {self.url}")
+        return True
 
     def _print_qr_codes(self) -> None:
         try:
-            from companion.web.server import print_join_codes
-
             print_join_codes(self.service, self.url, out=self.out)
-        except Exception as exc:  # a terminal that cannot show them must not stop the start
+        except (OSError, ValueError) as exc:  # a terminal that cannot show them
             self.say(f"(QR codes not printable here: {exc})")
 
     # -- supervisor: watchdog, web probe, terminal status --------------------------------------
@@ -378,7 +397,7 @@ class Companion:
     def _start_supervisor(self) -> None:
         t = threading.Thread(target=self._supervise, name="supervisor", daemon=True)
         t.start()
-        self._threads.append(t)
+        self._supervisor = t
 
     def _supervise(self) -> None:
         interval = self.notifier.watchdog_interval_s
@@ -388,25 +407,25 @@ class Companion:
         last_status = self._clock()
         every = self.config.service.status_every_s
         while not self.stop_event.wait(tick):
-            if self.want_web:
-                self._probe_web()
-            if self.table is not None:
-                self.table.check()
-            fresh = self.heartbeats.all_fresh()
-            if fresh:
-                self.notifier.watchdog()
-            if every and self._clock() - last_status >= every:
-                last_status = self._clock()
-                self.say(self.status_line())
-            self.notifier.status(self.service.health_line)
+            try:
+                last_status = self._supervise_once(last_status, every)
+            except Exception:  # the thread's top: log, keep supervising
+                log.exception("supervisor: a check failed")
 
-    def _print_board(self, service: CompanionService) -> None:
-        state = service._state
-        key = None if state is None else (state.stacks, state.wizards, state.castle)
-        if key is None or key == getattr(self, "_printed_key", None):
-            return
-        self._printed_key = key
-        self.say(board_text(state))
+    def _supervise_once(self, last_status: float, every: float) -> float:
+        if self.want_web:
+            self._probe_web()
+        if self.table is not None:
+            self.table.check()
+        if self.stop_event.is_set():
+            return last_status  # stopping: the notifier may be closed already
+        if self.heartbeats.all_fresh():
+            self.notifier.watchdog()
+        if every and self._clock() - last_status >= every:
+            last_status = self._clock()
+            self.say(self.status_line())
+        self.notifier.status(self.service.health_line)
+        return last_status
 
     def status_line(self) -> str:
         rep = self.heartbeats.report()
@@ -420,36 +439,33 @@ class Companion:
     # -- stop ----------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Stop every thread and release camera, pins and port (idempotent)."""
+        """Stop every thread and release camera, pins, port and journal (idempotent).
+
+        The supervisor stops first: it probes the web server and pings systemd, so neither a
+        request nor a notification can start while they are being closed."""
         if self.stop_event.is_set():
             return
         self.stop_event.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=10)
         self.notifier.stopping()
         if self.table is not None:
             self.table.stop()
-        if self.vision is not None:
-            self.vision.stop()
-        if self.camera is not None:
-            self.camera.stop()
-            with contextlib.suppress(Exception):
-                self.camera.source.close()
+        camera = self.camera
+        self.stop_pipeline()
+        if camera is not None:
+            camera.source.close()
         self.service.stop()
         if self.web_server is not None:
-            with contextlib.suppress(Exception):
-                self.service.wake_all()
-                self.web_server.close(timeout_s=3.0)
-        for t in self._threads:
-            t.join(timeout=5)
+            self.service.wake_all()
+            self.web_server.close(timeout_s=3.0)
+        if self._service_thread is not None:
+            self._service_thread.join(timeout=5)
         if self.recorder is not None:
-            with contextlib.suppress(Exception):
-                self.recorder.close()
-        driver = self.service.driver
-        if driver is not None and hasattr(driver, "close"):
-            with contextlib.suppress(Exception):
-                driver.close()
+            self.recorder.close()
+        self.service.close()
         if self.hardware is not None:
-            with contextlib.suppress(Exception):
-                self.hardware.close()
+            self.hardware.close()
         self.notifier.close()
 
     def __enter__(self) -> Companion:
@@ -459,31 +475,14 @@ class Companion:
         self.stop()
 
 
-def board_text(state: Any) -> str:
-    """The visible table in one line per space, for a terminal: ``7: crest,plain ^ b y`` = two
-    towers (crest at the bottom), the roof on top, a blue and a yellow wizard on it; ``C`` = the
-    raven castle; ``[2 trapped]`` counts hidden wizards (never who)."""
-    lines = [f"{state.current_player}'s turn" if not state.over else "game over"]
-    for space in state.spaces():
-        kinds = [state.table.towers[t].kind for t in state.stacks[space - 1]]
-        vis = [w.rsplit("-", 1)[0][0] for w in state.visible_wizards(space)]
-        hidden = len(state.hidden_wizards(space))
-        parts = [f"{space:>2}:", ",".join(kinds) or "-"]
-        if state.castle == space:
-            parts.append("C")
-        if vis:
-            parts.append("^ " + " ".join(vis))
-        if hidden:
-            parts.append(f"[{hidden} trapped]")
-        lines.append(" ".join(parts))
-    return "\n".join(lines)
-
-
 def _pi_camera() -> bool:
     """True when libcamera lists a camera (picamera2 from apt on Raspberry Pi OS)."""
     try:
+        # only here: picamera2 exists on Raspberry Pi OS alone and loads libcamera
         from picamera2 import Picamera2
-
+    except ImportError:
+        return False
+    try:
         return bool(Picamera2.global_camera_info())
-    except Exception:
+    except (OSError, RuntimeError):
         return False

@@ -16,14 +16,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from types import FrameType
 
 from companion.config import Config, ConfigError, load_config, with_overrides
+from companion.service.app import Companion, SimulationFactory, StartError
+from companion.service.record import Recorder, RecordError, replay
 
 
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -52,9 +55,9 @@ def config_from_args(args: argparse.Namespace, force_simulated: bool = False) ->
     :raises ConfigError: naming the key.
     """
     config = load_config(args.config)
-    changes: dict[str, dict[str, Any]] = {}
+    changes: dict[str, dict[str, object]] = {}
 
-    def put(section: str, key: str, value: Any) -> None:
+    def put(section: str, key: str, value: object) -> None:
         if value is not None:
             changes.setdefault(section, {})[key] = value
 
@@ -71,17 +74,26 @@ def config_from_args(args: argparse.Namespace, force_simulated: bool = False) ->
     return with_overrides(config, **changes) if changes else config
 
 
-def _run(args: argparse.Namespace, config: Config, recorder: Any = None) -> int:
-    from companion.service.app import Companion, StartError
-
+def _run(
+    args: argparse.Namespace,
+    config: Config,
+    simulation: SimulationFactory | None,
+    recorder: Recorder | None = None,
+) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    companion = Companion(config, web=not args.no_web, recorder=recorder, print_qr=not args.no_qr)
+    companion = Companion(
+        config,
+        simulation=simulation,
+        web=not args.no_web,
+        recorder=recorder,
+        print_qr=not args.no_qr,
+    )
     stop = threading.Event()
 
-    def on_signal(signum: int, frame: Any) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -92,13 +104,10 @@ def _run(args: argparse.Namespace, config: Config, recorder: Any = None) -> int:
             print(f"companion: {exc}", file=sys.stderr)
             return 2
         while not stop.wait(0.5):
-            if args.exit_when_over and companion.table is not None:
-                cur = companion.table.cursor
-                games = config.simulation.games
-                last = games and companion.table.games_played + 1 >= games
-                if cur is not None and cur.finished and (last or not games):
-                    companion.say("the simulated game is over")
-                    break
+            table = companion.table
+            if args.exit_when_over and table is not None and table.finished:
+                companion.say("the simulated game is over")
+                break
     finally:
         companion.say("stopping …")
         companion.stop()
@@ -107,8 +116,9 @@ def _run(args: argparse.Namespace, config: Config, recorder: Any = None) -> int:
     return 0
 
 
-def run_main(argv: list[str]) -> int:
-    """``companion run``: see the module doc."""
+def run_main(argv: list[str], simulation: SimulationFactory | None = None) -> int:
+    """``companion run``: see the module doc. ``simulation`` builds the simulated table used
+    when there is no camera."""
     p = _parser("companion run", "Run the table companion (simulated table without a camera).")
     args = p.parse_args(argv)
     try:
@@ -116,10 +126,10 @@ def run_main(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"companion: config: {exc}", file=sys.stderr)
         return 2
-    return _run(args, config)
+    return _run(args, config, simulation)
 
 
-def demo_main(argv: list[str]) -> int:
+def demo_main(argv: list[str], simulation: SimulationFactory | None = None) -> int:
     """``companion demo``: the simulated table, whatever the config says about the camera."""
     p = _parser("companion demo", "Run the companion on the embedded simulated table.")
     args = p.parse_args(argv)
@@ -128,13 +138,11 @@ def demo_main(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"companion: config: {exc}", file=sys.stderr)
         return 2
-    return _run(args, config)
+    return _run(args, config, simulation)
 
 
-def record_main(argv: list[str]) -> int:
+def record_main(argv: list[str], simulation: SimulationFactory | None = None) -> int:
     """``companion record DIR``: run and record the session (see the module doc)."""
-    from companion.service.record import Recorder, RecordError
-
     p = _parser("companion record", "Run the companion and record the session to a folder.")
     p.add_argument("dir", help="folder to record into (created; must not hold a session)")
     p.add_argument(
@@ -151,17 +159,13 @@ def record_main(argv: list[str]) -> int:
     except RecordError as exc:
         print(f"companion record: {exc}", file=sys.stderr)
         return 2
-    rc = _run(args, config, recorder)
+    rc = _run(args, config, simulation, recorder)
     print(f"recorded {recorder.summary()} to {args.dir}")
     return rc
 
 
 def replay_main(argv: list[str]) -> int:
     """``companion replay DIR``: replay a recorded session and compare."""
-    import json
-
-    from companion.service.record import RecordError, replay
-
     p = argparse.ArgumentParser(
         prog="companion replay",
         description="Run a recorded session through the detector and tracker again and compare.",

@@ -1,19 +1,19 @@
 """The running companion's service: one queue in, journalled and published state out.
 
 Every change — a stable camera observation, a dice result or DONE from the buttons, a command
-from a phone — is an item on one queue. A single service thread takes them in order, feeds the
-tracker, writes the journal (before anything is shown) and publishes: a new version of every
-audience's snapshot (the phone pages wait on it), the LEDs (whose turn, "look at your phone") and
-a line on the terminal. Web threads only read published snapshots and put commands on the queue,
-waiting for their result; a bad command raises :class:`~companion.web.service.CommandError` and
-changes nothing.
+from a phone — is an item on one queue (:mod:`companion.service.inputs`). A single service thread
+takes them in order, feeds the game driver (the tracker, :class:`~companion.service.driver.
+GameDriver`), which writes the journal before anything is shown, and publishes: a new version of
+every audience's snapshot (the phone pages wait on it), the LEDs (whose turn, "look at your
+phone") and a line on the terminal. Web threads only read published snapshots and put commands on
+the queue, waiting for their result; a bad command raises
+:class:`~companion.web.service.CommandError` and changes nothing.
 
 :class:`CompanionService` implements :class:`companion.web.service.TableService`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import secrets
@@ -23,15 +23,32 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from companion.config import Config
+from companion.hardware import Hardware
+from companion.rules import GameState, Observation
+from companion.service.driver import DiceRoll, GameDriver, PublishedGame, QuestionView
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
+from companion.service.inputs import (
+    GAME_INPUTS,
+    CameraStatusInput,
+    CandidateInput,
+    CommandInput,
+    CommandResult,
+    DiceInput,
+    DoneInput,
+    ObservationInput,
+    PanelInput,
+    ServiceInput,
+    StopInput,
+    UndoInput,
+)
 from companion.service.memory import IdleCollector
-from companion.service.parts import Parts
 from companion.service.snapshot import SeatTokens, build_snapshot
+from companion.service.tracked import TrackedDriver
+from companion.tracking.tracker import TrackerUpdate
 from companion.web.service import HOST_COMMANDS, PLAYER_COMMANDS, Audience, CommandError
 
 log = logging.getLogger(__name__)
@@ -42,56 +59,45 @@ LOG_LINES = 40
 COMMAND_TIMEOUT_S = 10.0
 """How long a web thread waits for the service thread to carry out its command."""
 
-GAME_INPUTS = frozenset({"observation", "dice", "done", "undo", "command", "truth"})
-"""Queue items the tracker works on (the page waits for their result); see
-``CompanionService.free``."""
+HARDWARE_ERRORS = (OSError, RuntimeError, ValueError)
+"""What the panel facade raises when its pins, serial LED ring or dice machine refuse."""
+
+DriverFactory: TypeAlias = "Callable[[CompanionService, GameSettings, bool], GameDriver]"
+"""Builds the game driver for a new game: ``(service, settings, restore) -> driver``."""
+
+CommandHook: TypeAlias = Callable[[Mapping[str, object]], CommandResult | None]
+"""Handles a command outside the game driver (``calibrate_board`` …)."""
 
 
-@dataclass
-class Item:
-    """One entry of the service queue: ``kind`` (``observation``, ``dice``, ``done``, ``undo``,
-    ``command``, ``camera``, ``candidate`` — a still board's early reading, worked out ahead —,
-    ``stop``), its payload, and a Future for commands."""
-
-    kind: str
-    payload: Any = None
-    future: Future[dict[str, Any]] | None = None
-    audience: Audience | None = None
-    posted_at: float = field(default_factory=time.monotonic)
+def tracked_driver(service: CompanionService, settings: GameSettings, restore: bool) -> GameDriver:
+    """The default :data:`DriverFactory`: the tracker with its journal."""
+    return TrackedDriver(service.config, service.heartbeats, settings, restore=restore)
 
 
 class CompanionService(SeatTokens):
     """The table service (see the module doc). Thread-safe.
 
     :param config: the validated :class:`~companion.config.Config`.
-    :param parts: the installed parts (lazy imports).
     :param heartbeats: shared heartbeat record.
-    :param tracker_factory: builds the game driver for a new game
-        (``companion.service.tracking.make_driver`` by default).
-    :param clock: monotonic seconds; ``wall``: seconds since the epoch (journal, observations).
+    :param driver_factory: builds the game driver for a new game (:func:`tracked_driver`).
+    :param clock: monotonic seconds.
     """
 
     def __init__(
         self,
         config: Config,
-        parts: Parts | None = None,
         heartbeats: Heartbeats | None = None,
         *,
-        driver_factory: Callable[..., Any] | None = None,
+        driver_factory: DriverFactory = tracked_driver,
         clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
     ) -> None:
-        from companion.service.tracking import make_driver
-
         self.config = config
-        self.parts = parts or Parts()
         self.heartbeats = heartbeats or Heartbeats(config.service.heartbeat_stale_s, clock)
-        self._driver_factory = driver_factory or make_driver
+        self._driver_factory = driver_factory
         self._clock = clock
-        self._wall = wall
-        self._queue: queue.Queue[Item] = queue.Queue()
+        self._queue: queue.Queue[ServiceInput] = queue.Queue()
         self.collector = IdleCollector()
-        self._pending_inputs = 0  # GAME_INPUTS items queued or being handled
+        self._pending_inputs = 0  # game inputs queued or being handled
         self._pending_lock = threading.Lock()
         self.free = threading.Event()
         """Set while no game input is queued or being handled: the vision worker waits for it
@@ -103,26 +109,25 @@ class CompanionService(SeatTokens):
         self._host_token = secrets.token_urlsafe(16)
         self._tokens: dict[str, str] = {}  # colour -> token
         self._settings = GameSettings.from_config(config.game)
-        self._driver: Any = None
-        self._state: Any = None
-        self._phase = "setup"
-        self._question: dict[str, Any] | None = None
+        self._driver: GameDriver | None = None
+        self._published: PublishedGame | None = None
         self._health_line = "starting"
-        self._dice: dict[str, Any] | None = None
+        self._dice: dict[str, object] | None = None
         self._panel: dict[str, Any] = {"source": "none", "leds": {}}
         self._log: deque[str] = deque(maxlen=LOG_LINES)
-        self._reports: deque[dict[str, Any]] = deque(maxlen=20)
+        self._reports: deque[dict[str, object]] = deque(maxlen=20)
         self._camera_status = "no camera yet"
         self._camera_jpeg: Callable[[], bytes | None] | None = None
         self._snap_cache: dict[tuple[int, Audience], dict[str, Any]] = {}
         self._listeners: list[Callable[[CompanionService], None]] = []
-        self._hooks: dict[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {}
-        self.hardware: Any = None
-        self.journal: Any = None
-        self.extra_status: Callable[[], dict[str, Any]] | None = None
-        self.on_input: Callable[[Item], None] | None = None
+        self._hooks: dict[str, CommandHook] = {}
+        self.hardware: Hardware | None = None
+        self.extra_status: Callable[[], dict[str, object]] | None = None
+        self.on_input: Callable[[ServiceInput], None] | None = None
+        """Called (service thread) with each input before it is handled (the recorder)."""
         self.on_new_game: Callable[[GameSettings], GameSettings | None] | None = None
-        self.on_result: Callable[[Item, Any], None] | None = None
+        self.on_result: Callable[[ServiceInput, TrackerUpdate | None], None] | None = None
+        """Called (service thread) after each input with the tracker's update it caused."""
         self.published_at: float = clock()
         self.last_observation_at: float | None = None
 
@@ -161,8 +166,8 @@ class CompanionService(SeatTokens):
             raise CommandError("the public table page cannot send commands", 403)
         if audience.role == "player" and name not in PLAYER_COMMANDS:
             raise CommandError(f"command {name!r} is for the host only", 403)
-        fut: Future[dict[str, Any]] = Future()
-        self._put(Item("command", dict(command), fut, audience))
+        fut: Future[CommandResult] = Future()
+        self.post(CommandInput(dict(command), audience, fut))
         try:
             return fut.result(timeout=COMMAND_TIMEOUT_S)
         except FutureTimeout:
@@ -173,32 +178,38 @@ class CompanionService(SeatTokens):
         return fn() if fn is not None else None
 
     def health(self) -> dict[str, Any]:
-        report = self.heartbeats.report()
+        report: dict[str, Any] = dict(self.heartbeats.report())
         with self._cond:
             report["line"] = self._health_line
             report["camera_status"] = self._camera_status
             report["version"] = self._version
-        missing = {n: s for n, s in self.parts.report().items() if not s["ok"]}
-        if missing:
-            report["missing_parts"] = missing
         return report
 
     # ------------------------------------------------------------------------------------------
     # inputs from other threads
 
-    def post(self, kind: str, payload: Any = None) -> None:
+    def post(self, item: ServiceInput) -> None:
         """Put an item on the service queue (any thread; returns at once)."""
-        self._put(Item(kind, payload))
-
-    def _put(self, item: Item) -> None:
-        if item.kind in GAME_INPUTS:
+        if isinstance(item, GAME_INPUTS):
             with self._pending_lock:
                 self._pending_inputs += 1
                 self.free.clear()
         self._queue.put(item)
 
-    def _done(self, item: Item) -> None:
-        if item.kind in GAME_INPUTS:
+    def post_observation(self, obs: Observation) -> None:
+        """A still board from the stability gate (vision thread)."""
+        self.post(ObservationInput(obs))
+
+    def post_candidate(self, obs: Observation) -> None:
+        """A still board's early reading, to work out ahead (vision thread)."""
+        self.post(CandidateInput(obs))
+
+    def post_camera_status(self, text: str) -> None:
+        """The camera's status changed (camera thread)."""
+        self.post(CameraStatusInput(text))
+
+    def _done(self, item: ServiceInput) -> None:
+        if isinstance(item, GAME_INPUTS):
             with self._pending_lock:
                 self._pending_inputs -= 1
                 if self._pending_inputs <= 0:
@@ -206,12 +217,22 @@ class CompanionService(SeatTokens):
                     self.free.set()
 
     def hardware_event(self, event: Mapping[str, Any]) -> None:
-        """``events_out`` of the hardware facade: dice results, DONE, UNDO (enqueues only)."""
-        kind = event.get("type")
-        if kind in ("dice", "done", "undo"):
-            self.post(str(kind), dict(event))
-        else:
-            self.post("panel", dict(event))
+        """``events_out`` of the hardware facade: dice results, DONE, UNDO (enqueues only; a
+        malformed dice event is logged and dropped, the game unchanged)."""
+        match event.get("type"):
+            case "dice":
+                try:
+                    roll = DiceRoll.from_event(event)
+                except (TypeError, ValueError) as exc:
+                    log.error("panel: malformed dice event %r dropped: %s", event, exc)
+                    return
+                self.post(DiceInput(roll))
+            case "done":
+                self.post(DoneInput(dict(event)))
+            case "undo":
+                self.post(UndoInput(dict(event)))
+            case _:
+                self.post(PanelInput(dict(event)))
 
     def set_camera_jpeg(self, fn: Callable[[], bytes | None]) -> None:
         self._camera_jpeg = fn
@@ -220,9 +241,7 @@ class CompanionService(SeatTokens):
         """Called on the service thread after every publish (terminal printer, recorder)."""
         self._listeners.append(fn)
 
-    def set_command_hook(
-        self, name: str, fn: Callable[[Mapping[str, Any]], dict[str, Any] | None]
-    ) -> None:
+    def set_command_hook(self, name: str, fn: CommandHook) -> None:
         """Handle a command (e.g. ``calibrate_board``) outside the game driver."""
         self._hooks[name] = fn
 
@@ -233,22 +252,27 @@ class CompanionService(SeatTokens):
         """Set up a game (on the calling thread; used before the loop runs and by ``setup``).
 
         :param restore: first try to continue the game kept in the journal.
-        :raises CommandError: the rules core refuses the settings, or is missing.
+        :raises CommandError: the rules core refuses the settings.
         """
         settings = settings or self._settings
-        driver = self._driver_factory(self, settings, restore=restore)
+        driver = self._driver_factory(self, settings, restore)
         with self._cond:
+            old = self._driver
             self._settings = driver.settings
             self._driver = driver
             self._tokens = {c: secrets.token_urlsafe(16) for c in driver.settings.colours}
+        if old is not None and old is not driver:
+            old.close()
         self._sync_from_driver(["new game: " + ", ".join(driver.settings.colours)])
         if self.hardware is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self.hardware.set_seats(list(driver.settings.colours))
+            except HARDWARE_ERRORS as exc:
+                self.heartbeats.trouble("hardware", f"seats: {exc}")
             self._update_leds()
 
     def run(self, stop: threading.Event, tick_s: float = 0.5) -> None:
-        """The service loop: handle queue items until ``stop`` is set or a ``stop`` item comes.
+        """The service loop: handle queue items until ``stop`` is set or a stop item comes.
 
         While it runs, full garbage collections happen only when the queue has been empty for
         ``tick_s`` (:class:`~companion.service.memory.IdleCollector`), never during an input.
@@ -262,7 +286,7 @@ class CompanionService(SeatTokens):
                     self._idle()
                     self.collector.idle()
                     continue
-                if item.kind == "stop":
+                if isinstance(item, StopInput):
                     break
                 self._handle(item)
                 self._idle()
@@ -276,7 +300,7 @@ class CompanionService(SeatTokens):
             item = self._queue.get(timeout=timeout_s) if timeout_s else self._queue.get_nowait()
         except queue.Empty:
             return False
-        if item.kind != "stop":
+        if not isinstance(item, StopInput):
             self._handle(item)
         return True
 
@@ -287,7 +311,13 @@ class CompanionService(SeatTokens):
         return n
 
     def stop(self) -> None:
-        self._queue.put(Item("stop"))
+        self._queue.put(StopInput())
+
+    def close(self) -> None:
+        """Release the game's journal (after the service thread stopped)."""
+        driver = self._driver
+        if driver is not None:
+            driver.close()
 
     def wake_all(self) -> None:
         """Wake every page waiting for a change (their event streams then notice a stop)."""
@@ -298,127 +328,103 @@ class CompanionService(SeatTokens):
 
     def _idle(self) -> None:
         self.heartbeats.beat("tracker", self._health_line)
-        if self.hardware is not None:
-            try:
-                panel = self.hardware.snapshot()
-                self.heartbeats.beat("hardware", str(getattr(self.hardware, "backend", "")))
-            except Exception as exc:
-                self.heartbeats.trouble("hardware", f"panel: {exc}")
-                return
-            with self._cond:
-                if panel != self._panel:
-                    self._panel = panel
-                    self._bump_locked()
+        hw = self.hardware
+        if hw is None:
+            return
+        try:
+            panel = hw.snapshot()
+        except HARDWARE_ERRORS as exc:
+            self.heartbeats.trouble("hardware", f"panel: {exc}")
+            return
+        self.heartbeats.beat("hardware", str(hw.backend))
+        with self._cond:
+            if panel != self._panel:
+                self._panel = panel
+                self._bump_locked()
 
-    def _handle(self, item: Item) -> None:
+    def _handle(self, item: ServiceInput) -> None:
+        """One item, at the top of the service thread: whatever goes wrong is logged, the state
+        is kept and the loop goes on (a waiting page gets an internal error, never a hang)."""
         try:
             self._handle_item(item)
+        except Exception as exc:  # the thread's top: log, keep the service alive
+            log.exception("service: handling %s failed; state kept", item.kind)
+            self.heartbeats.trouble("tracker", f"error while handling {item.kind}")
+            if isinstance(item, CommandInput) and not item.future.done():
+                item.future.set_exception(
+                    CommandError(f"internal error: {type(exc).__name__}: {exc}", 500)
+                )
         finally:
             self._done(item)
 
-    def _handle_item(self, item: Item) -> None:
-        if item.kind == "candidate":
-            self._prepare(item.payload)
+    def _handle_item(self, item: ServiceInput) -> None:
+        if isinstance(item, CandidateInput):
+            self._prepare(item.observation)
             return
-        if self.on_input is not None and item.kind not in ("panel", "camera"):
-            try:
-                self.on_input(item)
-            except Exception:
-                log.exception("input listener failed")
-        driver_before = getattr(self._driver, "last_update", None)
-        try:
-            if item.kind == "command":
-                assert item.future is not None and item.audience is not None
+        watched = not isinstance(item, PanelInput | CameraStatusInput)
+        if self.on_input is not None and watched:
+            self.on_input(item)
+        driver_before = self._driver.last_update if self._driver is not None else None
+        match item:
+            case CommandInput(command=command, audience=audience, future=future):
                 try:
-                    result = self._command(item.payload, item.audience)
+                    result = self._command(command, audience)
                 except CommandError as exc:
-                    item.future.set_exception(exc)
-                except Exception as exc:  # a bug must not kill the loop nor hang the page
-                    log.exception("command %r failed", item.payload)
-                    item.future.set_exception(
-                        CommandError(f"internal error: {type(exc).__name__}: {exc}", 500)
-                    )
+                    future.set_exception(exc)
                 else:
                     with self._cond:
-                        result = {"ok": True, "version": self._version, **(result or {})}
-                    item.future.set_result(result)
-            elif item.kind == "observation":
+                        answer: CommandResult = {"ok": True, "version": self._version}
+                    future.set_result({**answer, **(result or {})})
+            case ObservationInput(observation=obs):
                 self.last_observation_at = self._clock()
-                self._drive("observe", item.payload)
-            elif item.kind == "dice":
-                ev = item.payload
+                if self._driver is not None:
+                    self._sync_from_driver(self._driver.observe(obs))
+            case DiceInput(roll=roll):
                 with self._cond:
                     self._dice = {
-                        "mode": ev.get("dice_allowed", 1),
-                        "rolls": list(ev.get("rolls", [])),
+                        "mode": roll.event.get("dice_allowed", 1),
+                        "rolls": list(roll.rolls),
                         "final": True,
-                        "value": ev.get("used"),
+                        "value": roll.event.get("used"),
                     }
-                self._drive("dice", ev)
-            elif item.kind == "done":
-                self._drive("end_turn", None)
-            elif item.kind == "undo":
-                self._drive("undo", None)
-            elif item.kind == "camera":
+                if self._driver is not None:
+                    self._sync_from_driver(self._driver.dice(roll))
+            case DoneInput():
+                if self._driver is not None:
+                    self._sync_from_driver(self._driver.end_turn())
+            case UndoInput():
+                if self._driver is not None:
+                    self._sync_from_driver(self._driver.undo())
+            case CameraStatusInput(text=text):
                 with self._cond:
-                    if self._camera_status != item.payload:
-                        self._camera_status = str(item.payload)
+                    if self._camera_status != text:
+                        self._camera_status = text
                         self._bump_locked()
-            elif item.kind == "truth":
-                follow = getattr(self._driver, "follow_truth", None)
-                if follow is not None:
-                    self._sync_from_driver(follow(item.payload) or [])
-            elif item.kind == "panel":
+            case PanelInput() | StopInput():
                 pass
-            else:
-                log.warning("unknown queue item %r", item.kind)
-        except Exception:
-            log.exception("service: handling %s failed; state kept", item.kind)
-            self.heartbeats.trouble("tracker", f"error while handling {item.kind}")
-        if self.on_result is not None and item.kind not in ("panel", "camera"):
-            update = getattr(self._driver, "last_update", None)
-            try:
-                self.on_result(item, update if update is not driver_before else None)
-            except Exception:
-                log.exception("result listener failed")
+        if self.on_result is not None and watched:
+            update = self._driver.last_update if self._driver is not None else None
+            self.on_result(item, update if update is not driver_before else None)
 
-    def _prepare(self, obs: Any) -> None:
+    def _prepare(self, obs: Observation) -> None:
         """A still board's early reading (the stability gate still waits): the tracker works it
         out now, so that the confirmed observation is answered at once. Skipped when other
         input is waiting (the work would be stale); never changes the game."""
         driver = self._driver
-        prepare = getattr(driver, "prepare", None)
-        if prepare is None or not self._queue.empty():
+        if driver is None or not self._queue.empty():
             return
-        try:
-            prepare(obs)
-        except Exception:
-            log.exception("service: preparing a still board failed; nothing changed")
-
-    def _drive(self, method: str, payload: Any) -> None:
-        driver = self._driver
-        if driver is None:
-            return
-        lines = (
-            getattr(driver, method)(payload) if payload is not None else getattr(driver, method)()
-        )
-        self._sync_from_driver(lines or [])
+        driver.prepare(obs)
 
     def _sync_from_driver(self, lines: list[str]) -> None:
         driver = self._driver
+        if driver is None:
+            return
+        published = driver.published
         with self._cond:
-            changed = bool(lines)
-            for attr, value in (
-                ("_state", driver.state),
-                ("_question", driver.question),
-                ("_health_line", driver.health_line),
-                ("_phase", driver.phase),
-            ):
-                if getattr(self, attr) is not value and getattr(self, attr) != value:
-                    setattr(self, attr, value)
-                    changed = True
-            for line in lines:
-                self._log.append(line)
+            changed = bool(lines) or published != self._published
+            self._published = published
+            self._health_line = published.health_line
+            self._log.extend(lines)
             if changed:
                 self._bump_locked()
         if changed:
@@ -430,45 +436,46 @@ class CompanionService(SeatTokens):
         self._snap_cache.clear()
         self._cond.notify_all()
         for fn in self._listeners:
-            try:
-                fn(self)
-            except Exception:
-                log.exception("listener failed")
+            fn(self)
 
     def _update_leds(self) -> None:
         hw = self.hardware
-        state = self._state
-        if hw is None or state is None:
+        published = self._published
+        if hw is None or published is None:
             return
+        state = published.state
         try:
             hw.show_player(int(state.turn.player) if not state.over else None)
-            hw.set_attention(self._question is not None)
-        except Exception as exc:
+            hw.set_attention(published.question is not None)
+        except HARDWARE_ERRORS as exc:
             self.heartbeats.trouble("hardware", f"LEDs: {exc}")
 
     # ------------------------------------------------------------------------------------------
     # commands (service thread)
 
-    def _command(self, cmd: dict[str, Any], audience: Audience) -> dict[str, Any] | None:
-        name = cmd["command"]
-        if name in self._hooks:
-            result = self._hooks[name](cmd)
+    def _command(self, cmd: Mapping[str, object], audience: Audience) -> CommandResult | None:
+        name = str(cmd["command"])
+        hook = self._hooks.get(name)
+        if hook is not None:
+            result = hook(cmd)
             with self._cond:
                 self._bump_locked()
             return result
-        if name == "setup":
-            if audience.role != "host":
-                raise CommandError("only the host sets up a game", 403)
-            settings = GameSettings.from_command(cmd, self._settings)
-            if self.on_new_game is not None:
-                # a simulated table lays the game out first and says what it laid (the spells
-                # it drew when the host left them to the rules)
-                settings = self.on_new_game(settings) or settings
-            self.start_game(settings, restore=False)
-            return {"players": list(self._settings.colours)}
-        if name in ("roll", "keep", "dice_mode"):
-            return self._dice_command(name, cmd)
-        if self._driver is None:
+        match name:
+            case "setup":
+                if audience.role != "host":
+                    raise CommandError("only the host sets up a game", 403)
+                settings = GameSettings.from_command(cmd, self._settings)
+                if self.on_new_game is not None:
+                    # a simulated table lays the game out first and says what it laid (the
+                    # spells it drew when the host left them to the rules)
+                    settings = self.on_new_game(settings) or settings
+                self.start_game(settings, restore=False)
+                return {"players": list(self._settings.colours)}
+            case "roll" | "keep" | "dice_mode":
+                return self._dice_command(name, cmd)
+        driver = self._driver
+        if driver is None:
             raise CommandError("no game is set up yet", 409)
         if name in ("report_spell", "report_page_card"):
             who = audience.colour if audience.role == "player" else cmd.get("player")
@@ -477,26 +484,27 @@ class CompanionService(SeatTokens):
             with self._cond:
                 self._reports.append(entry)
                 self._bump_locked()
-        lines = self._driver.command(cmd, audience)
-        self._sync_from_driver(lines or [])
+        self._sync_from_driver(driver.command(cmd, audience))
         return None
 
-    def _dice_command(self, name: str, cmd: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _dice_command(self, name: str, cmd: Mapping[str, object]) -> CommandResult | None:
         hw = self.hardware
         if hw is None:
-            raise CommandError("no dice panel (hardware part missing)", 409)
+            raise CommandError("no dice panel (hardware not available)", 409)
+        dice = 0
+        if name == "dice_mode":
+            chosen = cmd.get("dice")
+            if not isinstance(chosen, int) or chosen not in (1, 2, 3):
+                raise CommandError("dice_mode.dice: expected 1, 2 or 3")
+            dice = int(chosen)
         try:
-            if name == "dice_mode":
-                dice = cmd.get("dice")
-                if dice not in (1, 2, 3):
-                    raise CommandError("dice_mode.dice: expected 1, 2 or 3")
-                hw.select_dice(int(dice))
-            elif name == "roll":
-                hw.press("roll")
-            else:
-                hw.keep()
-        except CommandError:
-            raise
+            match name:
+                case "dice_mode":
+                    hw.select_dice(dice)
+                case "roll":
+                    hw.press("roll")
+                case _:
+                    hw.keep()
         except ValueError as exc:  # DiceError is a ValueError
             raise CommandError(str(exc), 409) from None
         return None
@@ -505,26 +513,21 @@ class CompanionService(SeatTokens):
     # snapshots (under self._cond)
 
     def _build_snapshot(self, audience: Audience) -> dict[str, Any]:
-        host: dict[str, Any] | None = None
+        host: dict[str, object] | None = None
         if audience.role == "host":
-            host = {
-                "settings": self._settings.to_json(),
-                "source": self.config.camera.source,
-                "parts": {n: s["reason"] for n, s in self.parts.report().items() if not s["ok"]},
-            }
+            host = {"settings": self._settings.to_json(), "source": self.config.camera.source}
             if self.extra_status is not None:
-                with contextlib.suppress(Exception):
-                    host.update(self.extra_status())
-        have_rules = self.parts.get("rules") is not None
+                host.update(self.extra_status())
+        published = self._published
         return build_snapshot(
             version=self._version,
             audience=audience,
-            phase=self._phase,
+            phase=published.phase if published is not None else "setup",
             memory_aid=self._settings.memory_aid,
-            state=self._state if have_rules else None,
+            state=published.state if published is not None else None,
             dice=self._dice,
             panel=self._panel,
-            question=self._question,
+            question=published.question if published is not None else None,
             health_ok=self.heartbeats.all_fresh(),
             health_line=self._health_line,
             log=self._log,
@@ -537,15 +540,21 @@ class CompanionService(SeatTokens):
     # read access for the terminal, tests and benches
 
     @property
-    def state(self) -> Any:
-        """The tracked state now (a ``GameState``), None before setup."""
+    def published(self) -> PublishedGame | None:
+        """What the pages show of the game now; None before setup."""
         with self._cond:
-            return self._state
+            return self._published
 
     @property
-    def question(self) -> dict[str, Any] | None:
+    def state(self) -> GameState | None:
+        """The tracked state now, None before setup."""
         with self._cond:
-            return self._question
+            return self._published.state if self._published is not None else None
+
+    @property
+    def question(self) -> QuestionView | None:
+        with self._cond:
+            return self._published.question if self._published is not None else None
 
     @property
     def health_line(self) -> str:
@@ -553,7 +562,7 @@ class CompanionService(SeatTokens):
             return self._health_line
 
     @property
-    def driver(self) -> Any:
+    def driver(self) -> GameDriver | None:
         return self._driver
 
     @property

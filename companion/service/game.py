@@ -1,23 +1,22 @@
-"""The game the service keeps: rules configuration, the tracker, and the views it publishes.
+"""A game's settings and the log lines every page shows.
 
-:class:`GameSession` wraps the tracker (``companion.tracking.tracker.Tracker``) behind the inputs of
-architecture.md — observations, dice, DONE, answers, undo, corrections — and turns its updates into
-what the service publishes: the tracked state, the open question, a health line and log lines.
-When the tracker is not installed the session still sets the game up and shows the setup position,
-and says on every page that tracking is missing.
-
-Views: the public table and the host see no hidden wizard (unless the table agreed on memory aid
-``all``); a player sees what ``companion.rules.view(state, colour, memory_aid)`` allows.
+:class:`GameSettings` holds the choices of one game (the host page's setup, or ``[game]`` of the
+config) and builds the rules core's ``Config`` from them; :func:`describe_events` words the
+committed events for the public log (docs/architecture.md). What a page shows of the state comes
+from ``companion.rules.view`` alone: the public table and the host see no hidden wizard (unless
+the table agreed on memory aid ``all``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from companion.config import GameConfig, allowed_colours
-from companion.service.parts import Parts
+from companion.rules import Config as RulesConfig
+from companion.rules import Event
+from companion.web.gamesetup import parse_setup
 from companion.web.service import CommandError
 
 
@@ -77,8 +76,6 @@ class GameSettings:
 
         :raises CommandError: naming the bad field (400).
         """
-        from companion.web.gamesetup import parse_setup
-
         if not isinstance(cmd, Mapping):
             raise CommandError("setup: expected an object")
         merged: dict[str, Any] = {**base.to_json(), **cmd}
@@ -111,19 +108,14 @@ class GameSettings:
             "spells": None if self.spells is None else list(self.spells),
         }
 
-    def rules_config(self, parts: Parts) -> Any:
+    def rules_config(self) -> RulesConfig:
         """The rules core's ``Config``.
 
         :raises CommandError: the rules core refuses the combination (its message names the
-            field), or the rules core is missing (503).
+            field; 400).
         """
-        rules = parts.get("rules")
-        if rules is None or not hasattr(rules, "Config"):
-            raise CommandError(
-                "the rules core is not installed: " + parts.missing_line("rules"), 503
-            )
         try:
-            return rules.Config(
+            return RulesConfig(
                 player_count=self.players,
                 variant=self.variant,
                 teams=self.teams,
@@ -142,12 +134,14 @@ def _colour(wizard: object) -> str:
     return str(wizard).split("-", 1)[0]
 
 
-def _count(wizards: Sequence[Any]) -> str:
+def _count(wizards: Sequence[object]) -> str:
     n = len(wizards)
     return f"{n} wizard{'s' if n != 1 else ''}"
 
 
-def describe_events(events: Sequence[Any], dump_event: Any) -> list[str]:
+def describe_events(
+    events: Sequence[Event], dump_event: Callable[[Event], Mapping[str, Any]]
+) -> list[str]:
     """Short public log lines for committed events (newest last), in the game's words.
 
     The log is shown on every page, so it says only what everybody at the table saw: a wizard's
@@ -155,10 +149,7 @@ def describe_events(events: Sequence[Any], dump_event: Any) -> list[str]:
     """
     lines: list[str] = []
     for ev in events:
-        try:
-            data = dump_event(ev)
-        except Exception:
-            data = {"kind": getattr(ev, "kind", "event")}
+        data = dump_event(ev)
         kind = data.get("kind") or data.get("type") or "event"
         if kind == "wizard_moved":
             colour = _colour(data.get("wizard"))

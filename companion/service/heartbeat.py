@@ -11,9 +11,25 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 PARTS: tuple[str, ...] = ("camera", "detector", "tracker", "hardware", "web")
+
+
+class PartReport(TypedDict):
+    """One part in ``/healthz``: ``ok`` (good news younger than ``stale_s``), ``age_s`` of the
+    last good news (s; None = never) and ``detail`` for the page."""
+
+    ok: bool
+    age_s: float | None
+    detail: str
+
+
+class HealthReport(TypedDict):
+    """``/healthz``'s heartbeats: ``ok`` when every part is, and each part's report."""
+
+    ok: bool
+    parts: dict[str, PartReport]
 
 
 @dataclass(frozen=True)
@@ -71,10 +87,10 @@ class Heartbeats:
                 for b in self._beats.values()
             )
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> HealthReport:
         """``{"ok": bool, "parts": {part: {"ok", "age_s", "detail"}}}`` (age None = never)."""
         now = self._clock()
-        parts: dict[str, Any] = {}
+        parts: dict[str, PartReport] = {}
         with self._lock:
             for name, b in self._beats.items():
                 age = None if b.at is None else round(now - b.at, 3)

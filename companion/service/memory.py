@@ -21,7 +21,7 @@ def return_big_buffers_to_the_system() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
+        import ctypes  # only here: the C library is reached on Linux alone, once at start
 
         libc = ctypes.CDLL("libc.so.6")
         mallopt = libc.mallopt

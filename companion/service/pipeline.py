@@ -21,11 +21,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
+from companion.rules import Observation
 from companion.service.heartbeat import Heartbeats
+from companion.vision.detector import Detection, Detector
+from companion.vision.sources import Frame, SourceStatus
+from companion.vision.stability import GateDecision, StabilityGate
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +40,27 @@ class TakenFrame:
     """A frame as the camera thread took it: ``image`` ``(H, W, 3) uint8 BGR``, the source's
     ``index`` and ``time_s`` (s), and ``taken_at`` (monotonic s, for latency figures)."""
 
-    image: np.ndarray
+    image: NDArray[np.uint8]
     index: int
     time_s: float
     taken_at: float
 
 
+class FrameReader(Protocol):
+    """What the camera thread reads: ``companion.vision.sources.FrameSource`` or the simulated
+    table's source. ``read`` never raises (a failure is a ``status``); ``status.kind`` is
+    ``ended`` after the last frame of a file, folder, session or simulated game."""
+
+    @property
+    def status(self) -> SourceStatus: ...
+
+    def read(self) -> Frame | None: ...
+
+    def close(self) -> None: ...
+
+
 class CameraThread:
-    """Reads ``source`` (a ``FrameSource``: ``read() -> Frame | None``, ``status``, ``close()``).
+    """Reads ``source`` (a :class:`FrameReader`) on its own thread.
 
     :param fps: frames per second to take (the pause between reads is ``1 / (fps * speed)``).
     :param speed: time factor (``inf`` = no pause at all).
@@ -55,7 +73,7 @@ class CameraThread:
 
     def __init__(
         self,
-        source: Any,
+        source: FrameReader,
         heartbeats: Heartbeats,
         fps: float = 8.0,
         speed: float = 1.0,
@@ -108,6 +126,15 @@ class CameraThread:
                 self.on_status(text)
 
     def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._loop()
+            except Exception as exc:  # the thread's top: log, report, keep reading
+                log.exception("camera thread failed")
+                self.heartbeats.trouble("camera", f"error: {type(exc).__name__}: {exc}")
+                self._stop.wait(0.5)
+
+    def _loop(self) -> None:
         backoff = 0.0
         next_at = self._clock()
         while not self._stop.is_set():
@@ -116,17 +143,12 @@ class CameraThread:
                 if delay > 0 and self._stop.wait(delay):
                     break
                 next_at = max(next_at + self.period_s, self._clock())
-            try:
-                frame = self.source.read()
-            except Exception as exc:  # a camera error is a status, never a crash
-                frame = None
-                self._set_status(f"error: {type(exc).__name__}: {exc}")
+            frame = self.source.read()  # never raises: a failure is the source's status
             if frame is None:
                 self.failures += 1
-                raw = getattr(self.source, "status", "")
-                status = str(raw or "no frame")
-                kind = getattr(raw, "kind", status.split(":")[0])
-                if getattr(self.source, "ended", False) is True or kind == "ended":
+                raw = self.source.status
+                status = str(raw) or "no frame"
+                if raw.kind == "ended":
                     self.ended = True
                     self._set_status("ended")
                     self.heartbeats.trouble("camera", "source ended")
@@ -143,27 +165,19 @@ class CameraThread:
                     break
                 continue
             backoff = 0.0
-            image = getattr(frame, "image", None)
+            image = frame.image
             if not isinstance(image, np.ndarray) or image.ndim != 3 or image.dtype != np.uint8:
                 self.failures += 1
                 self._set_status("error: unreadable frame")
                 self.heartbeats.trouble("camera", "unreadable frame")
                 continue
-            taken = TakenFrame(
-                image,
-                int(getattr(frame, "index", self.frames)),
-                float(getattr(frame, "time_s", 0.0)),
-                self._clock(),
-            )
+            taken = TakenFrame(image, int(frame.index), float(frame.time_s), self._clock())
             self.frames += 1
             self._fps_window.append(taken.taken_at)
             self._set_status("ok")
             self.heartbeats.beat("camera", f"{self.fps:.1f} fps")
             if self.on_frame is not None:
-                try:
-                    self.on_frame(taken)
-                except Exception:
-                    log.exception("frame listener failed")
+                self.on_frame(taken)
             with self._cond:
                 if self.lossless:
                     while len(self._buffer) >= self._buffer_max and not self._stop.is_set():
@@ -171,6 +185,11 @@ class CameraThread:
                     self._buffer.append(taken)
                 self._latest = taken
                 self._cond.notify_all()
+
+    def buffered(self) -> int:
+        """Frames taken and not yet handed on (lossless mode)."""
+        with self._cond:
+            return len(self._buffer)
 
     def latest(self) -> TakenFrame | None:
         with self._cond:
@@ -198,7 +217,12 @@ class CameraThread:
         return None
 
 
-def reading_of(obs: Any) -> dict[int, tuple[Any, ...]]:
+Reading = tuple[int, str, tuple[tuple[str, int], ...], bool, bool, bool]
+"""One space's reading: towers, top surface, visible wizards (colour, count), castle, witch,
+raven."""
+
+
+def reading_of(obs: Observation) -> dict[int, Reading]:
     """An observation's reading per space without its confidences: towers, top surface,
     visible wizards, castle, witch, raven (what two frames of one still board share)."""
     return {
@@ -223,20 +247,22 @@ class EarlyReading:
 
     def __init__(self, tries: int = 2) -> None:
         self.tries = tries
-        self._candidate: Any = None
+        self._candidate: Observation | None = None
         self._used = 0
 
     def reset(self) -> None:
         self._candidate = None
         self._used = 0
 
-    def frame(self, reading: Any, decision: Any) -> tuple[Any, Any]:
+    def frame(
+        self, reading: Observation | None, decision: GateDecision
+    ) -> tuple[Observation | None, Observation | None]:
         """One frame's ``reading`` (the detector's Observation or None) and the gate's
         ``decision`` -> ``(candidate, report)``: a new candidate Observation to work out ahead
         (or None), and the Observation to report for this frame (or None: the gate reports
         nothing)."""
-        report = getattr(decision, "observation", None)
-        state = getattr(decision, "state", "")
+        report = decision.observation
+        state = decision.state
         if report is not None:
             candidate = self._candidate
             self.reset()
@@ -277,15 +303,15 @@ class VisionWorker:
     def __init__(
         self,
         camera: CameraThread,
-        detector: Any,
-        gate: Any,
-        post: Callable[[Any], None],
+        detector: Detector,
+        gate: StabilityGate,
+        post: Callable[[Observation], None],
         heartbeats: Heartbeats,
-        on_decision: Callable[[TakenFrame, Any, Any], None] | None = None,
+        on_decision: Callable[[TakenFrame, Detection, GateDecision], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         yield_to: threading.Event | None = None,
         max_yield_s: float = 2.0,
-        prepare: Callable[[Any], None] | None = None,
+        prepare: Callable[[Observation], None] | None = None,
     ) -> None:
         self.prepare = prepare
         self.early = EarlyReading()
@@ -304,10 +330,10 @@ class VisionWorker:
         self.detected = 0
         self.observations = 0
         self.detect_ms: deque[float] = deque(maxlen=256)
-        self.last_detection: Any = None
+        self.last_detection: Detection | None = None
         self.last_frame: TakenFrame | None = None
         self.idle = threading.Event()
-        self._last_image: Any = None
+        self._last_image: NDArray[np.uint8] | None = None
         self.before_frame: Callable[[TakenFrame], None] | None = None
 
     def start(self) -> None:
@@ -320,6 +346,15 @@ class VisionWorker:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._loop()
+            except Exception as exc:  # the thread's top: log, report, take the next frame
+                log.exception("vision worker failed")
+                self.heartbeats.trouble("detector", f"error: {type(exc).__name__}: {exc}")
+                self._stop.wait(0.5)
+
+    def _loop(self) -> None:
         last_index: int | None = None
         while not self._stop.is_set():
             if self.yield_to is not None:
@@ -338,7 +373,7 @@ class VisionWorker:
             self.process(frame)
 
     @staticmethod
-    def _reuse(detection: Any, frame: TakenFrame) -> Any:
+    def _reuse(detection: Detection, frame: TakenFrame) -> Detection:
         obs = detection.observation
         if obs is None:
             return detection
@@ -347,13 +382,11 @@ class VisionWorker:
             observation=dataclasses.replace(obs, time=frame.time_s, frame=frame.index),
         )
 
-    def process(self, frame: TakenFrame) -> Any:
-        """Detect and gate one frame; returns the gate's decision (also used by replay)."""
+    def process(self, frame: TakenFrame) -> GateDecision | None:
+        """Detect and gate one frame; returns the gate's decision (None when the detector
+        failed on it: reported, and the worker goes on with the next frame)."""
         if self.before_frame is not None:
-            try:
-                self.before_frame(frame)
-            except Exception:
-                log.exception("frame hook failed")
+            self.before_frame(frame)
         t0 = self._clock()
         try:
             if frame.image is self._last_image and self.last_detection is not None:
@@ -374,27 +407,17 @@ class VisionWorker:
         self.last_frame = frame
         reading = detection.observation if detection.ok else None
         decision = self.gate.update(
-            frame.time_s,
-            detection.board_view,
-            reading,
-            getattr(detection, "white_bgr", None),
-            getattr(detection, "frame_view", None),
+            frame.time_s, detection.board_view, reading, detection.white_bgr, detection.frame_view
         )
         candidate, report = self.early.frame(reading, decision)
         if report is not decision.observation:
             decision = dataclasses.replace(decision, observation=report)
         if candidate is not None and self.prepare is not None:
-            try:
-                self.prepare(candidate)
-            except Exception:
-                log.exception("preparing a candidate failed")
+            self.prepare(candidate)
         status = detection.status if not detection.ok else decision.state
         self.heartbeats.beat("detector", f"{status}: {detection.message or decision.reason}")
         if self.on_decision is not None:
-            try:
-                self.on_decision(frame, detection, decision)
-            except Exception:
-                log.exception("decision listener failed")
+            self.on_decision(frame, detection, decision)
         if decision.observation is not None:
             self.observations += 1
             self.post(decision.observation)

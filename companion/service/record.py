@@ -33,16 +33,35 @@ actions and the final state — hidden wizards included — are compared with th
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
+import logging
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from companion.service.pipeline import EarlyReading, reading_of
+from companion.config import Config
+from companion.rules import GameState, Observation, dump_state
+from companion.service.game import GameSettings
+from companion.service.inputs import (
+    CommandInput,
+    ObservationInput,
+    ServiceInput,
+    payload_json,
+)
+from companion.service.pipeline import EarlyReading, TakenFrame, reading_of
+from companion.tracking.tracker import Committed, Tracker, TrackerUpdate, board_key, state_key
+from companion.vision.camera import CameraModel
+from companion.vision.detector import Detection, Detector
+from companion.vision.geometry import BoardGeometry
+from companion.vision.profile import ColourProfile
+from companion.vision.sources import Frame, SessionRecorder, read_image_file
+from companion.vision.stability import GateDecision, StabilityGate
+
+log = logging.getLogger(__name__)
 
 FORMAT = "companion-recording"
 VERSION = 1
@@ -74,70 +93,79 @@ class Recorder:
             raise RecordError(f"{self.path}: {exc}") from None
         self.all_frames = all_frames
         self.lossless = lossless
-        self._sessions: Any = None
+        self._sessions: SessionRecorder | None = None
         self._lock = threading.Lock()
         self._n = 0
         self._current: dict[int, int] = {}
         self.frames = 0
         self.inputs = 0
         self.commits = 0
-        self.companion: Any = None
-        self._last_state: Any = None
-        self._last_image: Any = None
+        self._source_spec = ""
+        self._detector: Callable[[], Detector | None] = lambda: None
+        self._last_state: dict[str, Any] | None = None
+        self._last_image: object = None
         self._last_file = ""
 
-    def attach(self, companion: Any) -> None:
-        """Hook into a :class:`~companion.service.app.Companion` before it starts its threads."""
-        self.companion = companion
-        svc = companion.service
-        svc.on_input = self.on_input
-        svc.on_result = self.on_result
+    def attach(
+        self,
+        settings: GameSettings,
+        config: Config,
+        mode: str,
+        detector: Callable[[], Detector | None],
+    ) -> None:
+        """Start the recording of a companion before it starts its threads (the companion then
+        calls :meth:`on_input`, :meth:`on_result`, :meth:`on_frame` and :meth:`on_decision`).
+
+        :param settings: the game's settings; ``mode``: ``camera`` or ``simulated``.
+        :param detector: the detector in use, once there is one (its calibration is saved).
+        """
+        self._source_spec = config.camera.source
+        self._detector = detector
         header = {
             "format": FORMAT,
             "version": VERSION,
-            "settings": svc.settings.to_json(),
-            "source": companion.config.camera.source,
-            "mode": companion.mode,
+            "settings": settings.to_json(),
+            "source": config.camera.source,
+            "mode": mode,
             "created_unix_s": time.time(),
             "all_frames": self.all_frames,
             "lossless": self.lossless,
         }
         (self.path / "recording.json").write_text(json.dumps(header, indent=1) + "\n")
 
-    def _save_calibration(self, detector: Any) -> None:
-        with contextlib.suppress(Exception):
-            detector.camera.save(self.path / "camera.json")
-        with contextlib.suppress(Exception):
-            detector.geometry.save(self.path / "geometry.json")
-        with contextlib.suppress(Exception):
-            detector.profile.save(self.path / "profile.json")
+    def _save_calibration(self, detector: Detector) -> None:
+        for name, save in (
+            ("camera.json", detector.camera.save),
+            ("geometry.json", detector.geometry.save),
+            ("profile.json", detector.profile.save),
+        ):
+            try:
+                save(self.path / name)
+            except OSError as exc:  # the recording goes on; a replay then says what is missing
+                log.warning("recording: %s not saved: %s", name, exc)
 
-    def _session(self) -> Any:
+    def _session(self) -> SessionRecorder:
         if self._sessions is None:
-            from companion.vision.sources import SessionRecorder
-
             self._sessions = SessionRecorder(
                 self.path,
-                source_spec=str(getattr(self.companion.config.camera, "source", "")),
+                source_spec=self._source_spec,
                 image_ext=".png" if self.lossless else ".jpg",
             )
-            vision = getattr(self.companion, "vision", None)
-            if vision is not None:
-                self._save_calibration(vision.detector)
+            detector = self._detector()
+            if detector is not None:
+                self._save_calibration(detector)
         return self._sessions
 
     # camera thread
-    def on_frame(self, frame: Any) -> None:
+    def on_frame(self, frame: TakenFrame) -> None:
         return None
 
     # vision thread
-    def on_decision(self, frame: Any, detection: Any, decision: Any) -> None:
-        obs = getattr(decision, "observation", None)
+    def on_decision(self, frame: TakenFrame, detection: Detection, decision: GateDecision) -> None:
+        obs = decision.observation
         if obs is None and not self.all_frames:
             return
-        from companion.vision.sources import Frame
-
-        extra: dict[str, Any] = {"gate": getattr(decision, "state", "")}
+        extra: dict[str, Any] = {"gate": decision.state}
         if obs is not None:
             extra["observation"] = obs.to_json()
         with self._lock:
@@ -161,26 +189,29 @@ class Recorder:
             self.frames += 1
 
     # service thread
-    def on_input(self, item: Any) -> None:
+    def on_input(self, item: ServiceInput) -> None:
         with self._lock:
             self._n += 1
             self._current[id(item)] = self._n
             line: dict[str, Any] = {"n": self._n, "kind": item.kind}
-            if item.kind == "observation":
-                line["frame"] = item.payload.frame
-                line["payload"] = item.payload.to_json()
-            elif item.kind == "command":
-                line["payload"] = item.payload
-                line["audience"] = item.audience.to_json() if item.audience else None
-            elif item.kind == "truth":
-                return
-            elif item.payload is not None:
-                line["payload"] = item.payload
-            self._inputs.write(json.dumps(line) + "\n")
-            self._inputs.flush()
+            if isinstance(item, ObservationInput):
+                line["frame"] = item.observation.frame
+            payload = payload_json(item)
+            if payload is not None:
+                line["payload"] = payload
+            if isinstance(item, CommandInput):
+                line["audience"] = item.audience.to_json()
+            self._write(self._inputs, line)
             self.inputs += 1
 
-    def on_result(self, item: Any, update: Any) -> None:
+    def _write(self, fh: IO[str], line: dict[str, Any]) -> None:
+        try:
+            fh.write(json.dumps(line) + "\n")
+            fh.flush()
+        except OSError as exc:  # a full disk ends the recording, never the game
+            log.error("recording %s: %s", self.path, exc)
+
+    def on_result(self, item: ServiceInput, update: TrackerUpdate | None) -> None:
         with self._lock:
             n = self._current.pop(id(item), None)
             if n is None:
@@ -191,14 +222,11 @@ class Recorder:
                 line["health"] = update.health
                 line["question"] = None if update.question is None else update.question.to_json()
                 self.commits += len(update.committed)
-                from companion.rules import dump_state
-
                 state = dump_state(update.state)
                 if state != self._last_state:  # the tracker's best state changed
                     line["state"] = state
                     self._last_state = state
-            self._results.write(json.dumps(line) + "\n")
-            self._results.flush()
+            self._write(self._results, line)
 
     def summary(self) -> str:
         return f"{self.inputs} inputs, {self.frames} frames, {self.commits} committed actions"
@@ -228,7 +256,7 @@ class ReplayResult:
     commits_replayed: int = 0
     commit_mismatches: list[int] = field(default_factory=list)  # input numbers
     final_state_equal: bool = False  # the tracker's best state after the last input
-    final_hidden: list[Any] = field(default_factory=list)
+    final_hidden: list[list[object]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -279,25 +307,25 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def hidden_positions(state: Any) -> list[list[Any]]:
+def hidden_positions(state: GameState) -> list[list[object]]:
     """``[colour, space, tier]`` of every trapped wizard of a state, sorted. Wizards of one colour
     are identical wooden pieces, so their ids are left out."""
-    out: list[list[Any]] = []
+    out: list[tuple[str, int, int]] = []
     for space in state.spaces():
         for wid, tier in state.hidden_wizards(space):
-            out.append([wid.rsplit("-", 1)[0], space, tier])
-    return sorted(out)
+            out.append((wid.rsplit("-", 1)[0], space, tier))
+    return [list(t) for t in sorted(out)]
 
 
-def same_table(a: Any, b: Any) -> bool:
+def same_table(a: GameState, b: GameState) -> bool:
     """Two states show the same table: towers per stack by kind, wizards of each colour (hidden
     ones with their tier), the castle, potions, turn and game progress."""
-    from companion.tracking.tracker import state_key
-
     return bool(state_key(a) == state_key(b))
 
 
-def commit_check(history: Any, truths: Any) -> tuple[int, int | None]:
+def commit_check(
+    history: Iterable[Committed], truths: Sequence[GameState]
+) -> tuple[int, int | None]:
     """``(wrong commits, index of the true action after which the first wrong one came)``.
 
     A wrong commit is a committed state (``history``: the tracker's ``Committed`` entries) that
@@ -307,8 +335,6 @@ def commit_check(history: Any, truths: Any) -> tuple[int, int | None]:
     commit matching a state from before the previous commit's is wrong too. The index is -1
     for the setup; None when no commit is wrong.
     """
-    from companion.tracking.tracker import board_key
-
     keys = [(board_key(t), t.potions) for t in truths]
     pointer, wrong, first = 0, 0, None
     for c in history:
@@ -331,11 +357,6 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
         frames are there); otherwise feed the recorded observations.
     :raises RecordError: not a recording folder, or a file that cannot be read.
     """
-    from companion.rules import Observation, dump_state
-    from companion.service.game import GameSettings
-    from companion.service.parts import Parts
-    from companion.tracking.tracker import Tracker
-
     path = Path(path)
     try:
         header = json.loads((path / "recording.json").read_text())
@@ -347,14 +368,13 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
         settings = GameSettings.from_json(header["settings"])
     except (KeyError, TypeError, ValueError) as exc:
         raise RecordError(f"{path}/recording.json: settings unreadable ({exc})") from None
-    parts = Parts()
-    tracker = Tracker.new(settings.rules_config(parts))
+    tracker = Tracker.new(settings.rules_config())
     inputs = _read_jsonl(path / "inputs.jsonl")
     results = {r["n"]: r for r in _read_jsonl(path / "results.jsonl")}
     result = ReplayResult()
     frames: dict[int, dict[str, Any]] = {}
     detector = None
-    emitted: list[Any] | None = None
+    emitted: list[Observation] | None = None
     if detect and (path / "frames.jsonl").exists():
         entries = _read_jsonl(path / "frames.jsonl")
         frames = {int(e["index"]): e for e in entries}
@@ -363,39 +383,40 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
             # every frame was recorded: run detector and stability gate over all of them, in
             # order, as the live pipeline did
             emitted = _pipeline_again(detector, path, entries, result)
-    last_recorded_state: Any = None
+    last_recorded_state: object = None
     for line in inputs:
         n = line["n"]
         kind = line["kind"]
-        payload = line.get("payload")
+        payload: Any = line.get("payload")  # JSON as recorded: checked by what reads it
         result.inputs += 1
-        update = None
+        update: TrackerUpdate | None = None
         try:
-            if kind == "observation":
-                obs = Observation.from_json(payload)
-                entry = frames.get(int(line.get("frame", -1)))
-                if emitted is not None:
-                    again = emitted.pop(0) if emitted else None
-                    if again is None or reading_of(again) != reading_of(obs):
-                        result.readings_differing.append(n)
-                    if again is not None:
-                        obs = again
-                elif detector is not None and entry is not None:
-                    again = _detect_again(detector, path, entry, obs)
-                    result.frames_detected += 1
-                    if again is None or reading_of(again) != reading_of(obs):
-                        result.readings_differing.append(n)
-                    if again is not None:
-                        obs = again
-                update = tracker.observe(obs)
-            elif kind == "dice":
-                update = tracker.dice(payload["rolls"], payload.get("dice_allowed", 1))
-            elif kind == "done":
-                update = tracker.end_turn()
-            elif kind == "undo":
-                update = tracker.undo()
-            elif kind == "command":
-                update = _replay_command(tracker, payload)
+            match kind:
+                case "observation":
+                    obs = Observation.from_json(payload)
+                    entry = frames.get(int(line.get("frame", -1)))
+                    if emitted is not None:
+                        again = emitted.pop(0) if emitted else None
+                        if again is None or reading_of(again) != reading_of(obs):
+                            result.readings_differing.append(n)
+                        if again is not None:
+                            obs = again
+                    elif detector is not None and entry is not None:
+                        again = _detect_again(detector, path, entry, obs)
+                        result.frames_detected += 1
+                        if again is None or reading_of(again) != reading_of(obs):
+                            result.readings_differing.append(n)
+                        if again is not None:
+                            obs = again
+                    update = tracker.observe(obs)
+                case "dice":
+                    update = tracker.dice(payload["rolls"], payload.get("dice_allowed", 1))
+                case "done":
+                    update = tracker.end_turn()
+                case "undo":
+                    update = tracker.undo()
+                case "command":
+                    update = _replay_command(tracker, payload)
         except ValueError as exc:
             result.notes.append(f"input {n} ({kind}) refused again: {exc}")
         recorded = results.get(n, {})
@@ -417,48 +438,40 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
     return result
 
 
-def _replay_command(tracker: Any, payload: dict[str, Any]) -> Any:
-    name = payload.get("command")
-    if name == "answer":
-        return tracker.answer(payload["question"], int(payload["option"]))
-    if name == "end_turn":
-        return tracker.end_turn()
-    if name == "undo":
-        return tracker.undo()
+def _replay_command(tracker: Tracker, payload: dict[str, Any]) -> TrackerUpdate | None:
+    match payload.get("command"):
+        case "answer":
+            return tracker.answer(payload["question"], int(payload["option"]))
+        case "end_turn":
+            return tracker.end_turn()
+        case "undo":
+            return tracker.undo()
     return None
 
 
-def _detector_from(path: Path, result: ReplayResult) -> Any:
+def _detector_from(path: Path, result: ReplayResult) -> Detector | None:
     try:
-        from companion.vision.camera import CameraModel
-        from companion.vision.detector import Detector
-        from companion.vision.geometry import BoardGeometry
-        from companion.vision.profile import ColourProfile
-
         camera = CameraModel.load(path / "camera.json")
         geometry = BoardGeometry.load(path / "geometry.json")
         profile = ColourProfile.load(path / "profile.json")
-    except Exception as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         result.notes.append(f"frames not detected again (calibration files: {exc})")
         return None
     return Detector(camera, geometry, profile)
 
 
 def _pipeline_again(
-    detector: Any, path: Path, entries: list[dict[str, Any]], result: ReplayResult
-) -> list[Any]:
+    detector: Detector, path: Path, entries: list[dict[str, Any]], result: ReplayResult
+) -> list[Observation]:
     """Observations the detector + stability gate emit over every recorded frame, in order."""
-    from companion.vision.sources import read_image_file
-    from companion.vision.stability import StabilityGate
-
     gate = StabilityGate()
     early = EarlyReading()  # as the live pipeline reports a still board
-    out: list[Any] = []
-    cache: tuple[str, Any, Any] = ("", None, None)  # file, image, detection
+    out: list[Observation] = []
+    cached: tuple[str, Detection] | None = None  # the last file read and its detection
     for e in entries:
         t, i = float(e.get("time_s", 0.0)), int(e["index"])
-        if e["file"] == cache[0] and cache[2] is not None:
-            det = cache[2]
+        if cached is not None and e["file"] == cached[0]:
+            det = cached[1]
             if det.observation is not None:
                 det = dataclasses.replace(
                     det, observation=dataclasses.replace(det.observation, time=t, frame=i)
@@ -470,24 +483,18 @@ def _pipeline_again(
                 continue
             det = detector.detect(image, t, i)
             result.frames_detected += 1
-            cache = (e["file"], image, det)
+            cached = (e["file"], det)
         reading = det.observation if det.ok else None
-        decision = gate.update(
-            t,
-            det.board_view,
-            reading,
-            getattr(det, "white_bgr", None),
-            getattr(det, "frame_view", None),
-        )
+        decision = gate.update(t, det.board_view, reading, det.white_bgr, det.frame_view)
         _, report = early.frame(reading, decision)
         if report is not None:
             out.append(report)
     return out
 
 
-def _detect_again(detector: Any, path: Path, entry: dict[str, Any], recorded: Any) -> Any:
-    from companion.vision.sources import read_image_file
-
+def _detect_again(
+    detector: Detector, path: Path, entry: dict[str, Any], recorded: Observation
+) -> Observation | None:
     image, _ = read_image_file(path / entry["file"])
     if image is None:
         return None

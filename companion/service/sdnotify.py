@@ -31,6 +31,7 @@ class SystemdNotifier:
         if usec.isdigit() and int(usec) > 0 and (not pid or pid == str(os.getpid())):
             self.watchdog_interval_s = int(usec) / 1e6 / 2.0
         self._sock: socket.socket | None = None
+        self._closed = False
         self.last_error = ""
 
     @property
@@ -40,7 +41,7 @@ class SystemdNotifier:
     def notify(self, message: str) -> bool:
         """Send one message (``KEY=value`` lines); False when not under systemd or it failed
         (the reason is kept in :attr:`last_error`; never raises)."""
-        if self._address is None:
+        if self._address is None or self._closed:
             return False
         try:
             if self._sock is None:
@@ -64,6 +65,9 @@ class SystemdNotifier:
         return self.notify("STOPPING=1")
 
     def close(self) -> None:
+        """Close the socket; later messages are dropped (a late one would open a socket that
+        nobody closes)."""
+        self._closed = True
         if self._sock is not None:
             self._sock.close()
             self._sock = None

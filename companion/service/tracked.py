@@ -1,4 +1,4 @@
-"""The game driver with the real tracker and its journal.
+"""The game driver: the tracker with its journal (implements :class:`GameDriver`).
 
 Every input goes through ``companion.journal.JournaledTracker``: it is on disk (SQLite, WAL,
 ``synchronous=FULL``) before the service publishes its result, and a restart replays the journal
@@ -11,24 +11,34 @@ one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
+import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from companion.config import Config
+from companion.journal import Journal, JournaledTracker, JournalError, restore
+from companion.rules import GameState, Observation, SpaceObservation, dump_event, observe
+from companion.service.driver import DiceRoll, OptionView, PublishedGame, QuestionView
 from companion.service.game import GameSettings, describe_events
+from companion.service.heartbeat import Heartbeats
+from companion.tracking.tracker import Committed, Question, Tracker, TrackerUpdate, describe
 from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)
+
+RESTORE_ERRORS = (OSError, ValueError, KeyError, TypeError, JournalError, sqlite3.Error)
+"""What reading back a damaged journal or its ``.game.json`` can raise (then a new game starts
+and the old journal is kept aside)."""
 
 
 def _meta_path(journal_path: Path) -> Path:
     return journal_path.with_name(journal_path.name + ".game.json")
 
 
-def _write_json_atomic(path: Path, data: Any) -> None:
+def _write_json_atomic(path: Path, data: object) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as fh:
         json.dump(data, fh)
@@ -40,68 +50,64 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 class TrackedDriver:
     """Tracker + journal for one game (see the module doc).
 
+    :param config: the companion's configuration (``data.journal_path()``).
+    :param heartbeats: where a journal that cannot be restored is reported (``tracker``).
     :param restore: continue the game in the journal when there is one.
-    :raises CommandError: the rules core refuses the settings.
+    :raises CommandError: the rules core refuses the settings (400).
+    :raises OSError: the data directory cannot be written.
     """
 
-    def __init__(self, service: Any, settings: GameSettings, restore: bool = True) -> None:
-        self.service = service
-        self.parts = service.parts
-        tracker_mod = self.parts.get("tracker")
-        journal_mod = self.parts.get("journal")
-        self._rules = self.parts.get("rules")
-        assert tracker_mod is not None and self._rules is not None
-        self._tracker_mod = tracker_mod
-        path = service.config.data.journal_path()
+    def __init__(
+        self,
+        config: Config,
+        heartbeats: Heartbeats,
+        settings: GameSettings,
+        restore: bool = True,
+    ) -> None:
+        path = config.data.journal_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.journal_path = path
         meta = _meta_path(path)
         self.restored = False
-        tracker = None
-        self.journal: Any = None
-        if journal_mod is None:
-            self.journal_missing = self.parts.missing_line("journal")
+        restored = self._restore(path, meta, heartbeats) if restore else None
+        if restored is not None:
+            settings, tracker, journal = restored
+            self.restored = True
         else:
-            self.journal_missing = ""
-        if restore and journal_mod is not None and path.exists() and meta.exists():
-            try:
-                saved = json.loads(meta.read_text())
-                settings = GameSettings.from_json(saved)
-                self.journal = journal_mod.Journal(path)
-                tracker = journal_mod.restore(self.journal)
-                self.restored = True
-            except Exception as exc:  # unreadable journal: keep it aside, start afresh
-                log.error("journal %s not restorable (%s); starting a new game", path, exc)
-                service.heartbeats.trouble("tracker", f"journal not restorable: {exc}")
-                if self.journal is not None:
-                    with contextlib.suppress(Exception):
-                        self.journal.close()
-                self.journal = None
-                tracker = None
-        if tracker is None:
-            rules_config = settings.rules_config(self.parts)
-            tracker = tracker_mod.Tracker.new(rules_config)
-            if journal_mod is not None:
-                self._archive(path)
-                self.journal = journal_mod.Journal(path)
-                _write_json_atomic(meta, settings.to_json())
-        self.settings = settings
+            tracker = Tracker.new(settings.rules_config())
+            self._archive(path)
+            journal = Journal(path)
+            _write_json_atomic(meta, settings.to_json())
+        self._settings = settings
         self.tracker = tracker
-        if self.journal is not None:
-            self.jt = journal_mod.JournaledTracker(tracker, self.journal)
-        else:
-            self.jt = tracker
-        self.state = tracker.state
-        self.question: dict[str, Any] | None = None
-        self.phase = "over" if self.state.game.over else "playing"
-        self.health_line = (
-            "ok"
-            if not self.journal_missing
-            else (f"tracking, but not journalled: {self.journal_missing}")
-        )
+        self.journal = journal
+        self.jt = JournaledTracker(tracker, journal)
         self.commits = 0
-        self.last_update: Any = None
-        self._set_question(tracker.question)
+        self._last_update: TrackerUpdate | None = None
+        self._published = PublishedGame(
+            state=tracker.state,
+            question=self._question_view(tracker.question),
+            health_line="ok",
+            phase="over" if tracker.state.game.over else "playing",
+        )
+
+    @staticmethod
+    def _restore(
+        path: Path, meta: Path, heartbeats: Heartbeats
+    ) -> tuple[GameSettings, Tracker, Journal] | None:
+        if not (path.exists() and meta.exists()):
+            return None
+        journal: Journal | None = None
+        try:
+            settings = GameSettings.from_json(json.loads(meta.read_text()))
+            journal = Journal(path)
+            return settings, restore(journal), journal
+        except RESTORE_ERRORS as exc:  # unreadable journal: keep it aside, start afresh
+            log.error("journal %s not restorable (%s); starting a new game", path, exc)
+            heartbeats.trouble("tracker", f"journal not restorable: {exc}")
+            if journal is not None:
+                journal.close()
+            return None
 
     @staticmethod
     def _archive(path: Path) -> None:
@@ -117,36 +123,53 @@ class TrackedDriver:
                 os.replace(src, target.with_name(target.name + suffix))
 
     def close(self) -> None:
-        if self.journal is not None:
-            self.journal.close()
+        self.journal.close()
 
     # -- outputs ------------------------------------------------------------------------------
 
-    def _set_question(self, q: Any) -> None:
+    @property
+    def settings(self) -> GameSettings:
+        return self._settings
+
+    @property
+    def published(self) -> PublishedGame:
+        return self._published
+
+    @property
+    def last_update(self) -> TrackerUpdate | None:
+        return self._last_update
+
+    @property
+    def state(self) -> GameState:
+        """The tracked best state (what the pages show)."""
+        return self._published.state
+
+    def _set_health(self, line: str) -> None:
+        p = self._published
+        self._published = PublishedGame(p.state, p.question, line, p.phase)
+
+    def _question_view(self, q: Question | None) -> QuestionView | None:
         if q is None:
-            self.question = None
-            return
-        to = None
-        with contextlib.suppress(Exception):
-            to = self.tracker.committed_state.current_player
-        self.question = {
+            return None
+        options: list[OptionView] = [
+            {"id": str(i), "label": label} for i, label in enumerate(q.options)
+        ]
+        return {
             "id": q.id,
-            "to": to,
+            "to": self.tracker.committed_state.current_player,
             "text": q.text,
-            "options": [{"id": str(i), "label": label} for i, label in enumerate(q.options)],
+            "options": options,
         }
 
-    def _apply(self, update: Any) -> list[str]:
-        self.last_update = update
-        self.state = update.state
-        self._set_question(update.question)
-        self.phase = "over" if update.state.game.over else "playing"
-        health = str(update.health)
-        if self.journal_missing:
-            health += f" (not journalled: {self.journal_missing})"
-        self.health_line = health
+    def _apply(self, update: TrackerUpdate) -> list[str]:
+        self._last_update = update
+        self._published = PublishedGame(
+            state=update.state,
+            question=self._question_view(update.question),
+            health_line=str(update.health),
+            phase="over" if update.state.game.over else "playing",
+        )
         lines: list[str] = []
-        dump_event = self._rules.dump_event
         for c in update.committed:
             self.commits += 1
             if c.action is None:
@@ -157,48 +180,40 @@ class TrackedDriver:
                 else:
                     lines.append("host corrected the board")
                 continue
-            desc = ""
-            describe = getattr(self._tracker_mod, "describe", None)
-            if describe is not None:
-                with contextlib.suppress(Exception):
-                    desc = describe(c.action, self._before_of(c))
-            lines.append(desc or type(c.action).__name__)
+            lines.append(describe(c.action, self._before_of(c)) or type(c.action).__name__)
             lines.extend(describe_events(c.events, dump_event))
-        for c in getattr(update, "undone", ()):
+        for c in update.undone:
             lines.append("undone: " + type(c.action).__name__ if c.action else "undone")
         return lines
 
-    def _before_of(self, committed: Any) -> Any:
+    def _before_of(self, committed: Committed) -> GameState:
         history = self.tracker.history
         for i, c in enumerate(history):
             if c is committed:
-                return history[i - 1].state if i else self.tracker._initial
+                return history[i - 1].state if i else self.tracker.initial_state
         return self.state
 
     # -- inputs (service thread) -------------------------------------------------------------
 
-    def prepare(self, obs: Any) -> bool:
+    def prepare(self, obs: Observation) -> bool:
         """Work out a still board's reading ahead (the stability gate's early candidate); the
         belief and the journal are unchanged. See ``JournaledTracker.prepare``."""
-        prepare = getattr(self.jt, "prepare", None)
-        return bool(prepare(obs)) if prepare is not None else False
+        return self.jt.prepare(obs)
 
-    def observe(self, obs: Any) -> list[str]:
+    def observe(self, obs: Observation) -> list[str]:
         try:
             return self._apply(self.jt.observe(obs))
         except ValueError as exc:  # ObservationError: nothing changed
-            self.health_line = f"observation refused: {exc}"
+            self._set_health(f"observation refused: {exc}")
             return []
 
-    def dice(self, event: dict[str, Any]) -> list[str]:
-        rolls = tuple(int(r) for r in event.get("rolls", []))
-        allowed = int(event.get("dice_allowed", len(rolls) or 1))
+    def dice(self, roll: DiceRoll) -> list[str]:
         try:
-            lines = self._apply(self.jt.dice(rolls, allowed))
+            lines = self._apply(self.jt.dice(roll.rolls, roll.dice_allowed))
         except ValueError as exc:
-            self.health_line = f"dice refused: {exc}"
+            self._set_health(f"dice refused: {exc}")
             return []
-        return [f"dice: {' → '.join(map(str, rolls))}", *lines]
+        return [f"dice: {' → '.join(map(str, roll.rolls))}", *lines]
 
     def end_turn(self) -> list[str]:
         try:
@@ -212,23 +227,24 @@ class TrackedDriver:
         except ValueError as exc:
             raise CommandError(f"nothing to undo: {exc}", 409) from None
 
-    def command(self, cmd: dict[str, Any], audience: Audience) -> list[str]:
+    def command(self, cmd: Mapping[str, object], audience: Audience) -> list[str]:
         name = cmd["command"]
-        if name == "answer":
-            return self._answer(cmd, audience)
-        if name == "end_turn":
-            return self.end_turn()
-        if name == "undo":
-            return self.undo()
-        if name == "correct_space":
-            return self._correct_space(cmd)
-        if name in ("report_spell", "report_page_card"):
-            who = audience.colour or "host"
-            return [f"{who} reported {name.removeprefix('report_').replace('_', ' ')}"]
+        match name:
+            case "answer":
+                return self._answer(cmd, audience)
+            case "end_turn":
+                return self.end_turn()
+            case "undo":
+                return self.undo()
+            case "correct_space":
+                return self._correct_space(cmd)
+            case "report_spell" | "report_page_card":
+                who = audience.colour or "host"
+                return [f"{who} reported {name.removeprefix('report_').replace('_', ' ')}"]
         raise CommandError(f"{name}: not available here", 409)
 
-    def _answer(self, cmd: dict[str, Any], audience: Audience) -> list[str]:
-        q = self.question
+    def _answer(self, cmd: Mapping[str, object], audience: Audience) -> list[str]:
+        q = self._published.question
         if q is None:
             raise CommandError("there is no open question", 409)
         if cmd.get("question") != q["id"]:
@@ -239,7 +255,7 @@ class TrackedDriver:
             option = str(option)
         if not isinstance(option, str) or option not in ids:
             raise CommandError(f"option: {option!r} is not one of {', '.join(ids)}")
-        if audience.role == "player" and q.get("to") and audience.colour != q["to"]:
+        if audience.role == "player" and q["to"] and audience.colour != q["to"]:
             raise CommandError("this question is for another player", 403)
         label = q["options"][ids.index(option)]["label"]
         try:
@@ -248,8 +264,7 @@ class TrackedDriver:
             raise CommandError(f"answer refused: {exc}", 409) from None
         return [f"{audience.colour or 'host'} answered: {label}", *lines]
 
-    def _correct_space(self, cmd: dict[str, Any]) -> list[str]:
-        rules = self._rules
+    def _correct_space(self, cmd: Mapping[str, object]) -> list[str]:
         state = self.state
         space = cmd.get("space")
         length = state.table.length
@@ -259,24 +274,24 @@ class TrackedDriver:
         if not isinstance(wizards, dict):
             raise CommandError("wizards: expected an object of colour -> count")
         try:
-            seen = rules.SpaceObservation(
-                towers=cmd.get("towers"),
-                top=cmd.get("top"),
+            seen = SpaceObservation(
+                towers=cmd.get("towers"),  # type: ignore[arg-type]  # checked by SpaceObservation
+                top=cmd.get("top"),  # type: ignore[arg-type]
                 wizards=dict(wizards),
                 castle=bool(cmd.get("castle", False)),
             )
         except (ValueError, TypeError) as exc:
             raise CommandError(str(exc)) from None
-        expected = rules.observe(state)
+        expected = observe(state)
         spaces = dict(expected.spaces)
         spaces[space] = seen
-        obs = rules.Observation(spaces=spaces, time=expected.time, frame=expected.frame)
+        obs = Observation(spaces=spaces, time=expected.time, frame=expected.frame)
         lines = self.observe(obs)
         return [f"host corrected space {space}: the tracker re-checks it", *lines]
 
     # -- for the simulated players -------------------------------------------------------------
 
-    def candidates(self, question: dict[str, Any]) -> dict[str, list[Any]]:
+    def candidates(self, question: QuestionView) -> dict[str, list[GameState]]:
         """Option id -> the states answering with it stands for (for players who know the
         truth: the simulated table and tests)."""
         groups = self.tracker.question_candidates()

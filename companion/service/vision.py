@@ -7,80 +7,74 @@ rendered setup frame — exactly what a calibrated real camera would have, nothi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
+
+from companion.config import CalibrationConfig
+from companion.service.heartbeat import Heartbeats
+from companion.vision.camera import CameraModel
+from companion.vision.detector import Detection, Detector
+from companion.vision.geometry import BoardGeometry
+from companion.vision.profile import ColourProfile, default_profile
+from companion.vision.stability import StabilityGate
 
 
 def build_vision(
-    companion: Any,
+    cal: CalibrationConfig,
+    heartbeats: Heartbeats,
+    say: Callable[[str], None],
     source_spec: str = "",
-    camera_model: Any = None,
-    geometry: Any = None,
-    profile: Any = None,
-) -> tuple[Any, Any] | None:
+    camera_model: CameraModel | None = None,
+    geometry: BoardGeometry | None = None,
+    profile: ColourProfile | None = None,
+) -> tuple[Detector, StabilityGate] | None:
     """``(detector, gate)`` from the configured calibration files (or the objects given).
 
-    Returns None — and reports the ``detector`` heartbeat as missing with the reason — when a
-    vision part or a calibration file is missing; the camera still runs (the host page shows the
-    frame for calibrating).
+    Returns None — and reports the ``detector`` heartbeat with the reason — when a calibration
+    file is missing or unusable; the camera still runs (the host page shows the frame for
+    calibrating).
+
+    :param say: prints a line on the terminal (what to calibrate).
     """
-    parts = companion.parts
-    hb = companion.heartbeats
-    cal = companion.config.calibration
-    missing = parts.missing_line("detector", "stability", "camera", "geometry", "profile")
-    if missing:
-        hb.trouble("detector", f"missing: {missing}")
-        companion.say(f"vision: not analysing frames, missing {missing}")
-        return None
-    detector_mod = parts.get("detector")
-    stability = parts.get("stability")
-    camera_mod = parts.get("camera")
-    geometry_mod = parts.get("geometry")
-    profile_mod = parts.get("profile")
-    assert detector_mod and stability and camera_mod and geometry_mod and profile_mod
+    hb = heartbeats
     try:
         if geometry is None:
-            geometry = (
-                geometry_mod.BoardGeometry.load(cal.board)
-                if cal.board
-                else geometry_mod.BoardGeometry.default()
-            )
+            geometry = BoardGeometry.load(cal.board) if cal.board else BoardGeometry.default()
         uncalibrated: list[str] = []
         if camera_model is None:
             if cal.camera:
-                camera_model = camera_mod.CameraModel.load(cal.camera)
+                camera_model = CameraModel.load(cal.camera)
             else:
                 nominal = _nominal_camera_file(source_spec)
                 if nominal is None:
                     hb.trouble("detector", "calibration.camera: no camera file configured")
-                    companion.say(
+                    say(
                         "vision: no camera file (calibration.camera); run `companion calibrate "
                         "intrinsics` and set it in the config"
                     )
                     return None
-                camera_model = camera_mod.CameraModel.load(nominal)
+                camera_model = CameraModel.load(nominal)
                 uncalibrated.append(f"nominal camera file {nominal.name}")
         if profile is None:
             if cal.profile:
-                profile = profile_mod.ColourProfile.load(cal.profile)
+                profile = ColourProfile.load(cal.profile)
             else:
-                profile = profile_mod.default_profile()
+                profile = default_profile()
                 uncalibrated.append("built-in colours (no roofs or track)")
         if uncalibrated:
-            companion.say(
+            say(
                 "vision: not calibrated yet (" + "; ".join(uncalibrated) + "): run `companion "
                 "calibrate intrinsics` / `profile`, or sample the colours on the host page"
             )
     except (OSError, ValueError) as exc:
         hb.trouble("detector", f"calibration: {exc}")
-        companion.say(f"vision: calibration files unusable: {exc}")
+        say(f"vision: calibration files unusable: {exc}")
         return None
-    detector = detector_mod.Detector(camera_model, geometry, profile)
-    gate = stability.StabilityGate()
-    return detector, gate
+    return Detector(camera_model, geometry, profile), StabilityGate()
 
 
 CAMERA_PROFILES = {
@@ -103,14 +97,17 @@ def _nominal_camera_file(source_spec: str) -> Path | None:
 
 
 def overlay_jpeg(
-    image: np.ndarray, detection: Any, geometry: Any = None, quality: int = 80
+    image: NDArray[np.uint8],
+    detection: Detection | None,
+    geometry: BoardGeometry | None = None,
+    quality: int = 80,
 ) -> bytes | None:
     """``image`` ``(H, W, 3) uint8 BGR`` with the detector's status, the detected marker corners
     and each space's reading (``7:2c by`` = 2 towers, crest roof, a blue and a yellow wizard)
     drawn on it, as JPEG bytes (the host page's calibration view)."""
     canvas = image.copy()
-    status = str(getattr(detection, "status", "no detection yet"))
-    message = str(getattr(detection, "message", ""))
+    status = detection.status if detection is not None else "no detection yet"
+    message = detection.message if detection is not None else ""
     colour = (40, 200, 40) if status == "ok" else (40, 40, 230)
     cv2.putText(
         canvas,
@@ -122,12 +119,12 @@ def overlay_jpeg(
         2,
         cv2.LINE_AA,
     )
-    pose = getattr(detection, "pose", None)
+    pose = detection.pose if detection is not None else None
     if pose is not None:
-        for corners in getattr(pose, "marker_corners_px", {}).values():
+        for corners in pose.marker_corners_px.values():
             pts = np.asarray(corners, np.int32).reshape(-1, 1, 2)
             cv2.polylines(canvas, [pts], True, (0, 255, 255), 2, cv2.LINE_AA)
-    obs = getattr(detection, "observation", None)
+    obs = detection.observation if detection is not None else None
     if pose is not None and obs is not None and geometry is not None:
         centres = np.asarray(geometry.space_centres(), np.float64)
         px = pose.board_to_image(centres)

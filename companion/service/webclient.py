@@ -42,7 +42,8 @@ class PhoneClient:
             with self.opener.open(self.base + path, timeout=self.timeout_s) as resp:
                 return resp.status, resp.read()
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
+            with exc:  # the error answer holds the connection: read it and give it back
+                return exc.code, exc.read()
 
     def open_page(self, path: str = "/") -> int:
         """Load a page (sets the CSRF cookie as a browser would)."""
@@ -75,7 +76,8 @@ class PhoneClient:
                 data: dict[str, Any] = json.loads(resp.read())
                 return data
         except urllib.error.HTTPError as exc:
-            body = exc.read().decode("utf-8", "replace")
+            with exc:  # the error answer holds the connection: read it and give it back
+                body = exc.read().decode("utf-8", "replace")
             try:
                 message = json.loads(body).get("error", body)
             except ValueError:

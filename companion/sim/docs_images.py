@@ -19,8 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from companion.service.parts import Parts
-
 SEED = 3
 PLAYERS = 4
 ACTIONS = 24
@@ -31,14 +29,14 @@ PHONE = {"width": 412, "height": 915}
 FRAME_SIZE = (1536, 864)
 
 
-def played_position(parts: Parts) -> tuple[Any, Any, int]:
+def played_position() -> tuple[Any, Any, int]:
     """``(setup state, state, actions played)``: the seeded bots' game after at least
     ``ACTIONS`` actions, at the first position where the player to move has a trapped wizard
     (so the page shows the memory aid at work)."""
     from companion.rules import Config, dump_state
     from companion.sim.simtable import SimTiming, SimulatedGame
 
-    game = SimulatedGame(parts, Config(player_count=PLAYERS), SEED, "greedy", SimTiming())
+    game = SimulatedGame(Config(player_count=PLAYERS), SEED, "greedy", SimTiming())
     game.advance(ACTIONS)
     while not game.over:
         data = dump_state(game.state)
@@ -94,25 +92,25 @@ def player_page(state: Any, out: Path) -> None:
         server.close()
 
 
-def read_frame(parts: Parts, setup: Any, state: Any, number: int) -> tuple[Any, Any, Any]:
+def read_frame(setup: Any, state: Any, number: int) -> tuple[Any, Any, Any]:
     """``(frame, detection, geometry)``: ``state`` rendered on the simulated table of ``SEED``
     (scene ``number``, no hand) and read by the detector, calibrated on the ``setup`` frame."""
     from companion.sim.simrender import SimCamera
     from companion.sim.simtable import Scene
     from companion.vision.detector import Detector
 
-    cam = SimCamera(parts, SEED, FRAME_SIZE)
+    cam = SimCamera(SEED, FRAME_SIZE)
     profile = cam.profile_from_setup(setup, list(setup.table.colours))
     detector = Detector(cam.camera_model, cam.geometry, profile)
     frame = cam.render_scene(Scene(state, None, 1), number)
     return frame, detector.detect(frame, 0.0, 0), cam.geometry
 
 
-def detected_frame(parts: Parts, setup: Any, state: Any, number: int, out: Path) -> None:
+def detected_frame(setup: Any, state: Any, number: int, out: Path) -> None:
     """Write the overlay of :func:`read_frame` into ``out`` (JPEG)."""
     from companion.service.vision import overlay_jpeg
 
-    frame, detection, geometry = read_frame(parts, setup, state, number)
+    frame, detection, geometry = read_frame(setup, state, number)
     jpeg = overlay_jpeg(frame, detection, geometry, quality=85)
     if jpeg is None:
         raise RuntimeError("the overlay could not be encoded")
@@ -121,11 +119,6 @@ def detected_frame(parts: Parts, setup: Any, state: Any, number: int, out: Path)
 
 def main(argv: list[str]) -> int:
     target = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "docs"
-    parts = Parts()
-    missing = parts.missing_line("rules", "bots", "render", "detector", "profile", "web")
-    if missing:
-        print(f"docs images: missing {missing}", file=sys.stderr)
-        return 2
     if not CHROMIUM.exists():
         print(f"docs images: Debian's Chromium ({CHROMIUM}) is not installed", file=sys.stderr)
         return 2
@@ -135,9 +128,9 @@ def main(argv: list[str]) -> int:
         print("docs images: Playwright is not installed (pip install -e .[dev])", file=sys.stderr)
         return 2
     target.mkdir(parents=True, exist_ok=True)
-    setup, state, actions = played_position(parts)
+    setup, state, actions = played_position()
     player_page(state, target / "player-page.png")
-    detected_frame(parts, setup, state, actions, target / "detected-frame.jpg")
+    detected_frame(setup, state, actions, target / "detected-frame.jpg")
     print(f"wrote {target / 'player-page.png'} and {target / 'detected-frame.jpg'}")
     return 0
 

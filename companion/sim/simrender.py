@@ -6,7 +6,7 @@ each scene of the simulated game from it (``companion.sim.render.render``), with
 reaching from the active player's seat while a piece moves. The detector gets only what a
 calibrated real camera would give: the camera file (:attr:`SimCamera.camera_model`), the board
 geometry, and a colour profile sampled from a rendered frame of the setup position
-(:meth:`SimCamera.profile_from_setup`, through ``companion.vision.profile.build_profile``).
+(:meth:`SimCamera.profile_from_setup`, through ``companion.vision.profile_setup.build_profile``).
 
 :class:`SimCameraProcess` runs the :class:`SimCamera` in a child process, as a real camera is
 outside the service's process too: the renderer's textures and buffers (about 100 MB) never enter
@@ -29,11 +29,25 @@ import threading
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
-from companion.service.parts import Parts
+from companion.rules import GameState, dump_state, load_state, observe
+from companion.service.memory import return_big_buffers_to_the_system
+from companion.sim.simtable import Hand, Scene
+from companion.vision.camera import CameraModel
+from companion.vision.geometry import BoardGeometry
+from companion.vision.profile import ColourProfile
+from companion.vision.profile_setup import build_profile
+
+if TYPE_CHECKING:  # the renderer itself loads in the camera's child process only
+    from companion.sim.render import HandPose
+
+Request = tuple[object, ...]
+"""A request to the child: ``("init", seed, (w, h))``, ``("render", state JSON, hand, number)``,
+``("setup_frame", state JSON)``, ``("profile", state JSON, colours)`` or ``("stop",)``."""
 
 TILT_RANGE_DEG = (5.0, 25.0)
 """Camera tilt of the simulated table (a camera on an arm beside the table, looking down)."""
@@ -46,58 +60,52 @@ class SimCamera:
     :param size: frame size ``(w, h)`` px.
     """
 
-    def __init__(self, parts: Parts, seed: int, size: tuple[int, int]) -> None:
-        render = parts.get("render")
-        geometry_mod = parts.get("geometry")
-        if render is None or geometry_mod is None:
-            raise RuntimeError("the simulated camera needs " + parts.missing_line("render"))
-        self._render = render
+    def __init__(self, seed: int, size: tuple[int, int]) -> None:
+        # imported here: the renderer and its textures (about 100 MB) load in the camera's
+        # child process only, never in the service that starts it (SimCameraProcess)
+        from companion.sim import render
+
+        self._render = render.render
+        self._random_hand = render.random_hand
         self.seed = seed
         self.size = size
         rng = np.random.default_rng([seed, 0x5EED])
-        self.geometry = geometry_mod.BoardGeometry.default()
+        self.geometry = BoardGeometry.default()
         self.camera_model = render.simulated_camera(size)
         self.setup = render.random_setup(
             rng, self.geometry, size=size, camera=self.camera_model, tilt_range=TILT_RANGE_DEG
         )
 
-    def _for_state(self, state: Any) -> None:
+    def _for_state(self, state: GameState) -> None:
         length = state.table.length
         if self.geometry.n_spaces != length:
-            from companion.rules import dump_state
-
             track = dump_state(state)["track"]
             self.geometry = self.geometry.with_track(track)
 
-    def render_scene(self, scene: Any, number: int) -> np.ndarray:
+    def render_scene(self, scene: Scene, number: int) -> NDArray[np.uint8]:
         """The frame ``(H, W, 3) uint8 BGR`` of one scene (seeded by the scene number)."""
         self._for_state(scene.state)
         rng = np.random.default_rng([self.seed, number])
-        hand: Any = False
+        hand: HandPose | bool = False
         if scene.hand is not None:
             n = max(1, int(scene.state.table.n))
             angle = 2 * math.pi * scene.hand.seat / n + math.pi / 2
             target = self.geometry.space_centre(scene.hand.space)
-            hand = self._render.random_hand(rng, self.geometry, target_mm=target, from_angle=angle)
-        result = self._render.render(
-            scene.state, rng, setup=self.setup, hand=hand, frame_index=number
-        )
-        frame: np.ndarray = result.frame
+            hand = self._random_hand(rng, self.geometry, target_mm=target, from_angle=angle)
+        result = self._render(scene.state, rng, setup=self.setup, hand=hand, frame_index=number)
+        frame: NDArray[np.uint8] = result.frame
         return frame
 
-    def setup_frame(self, state: Any) -> np.ndarray:
+    def setup_frame(self, state: GameState) -> NDArray[np.uint8]:
         """A still frame of ``state`` (the setup position) without a hand."""
         self._for_state(state)
         rng = np.random.default_rng([self.seed, 0xCA1])
-        frame: np.ndarray = self._render.render(state, rng, setup=self.setup, hand=False).frame
+        frame: NDArray[np.uint8] = self._render(state, rng, setup=self.setup, hand=False).frame
         return frame
 
-    def profile_from_setup(self, state: Any, colours: list[str]) -> Any:
+    def profile_from_setup(self, state: GameState, colours: list[str]) -> ColourProfile:
         """The colour profile sampled from a rendered frame of the setup position, exactly as
         ``companion calibrate profile`` samples it from a real camera's setup frame."""
-        from companion.rules.view import observe
-        from companion.vision.profile_setup import build_profile
-
         # the setup that is shown (with expansion inserts, tokens and the magic tower when the
         # game has them), as the owner's calibration step knows it from the game's settings
         return build_profile(
@@ -146,17 +154,28 @@ class SimCameraProcess:
         self.seed = seed
         self.size = size
         try:
-            self.camera_model, self.geometry = self._call(("init", seed, size), start_timeout_s)
+            self.camera_model, self.geometry = self._init(seed, size, start_timeout_s)
         except SimCameraError:
             self.close()
             raise
 
+    def _init(
+        self, seed: int, size: tuple[int, int], timeout_s: float
+    ) -> tuple[CameraModel, BoardGeometry]:
+        answer = self._call(("init", seed, size), timeout_s)
+        if not isinstance(answer, tuple):
+            raise SimCameraError(f"simulated camera: unexpected answer {type(answer).__name__}")
+        camera_model, geometry = answer
+        if not isinstance(camera_model, CameraModel) or not isinstance(geometry, BoardGeometry):
+            raise SimCameraError("simulated camera: unexpected camera or geometry")
+        return camera_model, geometry
+
     def reset(self, seed: int) -> None:
         """Another session (a new game): the camera of ``seed`` at the same frame size."""
         self.seed = seed
-        self.camera_model, self.geometry = self._call(("init", seed, self.size), 60.0)
+        self.camera_model, self.geometry = self._init(seed, self.size, 60.0)
 
-    def _call(self, request: tuple[Any, ...], timeout_s: float = 30.0) -> Any:
+    def _call(self, request: Request, timeout_s: float = 30.0) -> object:
         with self._lock:
             try:
                 self._conn.send(request)
@@ -167,7 +186,7 @@ class SimCameraProcess:
                 kind, payload = self._conn.recv()
                 if kind == "frame":
                     frame = np.empty(payload, np.uint8)
-                    self._conn.recv_bytes_into(memoryview(frame).cast("B"))
+                    self._conn.recv_bytes_into(memoryview(frame.data).cast("B"))
                     return frame
             except (EOFError, OSError):
                 code = self._proc.poll()
@@ -180,31 +199,37 @@ class SimCameraProcess:
             raise SimCameraError(f"simulated camera: {payload}")
         return payload
 
-    def render_scene(self, scene: Any, number: int) -> np.ndarray:
+    def _frame(self, request: Request) -> NDArray[np.uint8]:
+        frame = self._call(request)
+        if not isinstance(frame, np.ndarray):
+            raise SimCameraError(f"simulated camera: no frame but {type(frame).__name__}")
+        return frame
+
+    def render_scene(self, scene: Scene, number: int) -> NDArray[np.uint8]:
         """The frame ``(H, W, 3) uint8 BGR`` of one scene (see :meth:`SimCamera.render_scene`).
 
         :raises SimCameraError: the child failed or ended."""
-        from companion.rules import dump_state
-
         hand = None
         if scene.hand is not None:
             hand = (scene.hand.space, scene.hand.seat, scene.hand.phase)
-        frame: np.ndarray = self._call(("render", dump_state(scene.state), hand, number))
-        return frame
+        return self._frame(("render", dump_state(scene.state), hand, number))
 
-    def setup_frame(self, state: Any) -> np.ndarray:
+    def setup_frame(self, state: GameState) -> NDArray[np.uint8]:
         """A still frame of ``state`` without a hand."""
-        from companion.rules import dump_state
+        return self._frame(("setup_frame", dump_state(state)))
 
-        frame: np.ndarray = self._call(("setup_frame", dump_state(state)))
-        return frame
-
-    def profile_from_setup(self, state: Any, colours: list[str]) -> Any:
+    def profile_from_setup(self, state: GameState, colours: list[str]) -> ColourProfile:
         """The colour profile sampled from the rendered setup frame (in the child); also takes
-        over the board geometry the child used (the track of ``state``)."""
-        from companion.rules import dump_state
+        over the board geometry the child used (the track of ``state``).
 
-        profile, self.geometry = self._call(("profile", dump_state(state), colours), 120.0)
+        :raises SimCameraError: the child failed or ended."""
+        answer = self._call(("profile", dump_state(state), colours), 120.0)
+        if not isinstance(answer, tuple):
+            raise SimCameraError(f"simulated camera: unexpected answer {type(answer).__name__}")
+        profile, geometry = answer
+        if not isinstance(profile, ColourProfile) or not isinstance(geometry, BoardGeometry):
+            raise SimCameraError("simulated camera: unexpected profile or geometry")
+        self.geometry = geometry
         return profile
 
     def rss_mb(self) -> tuple[float, float]:
@@ -240,10 +265,6 @@ class SimCameraProcess:
 
 def _serve(conn: Connection, parent_pid: int) -> None:
     """The child's loop: answer the parent's requests until told to stop or orphaned."""
-    from companion.rules import load_state
-    from companion.sim.simtable import Hand, Scene
-
-    parts = Parts()
     cam: SimCamera | None = None
     while True:
         try:
@@ -259,8 +280,9 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             return
         try:
             if op == "init":
-                cam = SimCamera(parts, int(request[1]), tuple(request[2]))
-                reply: Any = (cam.camera_model, cam.geometry)
+                w, h = request[2]
+                cam = SimCamera(int(request[1]), (int(w), int(h)))
+                reply: object = (cam.camera_model, cam.geometry)
             elif cam is None:
                 raise RuntimeError(f"{op}: the camera is not set up")
             elif op == "render":
@@ -274,7 +296,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
                 reply = (profile, cam.geometry)
             else:
                 raise RuntimeError(f"unknown request {op!r}")
-        except Exception as exc:
+        except Exception as exc:  # the child's top: any failure is the parent's answer
             reply_error = f"{type(exc).__name__}: {exc}"
             try:
                 conn.send(("error", reply_error))
@@ -284,7 +306,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
         try:
             if op in ("render", "setup_frame"):
                 conn.send(("frame", frame.shape))
-                conn.send_bytes(memoryview(frame).cast("B"))
+                conn.send_bytes(memoryview(frame.data).cast("B"))
             else:
                 conn.send(("ok", reply))
         except OSError:
@@ -299,8 +321,6 @@ def main(argv: list[str]) -> int:
     # the renderer runs only on what the service leaves over
     with contextlib.suppress(OSError):
         os.nice(10)
-    from companion.service.memory import return_big_buffers_to_the_system
-
     return_big_buffers_to_the_system()
     conn = Connection(int(argv[0]))
     try:

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from companion.service.parts import Parts
+from companion import rules
+from companion.rules import Action, Config, Event, GameState
+from companion.sim.bots import BOTS
+from companion.tracking.tracker import board_key
 
-
-class PartMissing(RuntimeError):
-    """A part the simulated table needs is not installed; the message names it."""
+PanelEvent = Mapping[str, object]
+"""A button event as the hardware facade sends it: ``{"type": "dice", "rolls": [4], "used": 4,
+"dice_allowed": 1}`` or ``{"type": "done"}``."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,10 @@ class Scene:
     :param step: index of the action this scene belongs to (-1 = the setup position).
     """
 
-    state: Any
+    state: GameState
     hand: Hand | None
     frames: int
-    events: tuple[dict[str, Any], ...] = ()
+    events: tuple[PanelEvent, ...] = ()
     step: int = -1
 
 
@@ -82,9 +84,9 @@ class SimTiming:
 class SimRecord:
     """The truth kept aside for tests and the bench: every applied action and state."""
 
-    actions: list[Any] = field(default_factory=list)
-    states: list[Any] = field(default_factory=list)
-    events: list[list[Any]] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    states: list[GameState] = field(default_factory=list)
+    events: list[list[Event]] = field(default_factory=list)
 
 
 class SimulatedGame:
@@ -98,13 +100,12 @@ class SimulatedGame:
     :param max_actions: end the game early: after so many actions the players finish the turn
         in play (pressing DONE as usual) and stop, so the table is left where a real pause
         comes, at the end of a turn, and stays still.
-    :raises PartMissing: the rules core or its bots are not installed.
+    :raises KeyError: ``bot`` is not a bot's name.
     """
 
     def __init__(
         self,
-        parts: Parts,
-        rules_config: Any,
+        rules_config: Config,
         seed: int,
         bot: str = "greedy",
         timing: SimTiming | None = None,
@@ -112,14 +113,6 @@ class SimulatedGame:
         max_actions: int = 5000,
         hands: bool = True,
     ) -> None:
-        rules = parts.get("rules")
-        bots = parts.get("bots")
-        if rules is None or bots is None or not hasattr(bots, "BOTS"):
-            raise PartMissing(
-                "the simulated table needs the rules core and its bots: "
-                + parts.missing_line("rules", "bots")
-            )
-        self._rules = rules
         self.seed = seed
         self.timing = timing or SimTiming()
         self.press_done = press_done
@@ -128,10 +121,10 @@ class SimulatedGame:
         self.state = rules.setup(rules_config, seed)
         self.initial_state = self.state
         n = rules_config.player_count
-        self._bots = [bots.BOTS[bot](seed * 7 + i + 1) for i in range(n)]
+        self._bots = [BOTS[bot](seed * 7 + i + 1) for i in range(n)]
         self.record = SimRecord(states=[self.state])
         self._lock = threading.Lock()
-        self._history: deque[Any] = deque(maxlen=64)  # recent true states (answers)
+        self._history: deque[GameState] = deque(maxlen=64)  # recent true states (answers)
 
     @property
     def over(self) -> bool:
@@ -148,7 +141,7 @@ class SimulatedGame:
                 return
             before = self.state
             action = self._bots[int(before.turn.player)].choose(before)
-            after, events = self._rules.apply(before, action)
+            after, events = rules.apply(before, action)
             with self._lock:
                 self.state = after
                 self._history.append(after)
@@ -159,7 +152,6 @@ class SimulatedGame:
     def scenes(self) -> Iterator[Scene]:
         """The setup position, then the scenes of every action until the game is over."""
         yield Scene(self.state, None, self.timing.still_frames, (), -1)
-        rules = self._rules
         while not self.over:
             before = self.state
             seat = int(before.turn.player)
@@ -178,7 +170,7 @@ class SimulatedGame:
             yield Scene(self.state, None, self.timing.still_frames, (), len(actions) - 1)
 
     def _scenes_for(
-        self, step: int, before: Any, after: Any, action: Any, seat: int
+        self, step: int, before: GameState, after: GameState, action: Action, seat: int
     ) -> Iterator[Scene]:
         t = self.timing
         kind = type(action).__name__
@@ -186,7 +178,7 @@ class SimulatedGame:
             if self.press_done:
                 yield Scene(after, None, 1, ({"type": "done"},), step)
             return
-        events: tuple[dict[str, Any], ...] = ()
+        events: tuple[PanelEvent, ...] = ()
         rolls = getattr(action, "rolls", None)
         if rolls:
             card = getattr(action, "card", None)
@@ -199,12 +191,12 @@ class SimulatedGame:
                     "dice_allowed": dice,
                 },
             )
-        if self._rules.observe(before) == self._rules.observe(after):
+        if rules.observe(before) == rules.observe(after):
             # nothing a camera could see (a discard, a redraw without push, a potion)
             if events:
                 yield Scene(after, None, 1, events, step)
             return
-        src, dst = _moved_spaces(self._rules, before, after)
+        src, dst = _moved_spaces(before, after)
         if self.hands:
             yield Scene(before, Hand(src, seat, "reach"), t.hand_frames, events, step)
             yield Scene(after, Hand(dst, seat, "place"), t.hand_frames, (), step)
@@ -212,17 +204,17 @@ class SimulatedGame:
         else:
             yield Scene(after, None, t.still_frames, events, step)
 
-    def truth_at(self, index: int) -> Any:
+    def truth_at(self, index: int) -> GameState:
         """The true state after action ``index`` (-1 = setup)."""
         with self._lock:
             return self.record.states[index + 1]
 
-    def answer_for(self, question: dict[str, Any], candidates: dict[str, list[Any]]) -> str | None:
+    def answer_for(
+        self, question: Mapping[str, object], candidates: Mapping[str, list[GameState]]
+    ) -> str | None:
         """The option a player who knows the truth picks: the option one of whose states shows
         the true board (towers, wizards of each colour with their tiers, castle) of the most
         recent matching moment; ties broken by the potions."""
-        from companion.tracking.tracker import board_key
-
         with self._lock:
             recent = list(self._history)[::-1] or [self.state]
         for truth in recent:
@@ -239,7 +231,7 @@ class SimulatedGame:
         return None
 
 
-def _moved_spaces(rules: Any, before: Any, after: Any) -> tuple[int, int]:
+def _moved_spaces(before: GameState, after: GameState) -> tuple[int, int]:
     """Where a hand reaches (a space whose view changed, before) and places (after)."""
     ob, oa = rules.observe(before), rules.observe(after)
     changed = [
@@ -261,7 +253,7 @@ class SceneCursor:
     def __init__(
         self,
         scenes: Iterator[Scene],
-        on_events: Callable[[dict[str, Any]], None] | None = None,
+        on_events: Callable[[dict[str, object]], None] | None = None,
     ) -> None:
         self._scenes = scenes
         self._on_events = on_events

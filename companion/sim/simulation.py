@@ -7,9 +7,13 @@ presses arrive as the hardware facade's events, and their phones answer the trac
 The simulated camera is calibrated like a real one: its camera file comes from the renderer, and
 the colour profile is sampled from a rendered frame of the setup position.
 
-When the renderer or the detector is not installed, the simulated table still plays and feeds the
-tracker with the camera's ideal view (``companion.rules.observe`` of the true state) — the camera
-and detector heartbeats then say which part is missing, so it can never pass for the real thing.
+Without the picture (``simulation.picture = false``, or ``without_picture`` naming why), the
+simulated table still plays and feeds the tracker with the camera's ideal view
+(``companion.rules.observe`` of the true state) — when the picture was wanted the camera and
+detector heartbeats say why it is missing, so it can never pass for the real thing.
+
+The service does not import this module: ``companion.cli`` hands :class:`SimulatedTable` to the
+companion as its ``simulation`` factory (``companion.service.table.TableSimulation``).
 
 Progress (seed, settings, actions played) is kept in ``simulation.json`` in the data directory, so
 a restarted companion finds the simulated board where it was — as a real table would be.
@@ -17,79 +21,94 @@ a restarted companion finds the simulated board where it was — as a real table
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from companion.rules import observe
+from companion.service.app import Companion
+from companion.service.driver import QuestionView
 from companion.service.game import GameSettings
-from companion.sim.simtable import Scene, SceneCursor, SimTiming, SimulatedGame
+from companion.service.pipeline import TakenFrame
+from companion.service.vision import build_vision
+from companion.sim.simrender import SimCameraError, SimCameraProcess
+from companion.sim.simtable import PanelEvent, Scene, SceneCursor, SimTiming, SimulatedGame
+from companion.vision.sources import Frame, SourceStatus
 from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)
 
 PROGRESS_FILE = "simulation.json"
 
+RenderScene = Callable[[Scene, int], NDArray[np.uint8]]
+"""``(scene, scene number) -> (H, W, 3) uint8 BGR`` frame."""
+
+FailAt = Callable[[int], Exception | None]
+"""Tests inject camera failures: ``frame index -> the exception the camera raises, or None``."""
+
+START_ERRORS = (SimCameraError, OSError, ValueError, RuntimeError)
+"""What starting the simulated camera can raise (child process, profile, calibration): the
+table then plays without the picture and says why."""
+
 
 class SimulatedTableSource:
-    """A ``FrameSource`` whose frames are rendered scenes of the simulated game.
+    """A frame source (``companion.service.pipeline.FrameReader``) whose frames are rendered
+    scenes of the simulated game.
 
     Frame ``i`` has ``time_s = i / fps``. A scene is rendered once and its frame repeated for the
     scene's length (a still camera over a still board gives nearly the same picture; the
     renderer's sensor noise is seeded per scene). Status ``ended`` after the last scene.
 
     :param render_scene: ``(scene, scene_number) -> (H, W, 3) uint8 BGR``.
+    :param fail: injected camera failures (tests), or None.
     """
 
     spec = "simulated"
 
     def __init__(
-        self, cursor: SceneCursor, render_scene: Any, fps: float, fail: Any = None
+        self, cursor: SceneCursor, render_scene: RenderScene, fps: float, fail: FailAt | None = None
     ) -> None:
-        from companion.vision.sources import SourceStatus
-
-        self._status_cls = SourceStatus
         self.cursor = cursor
         self.render_scene = render_scene
         self.fps = fps
-        self.fail = fail  # callable(index) -> Exception | None (tests inject camera failures)
+        self.fail = fail
         self.index = 0
         self.scene_number = -1
-        self._image: np.ndarray | None = None
+        self._image: NDArray[np.uint8] | None = None
         self._status = SourceStatus("no signal", "not read yet")
         self.ended = False
         self.scene_frames: list[int] = []  # index of each scene's first frame (bench)
-        self.on_scene: Any = None
-        self.pending: list[dict[str, Any]] = []  # button events of the scene being entered
-        self.events_at: dict[int, list[dict[str, Any]]] = {}  # frame index -> its events
+        self.on_scene: Callable[[Scene, int], None] | None = None
+        self.pending: list[dict[str, object]] = []  # button events of the scene being entered
+        self.events_at: dict[int, list[dict[str, object]]] = {}  # frame index -> its events
         self._scene_of: deque[tuple[int, Scene]] = deque(maxlen=512)  # recent frames' scenes
         self._scene_lock = threading.Lock()
 
     @property
-    def status(self) -> Any:
+    def status(self) -> SourceStatus:
         return self._status
 
-    def read(self) -> Any:
-        from companion.vision.sources import Frame
-
+    def read(self) -> Frame | None:
         i = self.index
         self.index += 1
         if self.fail is not None:
             exc = self.fail(i)
             if exc is not None:
-                self._status = self._status_cls("error", f"{type(exc).__name__}: {exc}")
+                self._status = SourceStatus("error", f"{type(exc).__name__}: {exc}")
                 return None
         scene = self.cursor.next()
         if self.cursor.finished:
             self.ended = True
-            self._status = self._status_cls("ended", "the simulated game is over")
+            self._status = SourceStatus("ended", "the simulated game is over")
             return None
         assert scene is not None
         if self.pending:
@@ -102,16 +121,16 @@ class SimulatedTableSource:
             self.scene_frames.append(i)
             try:
                 self._image = self.render_scene(scene, self.scene_number)
-            except Exception as exc:
+            except SimCameraError as exc:
                 self._image = None
-                self._status = self._status_cls("error", f"renderer: {exc}")
+                self._status = SourceStatus("error", f"renderer: {exc}")
                 log.exception("rendering scene %d failed", self.scene_number)
                 return None
             if self.on_scene is not None:
                 self.on_scene(scene, i)
         with self._scene_lock:
             self._scene_of.append((i, scene))
-        self._status = self._status_cls("ok")
+        self._status = SourceStatus("ok")
         return Frame(self._image, i, i / self.fps)
 
     def scene_at(self, index: int) -> Scene | None:
@@ -131,18 +150,27 @@ class SimulatedTableSource:
 
 
 class SimulatedTable:
-    """Players, camera and buttons of a simulated table for one :class:`Companion`."""
+    """Players, camera and buttons of a simulated table for one :class:`Companion` (a
+    ``companion.service.table.TableSimulation``; the class itself is the companion's
+    ``simulation`` factory).
 
-    def __init__(self, companion: Any) -> None:
+    :param without_picture: why the camera picture is not available (tests); "" = render it
+        unless ``simulation.picture`` is false.
+    :param answer_questions: the simulated players answer the tracker's questions through the
+        service (as their phones would); tests and the bench answer through the web API instead.
+    """
+
+    def __init__(
+        self, companion: Companion, *, without_picture: str = "", answer_questions: bool = True
+    ) -> None:
         self.c = companion
         self.config = companion.config
-        self.parts = companion.parts
+        self.without_picture = without_picture
+        self.answer_questions = answer_questions
         sim = self.config.simulation
         self.seed = sim.seed
         self.settings = GameSettings.from_config(self.config.game)
-        self.table_settings = self.settings
-        """:attr:`settings` with the spells the simulated players laid out (drawn with the seed
-        when the settings leave them to the rules): what the companion is told."""
+        self._table_settings = self.settings
         self.game: SimulatedGame | None = None
         self.cursor: SceneCursor | None = None
         self.source: SimulatedTableSource | None = None
@@ -153,11 +181,25 @@ class SimulatedTable:
         self._stop = threading.Event()
         self._progress_path = Path(os.path.expanduser(self.config.data.dir)) / PROGRESS_FILE
         self._saved_actions = -1
-        self.fail: Any = None  # tests: callable(frame index) -> Exception | None
+        self.fail: FailAt | None = None  # tests: injected camera failures
         self.answered: list[tuple[str, str]] = []
         self._answering = threading.Lock()
         self.render_ms: list[float] = []
-        self.sim_camera: Any = None  # SimCameraProcess while the picture is rendered
+        self.sim_camera: SimCameraProcess | None = None  # while the picture is rendered
+
+    @property
+    def table_settings(self) -> GameSettings:
+        """:attr:`settings` with the spells the simulated players laid out (drawn with the seed
+        when the settings leave them to the rules): what the companion is told."""
+        return self._table_settings
+
+    @property
+    def finished(self) -> bool:
+        """The game on the table is over and no further game follows (``simulation.games``)."""
+        cursor = self.cursor
+        games = self.config.simulation.games
+        last = games and self.games_played + 1 >= games
+        return cursor is not None and cursor.finished and bool(last or not games)
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -173,10 +215,8 @@ class SimulatedTable:
     def _new_game(self, resume: int = 0) -> None:
         sim = self.config.simulation
         timing = SimTiming.human(self.config.camera.fps, sim.seconds_per_action)
-        rules_config = self.settings.rules_config(self.parts)
         self.game = SimulatedGame(
-            self.parts,
-            rules_config,
+            self.settings.rules_config(),
             self.seed,
             sim.bot,
             timing,
@@ -185,13 +225,14 @@ class SimulatedTable:
         )
         # the players lay out the spells they drew; the host enters them at setup
         spells = tuple(self.game.initial_state.table.spells)
-        self.table_settings = dataclasses.replace(self.settings, spells=spells)
+        self._table_settings = dataclasses.replace(self.settings, spells=spells)
         if resume:
             self.game.advance(resume)
             self.c.say(f"simulated table: resumed game seed {self.seed} after {resume} actions")
         self._save_progress(force=True)
 
     def _load_progress(self) -> dict[str, Any] | None:
+        """``simulation.json`` as saved (JSON: ``seed``, ``settings``, ``actions``), or None."""
         try:
             data = json.loads(self._progress_path.read_text())
         except (OSError, ValueError):
@@ -223,7 +264,7 @@ class SimulatedTable:
         assert self.game is not None
         self.source = None
         self.cursor = SceneCursor(self.game.scenes(), self._on_events)
-        self.missing = self.parts.missing_line("render", "detector", "stability", "sources")
+        self.missing = self.without_picture
         if not self.config.simulation.picture:
             self.missing = "no picture (simulation.picture = false)"
         if not self.missing:
@@ -231,7 +272,7 @@ class SimulatedTable:
                 self._start_vision()
                 self.vision_ok = True
                 return
-            except Exception as exc:
+            except START_ERRORS as exc:
                 log.exception("simulated camera could not start")
                 self.missing = f"simulated camera failed: {type(exc).__name__}: {exc}"
         self.c.say(
@@ -242,59 +283,35 @@ class SimulatedTable:
         self._direct_thread.start()
 
     def _start_vision(self) -> None:
-        from companion.service.pipeline import CameraThread, VisionWorker
-        from companion.service.vision import build_vision
-
         assert self.cursor is not None and self.game is not None
         cfg = self.config
         cam = self._camera_process((cfg.camera.width, cfg.camera.height))
         profile = cam.profile_from_setup(self.game.initial_state, list(self.settings.colours))
         vision = build_vision(
-            self.c,
+            cfg.calibration,
+            self.c.heartbeats,
+            self.c.say,
             "simulated",
             camera_model=cam.camera_model,
             geometry=cam.geometry,
             profile=profile,
         )
         if vision is None:
-            raise RuntimeError("vision parts missing")
-        detector, gate = vision
+            raise RuntimeError("the simulated camera's calibration is unusable")
         self.source = SimulatedTableSource(self.cursor, cam.render_scene, cfg.camera.fps, self.fail)
         self.source.on_scene = self._on_scene
         speed = cfg.simulation.speed
-        self.c.camera = CameraThread(
+        self.c.start_pipeline(
             self.source,
-            self.c.heartbeats,
-            fps=cfg.camera.fps,
+            vision,
             speed=speed if speed < 1e5 else float("inf"),
-            on_status=lambda s: self.c.service.post("camera", s),
-            on_frame=self.c.recorder.on_frame if self.c.recorder is not None else None,
             lossless=True,
+            before_frame=self.release_events,
         )
-        self.c.vision = VisionWorker(
-            self.c.camera,
-            detector,
-            gate,
-            lambda obs: self.c.service.post("observation", obs),
-            self.c.heartbeats,
-            on_decision=self.c.recorder.on_decision if self.c.recorder is not None else None,
-            yield_to=self.c.service.free,
-            prepare=(
-                (lambda obs: self.c.service.post("candidate", obs))
-                if self.c.config.service.work_ahead
-                else None
-            ),
-        )
-        self.c.vision.before_frame = self.release_events
-        self.c.service.set_camera_jpeg(self.c.camera_jpeg)
-        self.c.camera.start()
-        self.c.vision.start()
 
-    def _camera_process(self, size: tuple[int, int]) -> Any:
+    def _camera_process(self, size: tuple[int, int]) -> SimCameraProcess:
         """The simulated camera's child process, started once and kept across games (a new
         game sets up the camera of its seed)."""
-        from companion.sim.simrender import SimCameraProcess
-
         cam = self.sim_camera
         if cam is not None and cam.alive and cam.size == size:
             if cam.seed != self.seed:
@@ -305,31 +322,35 @@ class SimulatedTable:
         self.sim_camera = SimCameraProcess(self.seed, size)
         return self.sim_camera
 
-    def _on_events(self, event: dict[str, Any]) -> None:
+    def _on_events(self, event: dict[str, object]) -> None:
         if self.source is not None:
             self.source.pending.append(event)
         else:
             self.c.service.hardware_event(event)
 
-    def release_events(self, frame: Any) -> None:
+    def release_events(self, frame: TakenFrame) -> None:
         """Post the button events that happened at ``frame`` (called by the vision worker
         before it analyses the frame)."""
         src = self.source
         if src is None:
             return
-        for event in src.events_at.pop(frame.index, ()):
+        events: list[PanelEvent] = list(src.events_at.pop(frame.index, ()))
+        for event in events:
             self.c.service.hardware_event(event)
 
     def _on_scene(self, scene: Scene, frame_index: int) -> None:
         self._save_progress()
-        if not self.c.service.parts.has("tracker", "Tracker"):
-            self.c.service.post("truth", scene.state)
 
     def _direct(self) -> None:
-        """No renderer/detector: walk the scenes at frame pace, post the ideal observation of
+        """Without the picture: walk the scenes at frame pace, post the ideal observation of
         every still board."""
-        rules = self.parts.get("rules")
-        assert rules is not None and self.cursor is not None
+        try:
+            self._walk_scenes()
+        except Exception:  # the thread's top: log it; the camera heartbeat then goes stale
+            log.exception("the simulated table stopped")
+
+    def _walk_scenes(self) -> None:
+        assert self.cursor is not None
         cfg = self.config
         speed = cfg.simulation.speed
         period = 0.0 if speed >= 1e5 else 1.0 / (cfg.camera.fps * speed)
@@ -346,10 +367,9 @@ class SimulatedTable:
             if self.cursor.scene_started:
                 self._on_scene(scene, index)
                 if scene.hand is None:
-                    obs = rules.observe(scene.state, 0.0, index)
-                    self.c.service.post("observation", obs)
+                    self.c.service.post_observation(observe(scene.state, 0.0, index))
             if self.config.simulation.picture:
-                # a part is missing: the picture the table should have is not there
+                # the picture the table should have is not there
                 hb.trouble("camera", f"simulated without a picture: {self.missing}")
                 hb.trouble("detector", f"missing: {self.missing}")
             else:  # chosen in the config: nothing to analyse, nothing wrong
@@ -362,7 +382,7 @@ class SimulatedTable:
     def check(self) -> None:
         """Called every couple of seconds: the simulated players answer open questions and
         start the next game after the last one ended."""
-        if self.c.answer_questions:
+        if self.answer_questions:
             self.answer_open_question()
         cursor = self.cursor
         games = self.config.simulation.games
@@ -373,16 +393,16 @@ class SimulatedTable:
     def answer_open_question(self) -> bool:
         """If the tracker asks something, the player it asks answers with the truth."""
         svc = self.c.service
-        question = svc.question
+        question: QuestionView | None = svc.question
         driver = svc.driver
-        if question is None or self.game is None or not hasattr(driver, "candidates"):
+        if question is None or self.game is None or driver is None:
             return False
         with self._answering:
             candidates = driver.candidates(question)
             option = self.game.answer_for(question, candidates)
             if option is None:
                 return False
-            to = question.get("to")
+            to = question["to"]
             audience = Audience.player(to) if to else Audience.host()
             try:
                 svc.submit(
@@ -399,8 +419,10 @@ class SimulatedTable:
         self.seed += 1
         self.stop_pipeline()
         self._new_game()
-        with contextlib.suppress(CommandError):
-            self.c.service.start_game(self.table_settings, restore=False)
+        try:
+            self.c.service.start_game(self._table_settings, restore=False)
+        except CommandError as exc:
+            log.warning("the next simulated game was refused: %s", exc)
         self._stop.clear()
         self.start()
 
@@ -415,16 +437,11 @@ class SimulatedTable:
         self._new_game()
         self._stop.clear()
         self.start()
-        return self.table_settings
+        return self._table_settings
 
     def stop_pipeline(self) -> None:
         self._stop.set()
-        if self.c.vision is not None:
-            self.c.vision.stop()
-            self.c.vision = None
-        if self.c.camera is not None:
-            self.c.camera.stop()
-            self.c.camera = None
+        self.c.stop_pipeline()
         if self._direct_thread is not None:
             self._direct_thread.join(timeout=5)
             self._direct_thread = None

@@ -1,21 +1,30 @@
 """Helpers to drive a companion on the simulated table from tests and benchmarks.
 
 ``sim_config(data_dir, seed=4, players=3)`` is a configuration that runs the simulated table flat
-out (speed 1e6), one game, web on a free loopback port; :func:`finish_game` waits until the
-simulated game is over and the service has handled every input; :class:`HostPhoneAnswerer` is
-a player on the host's phone who answers the tracker's questions with the simulated truth.
+out (speed 1e6), one game, web on a free loopback port; :func:`simulated_companion` builds a
+companion on the simulated table; :func:`finish_game` waits until the simulated game is over and
+the service has handled every input; :class:`HostPhoneAnswerer` is a player on the host's phone
+who answers the tracker's questions with the simulated truth.
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from companion.config import Config, with_overrides
+from companion.service.app import Companion
+from companion.service.driver import QuestionView
+from companion.service.record import Recorder
+from companion.service.sdnotify import SystemdNotifier
+from companion.service.webclient import PhoneClient, WebError
+from companion.sim.simulation import SimulatedTable
 
 
 def sim_config(data_dir: Path, seed: int = 4, players: int = 3, **sections: Any) -> Config:
@@ -34,6 +43,45 @@ def sim_config(data_dir: Path, seed: int = 4, players: int = 3, **sections: Any)
     return with_overrides(Config(), **changes)
 
 
+def simulated_companion(
+    config: Config,
+    *,
+    without_picture: str = "",
+    answer_questions: bool = True,
+    web: bool = True,
+    recorder: Recorder | None = None,
+    notifier: SystemdNotifier | None = None,
+    print_qr: bool = False,
+    out: TextIO | None = None,
+) -> Companion:
+    """A companion (not started) whose table, without a camera, is the simulated one.
+
+    :param without_picture: why the simulated camera's picture is left out (the tracker then
+        gets the ideal view of the board, and the heartbeats name the reason); "" = render it.
+    :param answer_questions: the simulated players answer the tracker's questions.
+    """
+    simulation = functools.partial(
+        SimulatedTable, without_picture=without_picture, answer_questions=answer_questions
+    )
+    return Companion(
+        config,
+        simulation=simulation,
+        web=web,
+        recorder=recorder,
+        notifier=notifier,
+        print_qr=print_qr,
+        out=out,
+    )
+
+
+def table_of(companion: Companion) -> SimulatedTable:
+    """The companion's simulated table. :raises TypeError: it runs on a camera."""
+    table = companion.table
+    if not isinstance(table, SimulatedTable):
+        raise TypeError("the companion does not run on the simulated table")
+    return table
+
+
 def wait_until(cond: Callable[[], bool], timeout_s: float = 60.0, what: str = "it") -> None:
     """Poll ``cond`` every 20 ms. :raises TimeoutError: naming ``what`` after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
@@ -43,7 +91,7 @@ def wait_until(cond: Callable[[], bool], timeout_s: float = 60.0, what: str = "i
         time.sleep(0.02)
 
 
-def settle(companion: Any, quiet_s: float = 0.2, timeout_s: float = 60.0) -> None:
+def settle(companion: Companion, quiet_s: float = 0.2, timeout_s: float = 60.0) -> None:
     """Wait until the vision worker has no frame left and the service queue is empty and the
     published version stayed the same for ``quiet_s``."""
     svc = companion.service
@@ -51,9 +99,7 @@ def settle(companion: Any, quiet_s: float = 0.2, timeout_s: float = 60.0) -> Non
     v = -1
     while time.monotonic() < deadline:
         cam = companion.camera
-        busy = svc.queue_size() > 0 or (
-            cam is not None and getattr(cam, "_buffer", None) and len(cam._buffer) > 0
-        )
+        busy = svc.queue_size() > 0 or (cam is not None and cam.buffered() > 0)
         if not busy and v == svc.version:
             return
         v = svc.version
@@ -61,10 +107,11 @@ def settle(companion: Any, quiet_s: float = 0.2, timeout_s: float = 60.0) -> Non
     raise TimeoutError("the service did not settle")
 
 
-def finish_game(companion: Any, timeout_s: float = 120.0) -> None:
+def finish_game(companion: Companion, timeout_s: float = 120.0) -> None:
     """Wait until the simulated game is over and everything it produced is handled."""
+    table = table_of(companion)
     wait_until(
-        lambda: companion.table.cursor is not None and companion.table.cursor.finished,
+        lambda: table.cursor is not None and table.cursor.finished,
         timeout_s,
         "the end of the simulated game",
     )
@@ -85,10 +132,9 @@ class HostPhoneAnswerer:
     Needs the companion's web server and its simulated table.
     """
 
-    def __init__(self, companion: Any, delay_s: float = 0.0) -> None:
-        from companion.service.webclient import PhoneClient
-
+    def __init__(self, companion: Companion, delay_s: float = 0.0) -> None:
         self.c = companion
+        self.table = table_of(companion)
         self.delay_s = max(0.0, float(delay_s))
         self.phone = PhoneClient(companion.url)
         status = self.phone.join(companion.service.host_token)
@@ -99,7 +145,7 @@ class HostPhoneAnswerer:
         self.withdrawn: list[str] = []
         self.unanswerable: list[str] = []
         self.errors: list[str] = []
-        self._latest: tuple[dict[str, Any], float] | None = None  # (question, received at)
+        self._latest: tuple[QuestionView, float] | None = None  # (question, received at)
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read, name="host-phone-events", daemon=True)
@@ -118,6 +164,12 @@ class HostPhoneAnswerer:
         self._reader.join(timeout=1)  # blocked on the stream until the server closes it
 
     def _read(self) -> None:
+        try:
+            self._follow()
+        except Exception as exc:  # the thread's top: note it; the test then sees the error
+            self.errors.append(f"event stream reader: {type(exc).__name__}: {exc}")
+
+    def _follow(self) -> None:
         while not self._stop.is_set():
             try:
                 with self.phone.opener.open(self.phone.base + "/events?as=host", timeout=30) as r:
@@ -132,12 +184,13 @@ class HostPhoneAnswerer:
                             snap = json.loads("".join(data))
                             data = []
                             self._received(snap.get("question"))
-            except Exception as exc:  # the server closing the stream: reconnect unless stopping
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                # the server closing the stream: reconnect unless stopping
                 if self._stop.wait(0.2):
                     return
                 self.errors.append(f"event stream: {type(exc).__name__}: {exc}")
 
-    def _received(self, question: dict[str, Any] | None) -> None:
+    def _received(self, question: QuestionView | None) -> None:
         with self._changed:
             if question is None:
                 self._latest = None
@@ -147,6 +200,12 @@ class HostPhoneAnswerer:
             self._changed.notify_all()
 
     def _answer(self) -> None:
+        try:
+            self._answer_questions()
+        except Exception as exc:  # the thread's top: note it; the test then sees the error
+            self.errors.append(f"answerer: {type(exc).__name__}: {exc}")
+
+    def _answer_questions(self) -> None:
         done: set[str] = set()
         while not self._stop.is_set():
             with self._changed:
@@ -161,15 +220,14 @@ class HostPhoneAnswerer:
             done.add(qid)
             driver = self.c.service.driver
             open_now = self.c.service.question
-            if not hasattr(driver, "candidates") or open_now is None or open_now["id"] != qid:
+            game = self.table.game
+            if driver is None or game is None or open_now is None or open_now["id"] != qid:
                 self.withdrawn.append(qid)  # decided meanwhile by a later frame or press
                 continue
-            option = self.c.table.game.answer_for(question, driver.candidates(question))
+            option = game.answer_for(question, driver.candidates(question))
             if option is None:
                 self.unanswerable.append(qid)
                 continue
-            from companion.service.webclient import WebError
-
             try:
                 self.phone.command({"command": "answer", "question": qid, "option": option})
                 self.answered.append((qid, option))
@@ -178,7 +236,7 @@ class HostPhoneAnswerer:
                     self.withdrawn.append(qid)
                 else:
                     self.errors.append(str(exc))
-            except Exception as exc:  # the server is stopping
+            except (OSError, http.client.HTTPException) as exc:  # the server is stopping
                 self.errors.append(f"{type(exc).__name__}: {exc}")
 
     def unhandled(self) -> list[str]:

@@ -17,8 +17,7 @@ from typing import TypeVar
 import pytest
 
 from companion.service.app import Companion
-from companion.service.parts import Parts
-from companion.sim.testing import sim_config
+from companion.sim.testing import sim_config, simulated_companion
 
 # Fast but complete scenes: at 5 fps and 1.6 s per action a hand is over the board for one frame
 # on each side of the move and the board is still for six frames (1.2 s of frame time: the
@@ -41,20 +40,16 @@ def merged(*dicts):
 
 
 def vision_blocker(seed: int, players: int = 3, modules: tuple[str, ...] = ()) -> str:
-    """Why the rendered pipeline cannot follow a game here ("" when it can): a vision part is
-    missing, or the simulated camera of ``seed`` does not see the untouched setup position right
-    (profile, detector reading or stability gate)."""
-    parts = Parts()
-    missing = parts.missing_line("render", "detector", "stability", "profile", "sources")
-    if missing:
-        return f"vision parts missing: {missing}"
+    """Why the rendered pipeline cannot follow a game here ("" when it can): the simulated
+    camera of ``seed`` does not see the untouched setup position right (profile, detector
+    reading or stability gate)."""
     from companion.rules import Config, observe, setup
     from companion.sim.simrender import SimCamera
     from companion.vision.detector import Detector
     from companion.vision.stability import StabilityGate
 
     state = setup(Config(player_count=players, modules=frozenset(modules)), seed)
-    cam = SimCamera(parts, seed, (1536, 864))
+    cam = SimCamera(seed, (1536, 864))
     try:
         profile = cam.profile_from_setup(state, list(state.table.colours))
     except Exception as exc:
@@ -100,14 +95,7 @@ def companion_factory(tmp_path):
         cfg = sim_config(
             tmp_path / f"data{len(made)}", seed=seed, players=players, **merged(FAST, sections)
         )
-        c = Companion(
-            cfg,
-            Parts(),
-            web=web,
-            print_qr=False,
-            out=io.StringIO(),
-            answer_questions=answer_questions,
-        )
+        c = simulated_companion(cfg, web=web, out=io.StringIO(), answer_questions=answer_questions)
         made.append(c)
         return c
 

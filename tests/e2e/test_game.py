@@ -8,7 +8,6 @@ import json
 import pytest
 
 from companion.rules import dump_state
-from companion.service.parts import Parts
 from companion.service.record import (
     Recorder,
     commit_check,
@@ -28,14 +27,7 @@ GAME_SEED, REPLAY_SEED, FAIL_SEED, MODULES_SEED = 3, 9, 3, 4
 ALL_MODULES = ("fountain", "web", "witch", "raven", "magic_tower")
 
 
-def needs_vision(seed: int) -> None:
-    missing = Parts().missing_line("render", "detector", "stability", "profile", "sources")
-    if missing:
-        pytest.skip(f"BLOCKED (not done): vision parts missing: {missing}")
-
-
 def test_a_rendered_3_player_game_is_tracked_through_the_web(companion_factory):
-    needs_vision(GAME_SEED)
     c = companion_factory(seed=GAME_SEED, players=3, simulation={"max_actions": 45})
     play_and_check(c, GAME_SEED, 3)
 
@@ -75,7 +67,6 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
 
 
 def test_a_rendered_4_player_game_with_all_modules_is_tracked_through_the_web(companion_factory):
-    needs_vision(MODULES_SEED)
     c = companion_factory(
         seed=MODULES_SEED,
         players=4,
@@ -91,9 +82,6 @@ def test_a_recorded_session_replays_identically(companion_factory, tmp_path, wor
     # replaying needs the vision parts, not a perfect detector: the same frames through the
     # same detector and stability gate must give the same observations and commits — also when
     # the tracker worked on each still board ahead, while the gate still waited
-    missing = Parts().missing_line("render", "detector", "stability", "profile", "sources")
-    if missing:
-        pytest.skip(f"BLOCKED (not done): vision parts missing: {missing}")
     rec = Recorder(tmp_path / "session", all_frames=True, lossless=True)
     c = companion_factory(
         seed=REPLAY_SEED,
@@ -123,7 +111,6 @@ def test_a_recorded_session_replays_identically(companion_factory, tmp_path, wor
 
 
 def test_the_camera_failing_mid_game_keeps_the_game_and_tracking_resumes(companion_factory):
-    needs_vision(FAIL_SEED)
     c = companion_factory(seed=FAIL_SEED, players=3, simulation={"max_actions": 30})
     failing = range(50, 60)
     c.start()
@@ -196,7 +183,6 @@ def test_every_still_board_comes_from_a_hand_free_frame_of_a_true_state(companio
     # the simulated table's timing: each stable observation was decided on a frame drawn from a
     # hand-free scene of a state the game record holds (no frame drawn from a state the record
     # does not contain, no state published before its frame)
-    needs_vision(GAME_SEED)
     seen = still_boards_read(companion_factory)
     assert len(seen) >= 10
     for obs, scene, states in seen:
@@ -205,7 +191,6 @@ def test_every_still_board_comes_from_a_hand_free_frame_of_a_true_state(companio
 
 
 def test_every_still_board_is_read_as_it_stands(companion_factory):
-    needs_vision(GAME_SEED)
     from companion.rules import observe
 
     for obs, scene, _ in still_boards_read(companion_factory):

@@ -18,7 +18,6 @@ import pytest
 
 from companion.journal import INPUT_KINDS, Journal, apply_input, restore
 from companion.rules import Config, dump_state
-from companion.service.parts import Parts
 from companion.service.record import hidden_positions, same_table
 from companion.service.webclient import PhoneClient
 from companion.sim.simtable import SimTiming, SimulatedGame
@@ -122,7 +121,7 @@ def test_kill_9_mid_game_then_restart_keeps_state_and_hidden_wizards(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    truth_game = SimulatedGame(Parts(), Config(player_count=3), SEED, "greedy", SimTiming())
+    truth_game = SimulatedGame(Config(player_count=3), SEED, "greedy", SimTiming())
     truth_game.advance(5000)
     truth = truth_game.state
     assert truth.game.over

@@ -7,8 +7,10 @@ import io
 import pytest
 
 from companion.service.app import Companion
-from companion.service.parts import Parts
-from companion.sim.testing import sim_config
+from companion.sim.testing import finish_game, sim_config, simulated_companion
+
+NO_PICTURE = "renderer left out in these tests"
+"""Why the simulated camera's picture is left out: the tracker gets the ideal view."""
 
 
 @pytest.fixture
@@ -17,11 +19,9 @@ def direct_companion(tmp_path):
     web and QR codes off. Yields a factory taking config overrides."""
     made: list[Companion] = []
 
-    def make(seed: int = 4, players: int = 3, disabled=("render",), web=False, **sections):
+    def make(seed: int = 4, players: int = 3, web=False, **sections):
         cfg = sim_config(tmp_path / "data", seed=seed, players=players, **sections)
-        c = Companion(
-            cfg, Parts(disabled=frozenset(disabled)), web=web, print_qr=False, out=io.StringIO()
-        )
+        c = simulated_companion(cfg, without_picture=NO_PICTURE, web=web, out=io.StringIO())
         made.append(c)
         c.start()
         return c
@@ -35,12 +35,8 @@ def direct_companion(tmp_path):
 def finished_game(tmp_path_factory):
     """One simulated 3-player game (seed 4) played to its end without the camera picture and
     tracked; shared by the tests of a module that only read it."""
-    from companion.sim.testing import finish_game
-
     cfg = sim_config(tmp_path_factory.mktemp("finished") / "data", seed=4, players=3)
-    c = Companion(
-        cfg, Parts(disabled=frozenset({"render"})), web=False, print_qr=False, out=io.StringIO()
-    )
+    c = simulated_companion(cfg, without_picture=NO_PICTURE, web=False, out=io.StringIO())
     c.start()
     try:
         finish_game(c)

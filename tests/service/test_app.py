@@ -13,11 +13,12 @@ import sys
 import time
 from pathlib import Path
 
-from companion.service.app import Companion
-from companion.service.parts import Parts
+import pytest
+
+from companion.service.app import Companion, StartError
 from companion.service.record import Recorder, hidden_positions, replay
 from companion.service.sdnotify import SystemdNotifier
-from companion.sim.testing import finish_game, sim_config
+from companion.sim.testing import finish_game, sim_config, simulated_companion, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,12 +34,8 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
         simulation={"speed": 5.0},
         service={"heartbeat_stale_s": 1.0},
     )
-    c = Companion(
-        cfg,
-        Parts(disabled=frozenset({"render"})),
-        notifier=notifier,
-        print_qr=False,
-        out=io.StringIO(),
+    c = simulated_companion(
+        cfg, without_picture="renderer left out", notifier=notifier, out=io.StringIO()
     )
 
     def messages(seconds: float) -> list[bytes]:
@@ -49,7 +46,7 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
         return got
 
     try:
-        # no renderer: camera and detector report the missing part, so never healthy
+        # no picture: camera and detector report why, so never healthy
         c.start()
         first = messages(1.5)
         assert any(m.startswith(b"READY=1") for m in first)
@@ -75,7 +72,7 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
 def test_a_recorded_session_replays_to_the_same_commits(tmp_path):
     rec = Recorder(tmp_path / "rec")
     cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 40})
-    c = Companion(cfg, Parts(), web=False, recorder=rec, print_qr=False, out=io.StringIO())
+    c = simulated_companion(cfg, web=False, recorder=rec, out=io.StringIO())
     c.start()
     try:
         finish_game(c)
@@ -91,7 +88,7 @@ def test_a_recorded_session_replays_to_the_same_commits(tmp_path):
 def test_replay_reports_a_doctored_recording(tmp_path):
     rec = Recorder(tmp_path / "rec")
     cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 15})
-    c = Companion(cfg, Parts(), web=False, recorder=rec, print_qr=False, out=io.StringIO())
+    c = simulated_companion(cfg, web=False, recorder=rec, out=io.StringIO())
     c.start()
     try:
         finish_game(c)
@@ -152,12 +149,11 @@ def test_a_camera_source_without_calibration_runs_and_says_what_to_calibrate(tmp
         cv2.imwrite(str(folder / f"{i:03d}.png"), np.full((90, 160, 3), 40 * i, np.uint8))
     cfg = sim_config(tmp_path / "data", camera={"source": f"folder:{folder}", "fps": 50.0})
     out = io.StringIO()
-    c = Companion(cfg, Parts(), web=False, print_qr=False, out=out)
+    c = Companion(cfg, web=False, print_qr=False, out=out)
     c.start()
     try:
         assert c.mode == "camera" and c.table is None
-        from companion.sim.testing import wait_until
-
+        assert c.camera is not None
         wait_until(lambda: c.camera.ended, 10, "the folder to end")
         report = c.service.health()
         assert "calibration.camera" in report["parts"]["detector"]["detail"]
@@ -170,11 +166,9 @@ def test_a_camera_source_without_calibration_runs_and_says_what_to_calibrate(tmp
 
 def test_without_a_picture_by_choice_the_service_is_healthy(tmp_path):
     cfg = sim_config(tmp_path / "data", simulation={"speed": 5.0, "picture": False})
-    c = Companion(cfg, Parts(), web=False, print_qr=False, out=io.StringIO())
+    c = simulated_companion(cfg, web=False, out=io.StringIO())
     c.start()
     try:
-        from companion.sim.testing import wait_until
-
         wait_until(lambda: c.heartbeats.all_fresh(), 10, "every heartbeat")
         detail = c.service.health()["parts"]["camera"]["detail"]
         assert "simulation.picture = false" in detail
@@ -185,11 +179,21 @@ def test_without_a_picture_by_choice_the_service_is_healthy(tmp_path):
 def test_an_uncalibrated_usb_camera_starts_on_the_nominal_camera_file(tmp_path):
     cfg = sim_config(tmp_path / "data", camera={"source": "usb:97"})
     out = io.StringIO()
-    c = Companion(cfg, Parts(), web=False, print_qr=False, out=out)
+    c = Companion(cfg, web=False, print_qr=False, out=out)
     c.start()
     try:
         assert c.vision is not None  # the host page can calibrate from here
         assert "nominal camera file webcam-1280x720.yml" in out.getvalue()
         assert "built-in colours" in out.getvalue()
+    finally:
+        c.stop()
+
+
+def test_without_a_camera_the_simulated_table_must_be_wired_in(tmp_path):
+    # the service never builds the simulated table itself: the command line hands it over
+    c = Companion(sim_config(tmp_path / "data"), web=False, print_qr=False, out=io.StringIO())
+    try:
+        with pytest.raises(StartError, match="simulated table"):
+            c.start()
     finally:
         c.stop()

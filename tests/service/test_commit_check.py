@@ -6,14 +6,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from companion.rules import Config
-from companion.service.parts import Parts
 from companion.service.record import commit_check
 from companion.sim.simtable import SimulatedGame
 from companion.tracking.tracker import board_key
 
 
 def _game(seed: int, actions: int) -> list:
-    game = SimulatedGame(Parts(), Config(player_count=3), seed)
+    game = SimulatedGame(Config(player_count=3), seed)
     game.advance(actions)
     return list(game.record.states)
 

@@ -4,15 +4,12 @@ the true board."""
 
 from __future__ import annotations
 
-import pytest
-
 from companion.rules import dump_state, observe
-from companion.service.parts import Parts
 from companion.sim import docs_images
 
 
 def test_the_pictured_position_shows_the_asked_players_trapped_wizard():
-    _setup, state, actions = docs_images.played_position(Parts())
+    _setup, state, actions = docs_images.played_position()
     assert actions >= docs_images.ACTIONS
     to, text, options = docs_images._question(state)
     assert to == str(state.current_player)
@@ -31,11 +28,8 @@ def test_the_pictured_position_shows_the_asked_players_trapped_wizard():
 
 
 def test_the_pictured_frame_is_read_as_the_board_stands():
-    parts = Parts()
-    if parts.missing_line("render", "detector", "profile"):
-        pytest.skip(parts.missing_line("render", "detector", "profile"))
-    setup, state, actions = docs_images.played_position(parts)
-    _frame, detection, _geometry = docs_images.read_frame(parts, setup, state, actions)
+    setup, state, actions = docs_images.played_position()
+    _frame, detection, _geometry = docs_images.read_frame(setup, state, actions)
     assert detection.ok, detection.message
     truth = observe(state)
     seen = detection.observation

@@ -21,6 +21,7 @@ class Reading:
     board_view: object
     message: str = ""
     white_bgr: object = None
+    frame_view: object = None
 
     @property
     def ok(self) -> bool:

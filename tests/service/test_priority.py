@@ -7,10 +7,12 @@ from __future__ import annotations
 import gc
 import threading
 
-from companion.rules import Config, observe, setup
+from companion.rules import Config, Observation, observe, setup
 from companion.service.core import CompanionService
+from companion.service.driver import PublishedGame
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
+from companion.service.inputs import ObservationInput
 from companion.service.memory import IdleCollector
 from companion.sim.testing import sim_config, wait_until
 
@@ -23,13 +25,15 @@ class AllocatingDriver:
         self.service = service
         self.settings = settings
         self.state = setup(Config(player_count=settings.players), 1)
-        self.question = None
-        self.health_line = "ok"
-        self.phase = "playing"
+        self.published = PublishedGame(self.state, None, "ok", "playing")
+        self.last_update = None
         self.full_collections = 0
         self.free_while_working: list[bool] = []
 
-    def observe(self, obs: object) -> list[str]:
+    def close(self) -> None:
+        pass
+
+    def observe(self, obs: Observation) -> list[str]:
         def count(phase: str, info: dict) -> None:
             if phase == "start" and info["generation"] == 2:
                 self.full_collections += 1
@@ -62,7 +66,7 @@ def test_no_full_collection_while_a_board_is_tracked_then_one_when_idle(tmp_path
     try:
         obs = observe(driver.state)
         for _ in range(3):
-            svc.post("observation", obs)
+            svc.post(ObservationInput(obs))
         wait_until(lambda: len(driver.free_while_working) == 3, 30, "three boards tracked")
         wait_until(lambda: svc.collector.collections >= 1, 10, "a collection once idle")
     finally:

@@ -8,7 +8,6 @@ from companion.config import ConfigError, load_config
 from companion.service.cli import run_main
 from companion.service.game import GameSettings
 from companion.service.record import hidden_positions, same_table
-from companion.sim.testing import finish_game
 from companion.web.service import Audience, CommandError, TableService
 
 
@@ -134,24 +133,13 @@ def test_the_tracker_knows_the_spells_laid_out_on_the_table(direct_companion):
     assert GameSettings.from_json(settings.to_json()) == settings
 
 
-def test_without_the_tracker_the_table_still_plays_and_says_what_is_missing(direct_companion):
-    c = direct_companion(disabled=("render", "tracker"))
-    finish_game(c)
-    line = c.service.health_line
-    assert "tracker" in line and "not tracked" in line
-    health = c.service.health()
-    assert "tracker" in health["missing_parts"]
-    # the simulator's truth is shown, labelled as such
-    assert c.service.state is c.table.game.state
-
-
 def test_health_names_every_part(direct_companion):
     c = direct_companion()
     report = c.service.health()
     assert set(report["parts"]) == {"camera", "detector", "tracker", "hardware", "web"}
     # without the renderer the simulated camera gives no picture: reported, not hidden
     assert report["parts"]["detector"]["ok"] is False
-    assert "render" in report["parts"]["detector"]["detail"]
+    assert "renderer left out" in report["parts"]["detector"]["detail"]
 
 
 def test_run_refuses_a_bad_config_naming_the_key(tmp_path, capsys):

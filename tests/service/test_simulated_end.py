@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from companion.rules import Config
-from companion.service.parts import Parts
 from companion.sim.simtable import SimTiming, SimulatedGame
 
 
 @pytest.mark.parametrize("cut", [5, 12, 20])
 def test_a_game_cut_short_ends_its_turn_and_the_board_stays_still(cut):
-    game = SimulatedGame(Parts(), Config(player_count=3), 2, "greedy", SimTiming(), max_actions=cut)
+    game = SimulatedGame(Config(player_count=3), 2, "greedy", SimTiming(), max_actions=cut)
     scenes = list(game.scenes())
     actions = game.record.actions
     assert len(actions) >= cut

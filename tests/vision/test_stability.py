@@ -237,7 +237,6 @@ class TestSimulatedTable:
     def game(config: Any, seed: int, actions: int) -> tuple[Any, Any, list[Any]]:
         """Camera, detector and the states of a seeded bot game (setup first)."""
         from companion.rules import apply, setup
-        from companion.service.parts import Parts
         from companion.sim.bots import BOTS
         from companion.sim.simrender import SimCamera
         from companion.vision.detector import Detector
@@ -248,7 +247,7 @@ class TestSimulatedTable:
         for _ in range(actions):
             state, _ = apply(state, bots[int(state.turn.player)].choose(state))
             states.append(state)
-        cam = SimCamera(Parts(), seed, (1536, 864))
+        cam = SimCamera(seed, (1536, 864))
         profile = cam.profile_from_setup(states[0], list(states[0].table.colours))
         return cam, Detector(cam.camera_model, cam.geometry, profile), states
 

@@ -1,0 +1,142 @@
+"""What the service needs from the game: the :class:`GameDriver` protocol and what it publishes.
+
+The service thread hands every game input to a driver (the tracker with its journal,
+:class:`~companion.service.tracked.TrackedDriver`) and publishes what the driver then shows: one
+frozen :class:`PublishedGame` — the tracked state, the open question, the health line and the
+phase — which the pages render through ``companion.web`` (docs/architecture.md, "Threads in the
+running service").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol, TypedDict
+
+from companion.rules import GameState, Observation
+from companion.service.game import GameSettings
+from companion.tracking.tracker import TrackerUpdate
+from companion.web.service import Audience
+
+
+class OptionView(TypedDict):
+    """One answer of an open question as the pages show it: ``id`` (``"0"``, ``"1"`` …, the
+    option's index) and its ``label`` in the players' words."""
+
+    id: str
+    label: str
+
+
+class QuestionView(TypedDict):
+    """The tracker's open question as published: ``id`` (``q1`` …), ``to`` (the colour of the
+    player it is addressed to, None = anybody at the table), ``text`` and ``options``."""
+
+    id: str
+    to: str | None
+    text: str
+    options: list[OptionView]
+
+
+@dataclass(frozen=True)
+class DiceRoll:
+    """A dice result from the panel (R-DICE-*): ``rolls`` in the order thrown (1..6), ``used``
+    the value that counts (None = not chosen yet), ``dice_allowed`` how many dice the move card
+    allows (1-3); ``event`` is the panel's event as it came (kept for recordings)."""
+
+    rolls: tuple[int, ...]
+    used: int | None
+    dice_allowed: int
+    event: Mapping[str, object]
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, object]) -> DiceRoll:
+        """Read a hardware facade ``dice`` event.
+
+        :raises TypeError, ValueError: a field of the wrong type.
+        """
+        raw_rolls = event.get("rolls", [])
+        if not isinstance(raw_rolls, list | tuple):
+            raise TypeError("dice event: rolls must be a list")
+        rolls = tuple(_int(r) for r in raw_rolls)
+        used = event.get("used")
+        return cls(
+            rolls=rolls,
+            used=None if used is None else _int(used),
+            dice_allowed=_int(event.get("dice_allowed", len(rolls) or 1)),
+            event=dict(event),
+        )
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str | float):
+        raise TypeError(f"expected a number, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class PublishedGame:
+    """What a driver shows after an input (the pages render it).
+
+    :param state: the tracked best state (R-... positions, hidden wizards included; the web
+        layer shows it through ``companion.rules.view``).
+    :param question: the open question, or None.
+    :param health_line: ``"ok"``, ``"waiting for a still board"``, ``"observation refused: …"``.
+    :param phase: ``"playing"`` or ``"over"``.
+    """
+
+    state: GameState
+    question: QuestionView | None
+    health_line: str
+    phase: str
+
+
+class GameDriver(Protocol):
+    """One game as the service thread drives it. Every input returns the public log lines it
+    produced (newest last; never a wizard's id); a refused command raises
+    :class:`~companion.web.service.CommandError` and changes nothing."""
+
+    @property
+    def settings(self) -> GameSettings:
+        """The game's settings (what the journal keeps beside the tracker)."""
+        ...
+
+    @property
+    def published(self) -> PublishedGame:
+        """What the pages show now."""
+        ...
+
+    @property
+    def last_update(self) -> TrackerUpdate | None:
+        """The tracker's outcome of the most recent input that reached it (recorder, bench)."""
+        ...
+
+    def prepare(self, obs: Observation) -> bool:
+        """Work out a still board's early reading ahead; nothing visible changes."""
+        ...
+
+    def observe(self, obs: Observation) -> list[str]: ...
+
+    def dice(self, roll: DiceRoll) -> list[str]: ...
+
+    def end_turn(self) -> list[str]:
+        """DONE pressed (R-TURN-*). :raises CommandError: refused (409)."""
+        ...
+
+    def undo(self) -> list[str]:
+        """:raises CommandError: nothing to undo (409)."""
+        ...
+
+    def command(self, cmd: Mapping[str, object], audience: Audience) -> list[str]:
+        """A phone's game command (answer, end_turn, undo, correct_space, reports).
+
+        :raises CommandError: naming the bad field or why it is refused.
+        """
+        ...
+
+    def candidates(self, question: QuestionView) -> dict[str, list[GameState]]:
+        """Option id -> the states answering with it stands for (players who know the truth)."""
+        ...
+
+    def close(self) -> None:
+        """Release the journal."""
+        ...

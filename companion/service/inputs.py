@@ -1,0 +1,135 @@
+"""The service queue's items: one frozen dataclass per kind of input, handled by ``match``.
+
+Game inputs (:data:`GameInput`: observations, dice, DONE, UNDO, commands) go to the game driver
+and the page waits for their result; the others report the camera's status or the LED panel, or
+stop the loop. ``kind`` names each class in recordings (``inputs.jsonl``) and bench figures.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from companion.rules import Observation
+from companion.service.driver import DiceRoll
+from companion.web.service import Audience
+
+CommandResult = dict[str, object]
+"""What a command answers the page: ``{"ok": True, "version": 42, …}``."""
+
+
+@dataclass(frozen=True)
+class ObservationInput:
+    """A still board the stability gate reported (a camera frame's reading)."""
+
+    observation: Observation
+    kind: ClassVar[str] = "observation"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class CandidateInput:
+    """A still board's early reading (the gate still waits): the tracker works it out ahead;
+    never changes the game."""
+
+    observation: Observation
+    kind: ClassVar[str] = "candidate"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class DiceInput:
+    """A dice result from the panel (R-DICE-*)."""
+
+    roll: DiceRoll
+    kind: ClassVar[str] = "dice"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class DoneInput:
+    """DONE pressed on the panel; ``event`` is the panel's event (None from elsewhere)."""
+
+    event: Mapping[str, object] | None = None
+    kind: ClassVar[str] = "done"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class UndoInput:
+    """UNDO pressed on the panel; ``event`` is the panel's event (None from elsewhere)."""
+
+    event: Mapping[str, object] | None = None
+    kind: ClassVar[str] = "undo"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class CommandInput:
+    """A phone's command (``{"command": NAME, …}``, already checked against the audience's
+    rights); its result or :class:`~companion.web.service.CommandError` goes to ``future``."""
+
+    command: Mapping[str, object]
+    audience: Audience
+    future: Future[CommandResult] = field(compare=False)
+    kind: ClassVar[str] = "command"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class CameraStatusInput:
+    """The camera's status changed (``"ok"``, ``"no signal"``, ``"error: …"``)."""
+
+    text: str
+    kind: ClassVar[str] = "camera"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class PanelInput:
+    """Any other panel event (the LED panel's snapshot is read when idle)."""
+
+    event: Mapping[str, object]
+    kind: ClassVar[str] = "panel"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
+class StopInput:
+    """Ends the service loop."""
+
+    kind: ClassVar[str] = "stop"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+GameInput = ObservationInput | DiceInput | DoneInput | UndoInput | CommandInput
+"""Inputs the game driver works on (the vision worker waits while one is queued)."""
+
+ServiceInput = GameInput | CandidateInput | CameraStatusInput | PanelInput | StopInput
+"""Every item of the service queue."""
+
+GAME_INPUTS = (ObservationInput, DiceInput, DoneInput, UndoInput, CommandInput)
+"""The classes of :data:`GameInput`, for ``isinstance``."""
+
+
+def payload_json(item: ServiceInput) -> object:
+    """The item's payload as a recording keeps it (``inputs.jsonl``): the observation's JSON, the
+    panel's event, the command; None when the item has none."""
+    match item:
+        case ObservationInput(observation=obs) | CandidateInput(observation=obs):
+            return obs.to_json()
+        case DiceInput(roll=roll):
+            return dict(roll.event)
+        case DoneInput(event=event) | UndoInput(event=event):
+            return None if event is None else dict(event)
+        case CommandInput(command=command):
+            return dict(command)
+        case CameraStatusInput(text=text):
+            return text
+        case PanelInput(event=event):
+            return dict(event)
+        case StopInput():
+            return None
