@@ -31,8 +31,8 @@ from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
 from companion.service.memory import IdleCollector
 from companion.service.parts import Parts
-from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.web.service import HOST_COMMANDS, PLAYER_COMMANDS, Audience, CommandError
+from companion.web.snapshot import SeatTokens, build_snapshot
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ from companion import rules
 from companion.hardware.dice import BLANK, FACES
 from companion.hardware.panel import PanelState, VirtualPanel
 from companion.rules import GameState, IllegalAction, SpaceObservation
-from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.sim.bots import RandomBot
 from companion.web.gamesetup import SetupChoice, parse_setup
 from companion.web.service import (
@@ -33,6 +32,7 @@ from companion.web.service import (
     Audience,
     CommandError,
 )
+from companion.web.snapshot import SeatTokens, build_snapshot
 
 LOG_LINES = 60
 UNDO_DEPTH = 200
