@@ -22,7 +22,7 @@ from typing import TypedDict
 
 from companion import rules
 from companion.hardware.dice import BLANK, FACES
-from companion.hardware.panel import PanelState, VirtualPanel
+from companion.hardware.panel import PanelJson, PanelState, VirtualPanel
 from companion.rules import GameState, IllegalAction, SpaceObservation
 from companion.sim.bots import RandomBot
 from companion.web.gamesetup import SetupChoice, parse_setup
@@ -388,7 +388,7 @@ class FakeTableService(SeatTokens):
             if line:
                 self._log.append(line)
 
-    def _panel(self) -> dict[str, object]:
+    def _panel(self) -> PanelJson:
         # the same virtual LED panel the hardware layer publishes without a Pi
         seats: tuple[str, ...] = ()
         current = None
