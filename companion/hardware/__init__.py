@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from companion.hardware.dice import (
     DEFAULT_TIMING,
@@ -177,7 +177,7 @@ class Hardware:
 
 
 def create_hardware(
-    config: Mapping[str, Any] | None,
+    config: Mapping[str, Mapping[str, object]] | None,
     events_out: Callable[[HardwareEvent], None],
     *,
     rng: Rng | None = None,
@@ -209,9 +209,12 @@ def create_hardware(
     real_pins = chosen == "gpio" or (chosen == "auto" and on_raspberry_pi())
     backend: Backend = "gpio" if real_pins else "mock"
     profile_name = hw_cfg.get("profile", "wandering-towers")
-    if profile_name not in PROFILES:
+    if not isinstance(profile_name, str) or profile_name not in PROFILES:
         raise ValueError(f"hardware.profile {profile_name!r} unknown; known: {sorted(PROFILES)}")
-    seats = check_seats(list(hw_cfg.get("seats", [])))
+    seats_in = hw_cfg.get("seats", [])
+    if not isinstance(seats_in, list | tuple):
+        raise ValueError(f"hardware.seats must be a list of colours, got {seats_in!r}")
+    seats = check_seats(list(seats_in))
     if len(seats) > len(pin_map.seats):
         raise ValueError(f"hardware.seats: {len(seats)} seats but {len(pin_map.seats)} seat LEDs")
     serial_port = hw_cfg.get("serial_port", "none")

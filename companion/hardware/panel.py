@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NotRequired, TypedDict
 
@@ -54,16 +54,18 @@ class PanelState:
         )
 
 
-def check_seats(seats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """Validate seat colours.
+def check_seats(seats: Sequence[object]) -> tuple[str, ...]:
+    """Validate seat colours (R-COMP-1 wizard colours), seat 1 first.
 
     :raises ValueError: more than 6 seats, or a colour that is not a wizard colour."""
     if len(seats) > MAX_SEATS:
         raise ValueError(f"at most {MAX_SEATS} seats, got {len(seats)}")
+    checked: list[str] = []
     for c in seats:
-        if c not in COLOURS:
+        if not isinstance(c, str) or c not in COLOURS:
             raise ValueError(f"unknown seat colour {c!r}; colours: {sorted(COLOURS)}")
-    return tuple(seats)
+        checked.append(c)
+    return tuple(checked)
 
 
 Injector = Callable[[str, bool, float], None]  # (button, pressed, delay_s)

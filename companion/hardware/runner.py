@@ -184,7 +184,8 @@ class PanelRunner:
             for out in self.outputs:
                 try:
                     out.show(state)
-                except Exception:
+                except Exception:  # one broken output (closed pin, lost port) must not
+                    # stop the dice or the other outputs: log it, keep going (like a thread top)
                     log.exception("LED output %r failed", out)
             self._shown = state
             if self.on_applied is not None:
