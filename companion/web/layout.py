@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 import math
 from collections.abc import Mapping
 from typing import Literal, TypedDict
@@ -106,8 +105,9 @@ def _from_geometry(
     length: int, special: Mapping[int, str]
 ) -> tuple[list[tuple[float, float]], list[list[tuple[float, float]]], float, float] | None:
     try:
-        geometry = importlib.import_module("companion.vision.geometry")
-        board = geometry.BoardGeometry.for_track(length, special=dict(special))
+        from companion.vision.geometry import BoardGeometry
+
+        board = BoardGeometry.for_track(length, special=dict(special))
         raw = board.space_centres()  # (N, 2) float64 mm, row s-1 = space s
         points = [(float(raw[s][0]), float(raw[s][1])) for s in range(length)]
         shapes = [
