@@ -21,7 +21,39 @@ import random
 import statistics
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from companion.hardware.dice import HardwareEvent
+
+
+class Ms(TypedDict):
+    """Times of ``n`` samples, ms."""
+
+    n: int
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    mean_ms: float
+
+
+class Latency(TypedDict):
+    press_to_pip: Ms
+    pip_pins_changed: int
+    missed_presses: int
+    results: int
+
+
+class Serial(TypedDict):
+    frame_to_ack: Ms | None
+    set_to_acked: Ms | None
+    resends: int
+
+
+class Report(TypedDict):
+    latency: Latency
+    fairness: dict[str, dict[str, object]]  # distribution -> counts and chi-square p-values
+    serial: Serial
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -29,7 +61,7 @@ def _pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
 
 
-def _ms(xs: list[float]) -> dict[str, float]:
+def _ms(xs: list[float]) -> Ms:
     return {
         "n": len(xs),
         "p50_ms": round(_pct(xs, 50) * 1000, 3),
@@ -39,17 +71,17 @@ def _ms(xs: list[float]) -> dict[str, float]:
     }
 
 
-def bench_latency(samples: int, seed: int) -> dict[str, Any]:
+def bench_latency(samples: int, seed: int) -> Latency:
     from gpiozero.pins.mock import MockFactory
 
     from companion.hardware import create_hardware
     from companion.hardware.dice import DiceTiming
 
     timing = DiceTiming(roll_anim_s=0.01, frame_s=0.005)  # short rolls: more presses per second
-    results: list[dict[str, Any]] = []
+    results: list[HardwareEvent] = []
     done = threading.Event()
 
-    def events_out(ev: dict[str, Any]) -> None:
+    def events_out(ev: HardwareEvent) -> None:
         if ev["type"] == "dice":
             results.append(ev)
             done.set()
@@ -71,12 +103,13 @@ def bench_latency(samples: int, seed: int) -> dict[str, Any]:
 
     lat: list[float] = []
     pin_ok = missed = 0
+    pips = [factory.pin(p) for p in hw.pin_map.pips]  # the mock pins the pip LEDs drive
     try:
-        roll = hw.gpio.buttons["roll"].pin
+        roll = factory.pin(hw.pin_map.roll)
         for _ in range(samples):
             hw.select_dice(1)
             time.sleep(0.002)
-            before = tuple(led.pin.state for led in hw.gpio.pips)
+            before = tuple(pin.state for pin in pips)
             applied.clear()
             done.clear()
             stamp.clear()
@@ -85,7 +118,7 @@ def bench_latency(samples: int, seed: int) -> dict[str, Any]:
             roll.drive_low()
             if applied.wait(1.0):
                 lat.append(stamp[0] - t0)
-                pin_ok += tuple(led.pin.state for led in hw.gpio.pips) != before
+                pin_ok += tuple(pin.state for pin in pips) != before
             else:
                 missed += 1
             hw.runner.on_applied = None
@@ -103,12 +136,12 @@ def bench_latency(samples: int, seed: int) -> dict[str, Any]:
     }
 
 
-def bench_fairness(rolls: int, seed: int) -> dict[str, Any]:
+def bench_fairness(rolls: int, seed: int) -> dict[str, dict[str, object]]:
     from scipy.stats import chisquare  # type: ignore[import-untyped]
 
     from companion.hardware.dice import SIEGE_2D6, WANDERING_TOWERS, WIZWAR_D4, DiceMachine
 
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, object]] = {}
     for mode in (1, 2, 3):
         m = DiceMachine(WANDERING_TOWERS, random.Random(seed + mode))
         policy = random.Random(seed * 7 + mode)
@@ -155,7 +188,7 @@ def bench_fairness(rolls: int, seed: int) -> dict[str, Any]:
     return out
 
 
-def bench_serial(samples: int) -> dict[str, Any]:
+def bench_serial(samples: int) -> Serial:
     from companion.hardware.fake_device import FakeRingDevice, PtyLink
     from companion.hardware.protocol import HostLink, LedState
     from companion.hardware.serial_link import SerialPeripheral
@@ -198,7 +231,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rolls", type=int, default=60000, help="results per dice mode")
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args(argv)
-    report = {
+    report: Report = {
         "latency": bench_latency(args.samples, args.seed),
         "fairness": bench_fairness(args.rolls, args.seed),
         "serial": bench_serial(args.samples),
@@ -221,8 +254,7 @@ def main(argv: list[str]) -> int:
         else:
             print(f"fairness {name}: counts {f['counts']}, chi2 p = {f['p']:.4f}")
     ser = report["serial"]
-    for key, label in (("frame_to_ack", "frame -> ACK"), ("set_to_acked", "set -> acked")):
-        s = ser[key]
+    for s, label in ((ser["frame_to_ack"], "frame -> ACK"), (ser["set_to_acked"], "set -> acked")):
         if s:
             print(
                 f"serial pty {label} ({s['n']}): p50 {s['p50_ms']} ms, p99 {s['p99_ms']} ms, "

@@ -24,7 +24,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from multiprocessing.connection import Connection
+from typing import TypedDict
 
 HOST = "127.0.0.1"
 
@@ -43,6 +44,38 @@ REQUEST_MIX: tuple[str, ...] = (
 """What a phone asks for, in proportion (polling dominates when event streams are down)."""
 
 
+class _ServerReport(TypedDict):
+    """What the server process sends back when told to stop."""
+
+    changes: list[tuple[int, float]]  # (version, monotonic s) of every game change
+    rss_mib: float
+    rss_peak_mib: float
+
+
+class WebFigures(TypedDict):
+    """The figures :func:`run` returns (times in ms or s, memory in MiB)."""
+
+    seconds: float
+    clients: int
+    stream_errors: list[str]
+    changes: int
+    missed_updates: int
+    update_delay_ms_p50: float
+    update_delay_ms_p99: float
+    requests: int
+    requests_ok: int
+    requests_failed: int
+    request_errors: list[str]
+    request_rate: float
+    request_ms_p50: float
+    request_ms_p99: float
+    request_ms_max: float
+    server_rss_mib: float
+    server_rss_peak_mib: float
+    cpu_count: int | None
+    load_avg_1min: float
+
+
 def _rss_mib(pid: int | None = None) -> tuple[float, float]:
     """(current, peak) resident set size of a process in MiB, from /proc (Linux)."""
     path = f"/proc/{pid or os.getpid()}/status"
@@ -59,7 +92,7 @@ def _rss_mib(pid: int | None = None) -> tuple[float, float]:
     return cur, peak
 
 
-def _server(conn: Any, seed: int, period_s: float, threads: int) -> None:
+def _server(conn: Connection, seed: int, period_s: float, threads: int) -> None:
     """Child process: fake table + waitress on a free loopback port until told to stop."""
     from companion.sim.faketable import FakeTableService
     from companion.web import BackgroundServer, create_app
@@ -75,7 +108,8 @@ def _server(conn: Any, seed: int, period_s: float, threads: int) -> None:
     rss = _rss_mib()
     svc.close()
     srv.close()
-    conn.send({"changes": log, "rss_mib": rss[0], "rss_peak_mib": rss[1]})
+    report: _ServerReport = {"changes": log, "rss_mib": rss[0], "rss_peak_mib": rss[1]}
+    conn.send(report)
     conn.close()
 
 
@@ -175,7 +209,7 @@ def run(
     deadline_s: float = 1.0,
     seed: int = 1,
     workers: int = 8,
-) -> dict[str, Any]:
+) -> WebFigures:
     """Run the bench and return its figures (see the module docstring)."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
@@ -195,7 +229,7 @@ def run(
         t1 = time.monotonic()
         time.sleep(deadline_s + 0.2)  # let the last changes arrive
         parent.send("stop")
-        result = parent.recv()
+        result: _ServerReport = parent.recv()
         stop.set()
     finally:
         proc.join(timeout=20)

@@ -27,18 +27,33 @@ Config (a mapping, e.g. the parsed companion TOML):
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
-from companion.hardware.dice import DEFAULT_TIMING, PROFILES, DiceMachine, DiceTiming, Rng
-from companion.hardware.panel import VirtualPanel, check_seats
+from companion.hardware.dice import (
+    DEFAULT_TIMING,
+    PROFILES,
+    DiceMachine,
+    DiceTiming,
+    HardwareEvent,
+    Rng,
+)
+from companion.hardware.panel import PanelJson, VirtualPanel, check_seats
 from companion.hardware.pins import PinMap, PinMapError, load_pin_map
 from companion.hardware.runner import LedOutput, PanelRunner
 
+if TYPE_CHECKING:  # gpiozero and pyserial are loaded only when a panel is built
+    from companion.hardware.gpio import GpioPanel
+    from companion.hardware.serial_link import SerialPeripheral
+
 __all__ = ["Hardware", "PinMapError", "create_hardware", "on_raspberry_pi"]
+
+Backend = Literal["gpio", "mock"]
+"""Real gpiozero pins (a Pi) or gpiozero's ``MockFactory``."""
 
 DEVICE_TREE_MODEL = Path("/proc/device-tree/model")
 HARDWARE_KEYS = {"backend", "seats", "profile", "buzzer", "serial_port"}
@@ -59,10 +74,10 @@ class Hardware:
         self,
         runner: PanelRunner,
         panel: VirtualPanel,
-        backend: str,
+        backend: Backend,
         pin_map: PinMap,
-        gpio: Any = None,
-        serial: Any = None,
+        gpio: GpioPanel | None = None,
+        serial: SerialPeripheral | None = None,
     ) -> None:
         self.runner = runner
         self.panel = panel
@@ -126,14 +141,19 @@ class Hardware:
         """Press a virtual button (see :meth:`VirtualPanel.press`)."""
         self.panel.press(button, hold_s)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> PanelJson:
         """The virtual panel's JSON (:meth:`VirtualPanel.snapshot`) plus ``backend`` and, with
         an LED ring configured, ``ring``: ``{"port", "link", "in_sync", "error"}``."""
         snap = self.panel.snapshot()
         snap["backend"] = self.backend
         if self.serial is not None:
             st = self.serial.status()
-            snap["ring"] = {k: st[k] for k in ("port", "link", "in_sync", "error")}
+            snap["ring"] = {
+                "port": st["port"],
+                "link": st["link"],
+                "in_sync": st["in_sync"],
+                "error": st["error"],
+            }
         return snap
 
     def render_text(self) -> str:
@@ -157,16 +177,19 @@ class Hardware:
 
 
 def create_hardware(
-    config: Mapping[str, Any] | None,
-    events_out: Callable[[dict[str, Any]], None],
+    config: Mapping[str, Mapping[str, object]] | None,
+    events_out: Callable[[HardwareEvent], None],
     *,
     rng: Rng | None = None,
     clock: Callable[[], float] = time.monotonic,
-    pin_factory: Any = None,
+    pin_factory: object = None,
     timing: DiceTiming = DEFAULT_TIMING,
     start: bool = True,
 ) -> Hardware:
     """Build the panel from ``config`` (see the module doc) and start its thread.
+
+    ``config`` is the parsed TOML (``[pins]`` and ``[hardware]`` tables; values are checked
+    here). ``events_out`` receives every :data:`~companion.hardware.dice.HardwareEvent`.
 
     ``rng`` defaults to ``random.SystemRandom()``; ``pin_factory`` overrides the choice of
     gpiozero factory (tests pass a ``MockFactory``).
@@ -180,15 +203,18 @@ def create_hardware(
     unknown = sorted(set(hw_cfg) - HARDWARE_KEYS)
     if unknown:
         raise ValueError(f"hardware: unknown key(s) {unknown}; known: {sorted(HARDWARE_KEYS)}")
-    backend = hw_cfg.get("backend", "auto")
-    if backend not in ("auto", "gpio", "mock"):
-        raise ValueError(f"hardware.backend must be auto, gpio or mock, got {backend!r}")
-    if backend == "auto":
-        backend = "gpio" if on_raspberry_pi() else "mock"
+    chosen = hw_cfg.get("backend", "auto")
+    if chosen not in ("auto", "gpio", "mock"):
+        raise ValueError(f"hardware.backend must be auto, gpio or mock, got {chosen!r}")
+    real_pins = chosen == "gpio" or (chosen == "auto" and on_raspberry_pi())
+    backend: Backend = "gpio" if real_pins else "mock"
     profile_name = hw_cfg.get("profile", "wandering-towers")
-    if profile_name not in PROFILES:
+    if not isinstance(profile_name, str) or profile_name not in PROFILES:
         raise ValueError(f"hardware.profile {profile_name!r} unknown; known: {sorted(PROFILES)}")
-    seats = check_seats(list(hw_cfg.get("seats", [])))
+    seats_in = hw_cfg.get("seats", [])
+    if not isinstance(seats_in, list | tuple):
+        raise ValueError(f"hardware.seats must be a list of colours, got {seats_in!r}")
+    seats = check_seats(list(seats_in))
     if len(seats) > len(pin_map.seats):
         raise ValueError(f"hardware.seats: {len(seats)} seats but {len(pin_map.seats)} seat LEDs")
     serial_port = hw_cfg.get("serial_port", "none")
@@ -212,19 +238,17 @@ def create_hardware(
     outputs.append(gpio)
     runner.on_result = lambda ev: gpio.beep(1)
     serial = None
-    try:
+    with contextlib.ExitStack() as on_failure:  # release the pins and the port if a step fails
+        on_failure.callback(gpio.close)
         if serial_port != "none":
             from companion.hardware.serial_link import SerialPeripheral
 
             serial = SerialPeripheral(serial_port)
+            on_failure.callback(serial.close)
             outputs.append(serial)
             serial.start()
         hw = Hardware(runner, panel, backend, pin_map, gpio=gpio, serial=serial)
         if start:
             runner.start()
-    except Exception:
-        gpio.close()
-        if serial is not None:
-            serial.close()
-        raise
+        on_failure.pop_all()
     return hw

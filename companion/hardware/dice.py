@@ -39,7 +39,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from companion.hardware.pins import PIPS
 
@@ -173,13 +173,16 @@ class DiceTiming:
 DEFAULT_TIMING = DiceTiming()
 
 
+ButtonEventKind = Literal["down", "press", "hold", "up", "glitch"]
+
+
 @dataclass(frozen=True)
 class ButtonEvent:
     """A debounced button event. ``kind``: ``down`` (first contact), ``press`` (confirmed:
     pressed ``min_press_s`` in total), ``hold`` (still down ``hold_s`` after contact), ``up``
     (``duration`` = first contact to final release, s) or ``glitch`` (ended unconfirmed)."""
 
-    kind: str
+    kind: ButtonEventKind
     t: float
     duration: float = 0.0
 
@@ -250,7 +253,7 @@ class Debouncer:
                     out.append(ButtonEvent("hold", when))
             else:  # released for good
                 assert self.first_break is not None
-                kind = "up" if self.confirmed else "glitch"
+                kind: ButtonEventKind = "up" if self.confirmed else "glitch"
                 out.append(ButtonEvent(kind, self.first_break, self.first_break - self.t_down))
                 self.down = False
                 self.first_break = None
@@ -279,6 +282,40 @@ class DiceState(enum.Enum):
     SELECTING = "selecting"  # counting ROLL presses to pick the mode
     ROLLING = "rolling"  # animation running, the value is already drawn
     CHOOSING = "choosing"  # a face is shown; tap = reroll, hold = keep
+
+
+class DiceResult(TypedDict):
+    """A finished roll: every roll of the card, the value used (R-CARD-4), the dice allowed;
+    ``dice`` (each roll's faces) with more than one die, ``profile`` for another game's."""
+
+    type: Literal["dice"]
+    rolls: list[int]
+    used: int
+    dice_allowed: int
+    dice: NotRequired[list[list[int]]]
+    profile: NotRequired[str]
+
+
+class ButtonAction(TypedDict):
+    """DONE (the turn ends) or UNDO (take back the last change in the game)."""
+
+    type: Literal["done", "undo"]
+
+
+HardwareEvent = DiceResult | ButtonAction
+"""What the panel tells the service (from the hardware thread)."""
+
+
+class DiceStatus(TypedDict):
+    """:meth:`DiceMachine.status`: the dice part of the page's panel."""
+
+    state: Literal["idle", "selecting", "rolling", "choosing"]
+    profile: str
+    dice_allowed: int | None
+    rolls: list[int]
+    can_keep: bool
+    selecting: int
+    last: DiceResult | None
 
 
 class DiceError(ValueError):
@@ -317,8 +354,8 @@ class DiceMachine:
         self.ignore_press = False  # ROLL went down while rolling: ignore its up/hold
         self.face: Pattern = BLANK
         self.now = 0.0
-        self.last_result: dict[str, Any] | None = None
-        self._before_down: dict[str, Any] | None = None  # undo of an unconfirmed ROLL contact
+        self.last_result: DiceResult | None = None
+        self._before_down: dict[str, object] | None = None  # undo of an unconfirmed ROLL contact
 
     # -- outputs ---------------------------------------------------------------------------
     @property
@@ -335,7 +372,7 @@ class DiceMachine:
             return COUNT_PATTERNS[self.preset]
         return self.face
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> DiceStatus:
         """JSON-ready: ``state``, ``profile``, ``dice_allowed`` (None until chosen), ``rolls``
         so far, ``can_keep``, ``selecting`` (presses counted), ``last`` (last result event)."""
         allowed = self.mode if self.mode is not None else self.preset
@@ -368,7 +405,7 @@ class DiceMachine:
         return min(times) if times else None
 
     # -- inputs ----------------------------------------------------------------------------
-    def edge(self, t: float, button: str, pressed: bool) -> list[dict[str, Any]]:
+    def edge(self, t: float, button: str, pressed: bool) -> list[HardwareEvent]:
         """A raw edge of ``button`` (``roll``, ``done``, ``undo``) at ``t`` s.
 
         :raises ValueError: unknown button."""
@@ -380,9 +417,9 @@ class DiceMachine:
             out += self._button(button, ev)
         return out
 
-    def tick(self, t: float) -> list[dict[str, Any]]:
+    def tick(self, t: float) -> list[HardwareEvent]:
         """Advance to ``t`` s: debounce timers, selection window, animation end."""
-        out: list[dict[str, Any]] = []
+        out: list[HardwareEvent] = []
         while True:
             # the earliest pending internal event up to t, in time order: (time, order, what)
             cands: list[tuple[float, int, str]] = []
@@ -411,7 +448,7 @@ class DiceMachine:
         self.now = max(self.now, t)
         return out
 
-    def select_mode(self, t: float, dice_allowed: int) -> list[dict[str, Any]]:
+    def select_mode(self, t: float, dice_allowed: int) -> list[HardwareEvent]:
         """Pick the die card from the phone: ``dice_allowed`` = 1, 2 or 3 rolls.
 
         :raises DiceError: a roll is under way, or the profile has no such mode."""
@@ -430,7 +467,7 @@ class DiceMachine:
         self.rolls = []
         return out
 
-    def cancel(self, t: float) -> list[dict[str, Any]]:
+    def cancel(self, t: float) -> list[HardwareEvent]:
         """Forget a mode picked (by presses or phone) before the first roll.
 
         :raises DiceError: a roll is under way (its result belongs to the game)."""
@@ -441,7 +478,7 @@ class DiceMachine:
         self.state, self.preset, self.count = DiceState.IDLE, None, 0
         return out
 
-    def keep(self, t: float) -> list[dict[str, Any]]:
+    def keep(self, t: float) -> list[HardwareEvent]:
         """Keep the face shown (the phone's "keep").
 
         :raises DiceError: no face is waiting for reroll-or-keep."""
@@ -452,7 +489,7 @@ class DiceMachine:
         self.press_active = False
         return out + self._finish()
 
-    def reroll(self, t: float) -> list[dict[str, Any]]:
+    def reroll(self, t: float) -> list[HardwareEvent]:
         """Reroll (the phone's "reroll").
 
         :raises DiceError: no face is waiting for reroll-or-keep."""
@@ -464,7 +501,7 @@ class DiceMachine:
         self._roll(t)
         return out
 
-    def show(self, t: float, value: int | None) -> list[dict[str, Any]]:
+    def show(self, t: float, value: int | None) -> list[HardwareEvent]:
         """Show ``value`` on the pips while no roll is under way (None = blank).
 
         :raises DiceError: a roll is under way. :raises ValueError: no pips for ``value``."""
@@ -479,20 +516,20 @@ class DiceMachine:
         return out
 
     # -- internals -------------------------------------------------------------------------
-    def _deb_tick(self, name: str, deb: Debouncer, t: float) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def _deb_tick(self, name: str, deb: Debouncer, t: float) -> list[HardwareEvent]:
+        out: list[HardwareEvent] = []
         for ev in deb.tick(t):
             out += self._button(name, ev)
         return out
 
-    def _button(self, name: str, ev: ButtonEvent) -> list[dict[str, Any]]:
+    def _button(self, name: str, ev: ButtonEvent) -> list[HardwareEvent]:
         if name == "roll":
             return self._roll_button(ev)
         if ev.kind != "press":  # DONE and UNDO act once the press is confirmed
             return []
         self._before_down = None
         if name == "done":
-            out: list[dict[str, Any]] = []
+            out: list[HardwareEvent] = []
             if self.state in (DiceState.ROLLING, DiceState.CHOOSING):
                 out = self._finish()  # the value drawn or shown is the one used
             else:
@@ -515,7 +552,7 @@ class DiceMachine:
         "press_active", "ignore_press", "face",
     )  # fmt: skip
 
-    def _roll_button(self, ev: ButtonEvent) -> list[dict[str, Any]]:
+    def _roll_button(self, ev: ButtonEvent) -> list[HardwareEvent]:
         st = self.state
         if ev.kind == "press":
             self._before_down = None  # a real press: what its contact did stands
@@ -527,7 +564,7 @@ class DiceMachine:
                     setattr(self, k, v)
             return []
         if ev.kind == "down":
-            saved: dict[str, Any] = {}
+            saved: dict[str, object] = {}
             for k in self._SAVED:
                 v = getattr(self, k)
                 saved[k] = list(v) if isinstance(v, list) else v
@@ -560,7 +597,7 @@ class DiceMachine:
             self._roll(max(ev.t, self.now))  # animate from now even after a long chatter
         return []
 
-    def _start_sequence(self, t: float, mode: int) -> list[dict[str, Any]]:
+    def _start_sequence(self, t: float, mode: int) -> list[HardwareEvent]:
         if mode not in self.profile.modes:  # e.g. two presses for a one-mode profile
             mode = min(self.profile.modes, key=lambda m: (abs(m - mode), m))
         self.mode, self.preset, self.count = mode, None, 0
@@ -576,7 +613,7 @@ class DiceMachine:
         self.state = DiceState.ROLLING
         self.anim_start = t
 
-    def _anim_done(self, t: float) -> list[dict[str, Any]]:
+    def _anim_done(self, t: float) -> list[HardwareEvent]:
         total = self.rolls[-1]
         self.face = self.profile.display[self.profile.used(total)]
         assert self.mode is not None
@@ -585,11 +622,11 @@ class DiceMachine:
         self.state = DiceState.CHOOSING
         return []
 
-    def _finish(self) -> list[dict[str, Any]]:
+    def _finish(self) -> list[HardwareEvent]:
         assert self.mode is not None
         total = self.rolls[-1]
         self.face = self.profile.display[self.profile.used(total)]
-        result: dict[str, Any] = {
+        result: DiceResult = {
             "type": "dice",
             "rolls": list(self.rolls),
             "used": self.profile.used(total),

@@ -7,12 +7,40 @@ The gpiozero callback thread only enqueues: each button callback is
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Protocol
 
 from companion.hardware.panel import BLINK_OFF_S, BLINK_ON_S, PanelState
 from companion.hardware.pins import BUTTONS, PinMap
+
+
+class _Device(Protocol):
+    """A gpiozero device: holds its pin until closed."""
+
+    def close(self) -> None: ...
+
+
+class _Button(_Device, Protocol):
+    when_pressed: Callable[[], None] | None
+    when_released: Callable[[], None] | None
+
+
+class _Output(_Device, Protocol):
+    """A gpiozero LED or buzzer (``value`` 1/True = on)."""
+
+    value: int | bool
+
+    def blink(
+        self,
+        on_time: float = ...,
+        off_time: float = ...,
+        n: int | None = ...,
+        background: bool = ...,
+    ) -> None: ...
+
+    def off(self) -> None: ...
 
 
 class GpioPanel:
@@ -29,17 +57,18 @@ class GpioPanel:
         self,
         pin_map: PinMap,
         on_edge: Callable[[str, bool], None],
-        pin_factory: Any = None,
+        pin_factory: object = None,
         use_buzzer: bool = True,
     ) -> None:
         from gpiozero import LED, Button, Buzzer
 
         self.pin_map = pin_map
-        self._devices: list[Any] = []
-        try:
-            self.buttons: dict[str, Any] = {}
+        self._devices: list[_Device] = []
+        with contextlib.ExitStack() as on_failure:  # a pin that cannot be opened frees the rest
+            on_failure.callback(self.close)
+            self.buttons: dict[str, _Button] = {}
             for name in BUTTONS:
-                b = Button(
+                b: _Button = Button(
                     getattr(pin_map, name), pull_up=True, bounce_time=None, pin_factory=pin_factory
                 )
                 self._devices.append(b)
@@ -49,16 +78,14 @@ class GpioPanel:
             self.pips = [self._led(LED, p, pin_factory) for p in pin_map.pips]
             self.seats = [self._led(LED, p, pin_factory) for p in pin_map.seats]
             self.attention = self._led(LED, pin_map.attention, pin_factory)
-            self.buzzer: Any = None
+            self.buzzer: _Output | None = None
             if use_buzzer and pin_map.buzzer is not None:
                 self.buzzer = Buzzer(pin_map.buzzer, pin_factory=pin_factory)
                 self._devices.append(self.buzzer)
-        except Exception:
-            self.close()
-            raise
+            on_failure.pop_all()
         self._shown: PanelState | None = None
 
-    def _led(self, cls: Any, pin: int, factory: Any) -> Any:
+    def _led(self, cls: Callable[..., _Output], pin: int, factory: object) -> _Output:
         led = cls(pin, pin_factory=factory)
         self._devices.append(led)
         return led

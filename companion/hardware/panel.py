@@ -8,10 +8,11 @@ virtual buttons for the page's dice controls.
 
 from __future__ import annotations
 
+import enum
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from companion.hardware.dice import BLANK, Pattern
 from companion.hardware.pins import BUTTONS, MAX_SEATS, PIPS
@@ -41,7 +42,7 @@ class PanelState:
     seats: tuple[str, ...] = ()
     current: int | None = None
     attention: bool = False
-    dice: dict[str, Any] = field(default_factory=dict, compare=False)
+    dice: Mapping[str, object] = field(default_factory=dict, compare=False)
 
     def leds_equal(self, other: PanelState) -> bool:
         """True when the LEDs show the same (the dice status aside)."""
@@ -53,19 +54,64 @@ class PanelState:
         )
 
 
-def check_seats(seats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """Validate seat colours.
+def check_seats(seats: Sequence[object]) -> tuple[str, ...]:
+    """Validate seat colours (R-COMP-1 wizard colours), seat 1 first.
 
     :raises ValueError: more than 6 seats, or a colour that is not a wizard colour."""
     if len(seats) > MAX_SEATS:
         raise ValueError(f"at most {MAX_SEATS} seats, got {len(seats)}")
+    checked: list[str] = []
     for c in seats:
-        if c not in COLOURS:
+        if not isinstance(c, str) or c not in COLOURS:
             raise ValueError(f"unknown seat colour {c!r}; colours: {sorted(COLOURS)}")
-    return tuple(seats)
+        checked.append(c)
+    return tuple(checked)
 
 
 Injector = Callable[[str, bool, float], None]  # (button, pressed, delay_s)
+
+
+class Unchanged(enum.Enum):
+    """The value of a :meth:`VirtualPanel.update` field that stays as it is."""
+
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED = Unchanged.UNCHANGED
+
+
+class SeatJson(TypedDict):
+    seat: int  # 1 = first seat
+    colour: str
+    rgb: list[int]
+    on: bool
+
+
+class AttentionJson(TypedDict):
+    on: bool
+    blink: list[float]  # [on, off] s
+
+
+class RingJson(TypedDict):
+    """The serial LED ring's link (part of ``SerialPeripheral.status``)."""
+
+    port: str
+    link: str  # companion.hardware.protocol.LinkState value
+    in_sync: bool
+    error: str  # "" = none
+
+
+class PanelJson(TypedDict):
+    """:meth:`VirtualPanel.snapshot` (``backend`` and ``ring`` added by the hardware facade)."""
+
+    pips: dict[str, bool]
+    face_pips: list[int]
+    seats: list[SeatJson]
+    current: int | None
+    attention: AttentionJson
+    dice: dict[str, object]
+    backend: NotRequired[str]
+    ring: NotRequired[RingJson]
 
 
 class VirtualPanel:
@@ -89,10 +135,23 @@ class VirtualPanel:
         with self._lock:
             self._state = state
 
-    def update(self, **changes: Any) -> PanelState:
-        """Replace fields of the state (as :func:`dataclasses.replace`); returns the new one."""
+    def update(
+        self,
+        *,
+        seats: tuple[str, ...] | None = None,
+        current: int | None | Unchanged = UNCHANGED,
+        attention: bool | None = None,
+    ) -> PanelState:
+        """Replace the seats, the current seat (None = no seat lit) or the attention LED of the
+        state; what is not given stays. Returns the new state."""
         with self._lock:
-            self._state = replace(self._state, **changes)
+            st = self._state
+            self._state = replace(
+                st,
+                seats=st.seats if seats is None else seats,
+                current=st.current if isinstance(current, Unchanged) else current,
+                attention=st.attention if attention is None else attention,
+            )
             return self._state
 
     # -- virtual buttons ---------------------------------------------------------------------
@@ -125,7 +184,7 @@ class VirtualPanel:
         self.press("undo")
 
     # -- views -------------------------------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> PanelJson:
         """JSON-ready view, e.g.::
 
         {"pips": {"top_left": false, ..., "centre": true, ...}, "face_pips": [0,0,0,1,0,0,0],

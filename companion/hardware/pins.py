@@ -20,7 +20,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 #: Pip LEDs of the die face, in this order everywhere (bit i of a pip mask = PIPS[i])::
 #:
@@ -56,7 +56,21 @@ BCM_TO_PHYSICAL: dict[int, int] = {
     13: 33, 19: 35, 16: 36, 26: 37, 20: 38, 21: 40,
 }  # fmt: skip
 
-DEFAULT_PINS: dict[str, Any] = {
+
+class PinTable(TypedDict):
+    """A whole ``[pins]`` table (BCM numbers): buttons, LEDs, buzzer (-1 / false = none)."""
+
+    roll: int
+    done: int
+    undo: int
+    attention: int
+    buzzer: int | bool
+    reserve_uart: bool
+    pips: dict[str, int]  # pip name (PIPS) -> BCM
+    seats: list[int]  # seat 1 first
+
+
+DEFAULT_PINS: PinTable = {
     "roll": 17,
     "done": 27,
     "undo": 22,
@@ -112,7 +126,7 @@ def _pin(role: str, value: object) -> int:
     return value
 
 
-def load_pin_map(table: Mapping[str, Any] | None = None) -> PinMap:
+def load_pin_map(table: Mapping[str, object] | None = None) -> PinMap:
     """Merge ``table`` (a ``[pins]`` table: keys as in ``raspberry-pi/pins.toml``) over
     :data:`DEFAULT_PINS` and validate it.
 

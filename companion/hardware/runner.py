@@ -16,14 +16,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
-from companion.hardware.dice import DiceMachine
-from companion.hardware.panel import PanelState, VirtualPanel
+from companion.hardware.dice import DiceMachine, DiceResult, HardwareEvent
+from companion.hardware.panel import UNCHANGED, PanelState, Unchanged, VirtualPanel
 
 log = logging.getLogger(__name__)
 
-Event = dict[str, Any]
+Event = HardwareEvent
 
 
 class LedOutput(Protocol):
@@ -47,7 +47,7 @@ class PanelRunner:
         outputs: list[LedOutput],
         events_out: Callable[[Event], None],
         clock: Callable[[], float] = time.monotonic,
-        on_result: Callable[[Event], None] | None = None,
+        on_result: Callable[[DiceResult], None] | None = None,
     ) -> None:
         self.machine = machine
         self.panel = panel
@@ -96,10 +96,17 @@ class PanelRunner:
             self._emit(events)  # outside the lock; edges drained before fn still count
             self._q.put((self.clock(), "", False))
 
-    def update_panel(self, **changes: Any) -> None:
-        """Change seat/attention fields of the panel state and show them."""
+    def update_panel(
+        self,
+        *,
+        seats: tuple[str, ...] | None = None,
+        current: int | None | Unchanged = UNCHANGED,
+        attention: bool | None = None,
+    ) -> None:
+        """Change the seats, the current seat or the attention LED of the panel state (what is
+        not given stays) and show them."""
         with self._lock:
-            self.panel.update(**changes)
+            self.panel.update(seats=seats, current=current, attention=attention)
             self._publish_locked()
 
     # -- worker ------------------------------------------------------------------------------
@@ -177,7 +184,8 @@ class PanelRunner:
             for out in self.outputs:
                 try:
                     out.show(state)
-                except Exception:
+                except Exception:  # one broken output (closed pin, lost port) must not
+                    # stop the dice or the other outputs: log it, keep going (like a thread top)
                     log.exception("LED output %r failed", out)
             self._shown = state
             if self.on_applied is not None:
@@ -185,6 +193,6 @@ class PanelRunner:
 
     def _emit(self, events: list[Event]) -> None:
         for ev in events:
-            if ev.get("type") == "dice" and self.on_result is not None:
+            if ev["type"] == "dice" and self.on_result is not None:
                 self.on_result(ev)
             self.events_out(ev)

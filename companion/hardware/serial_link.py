@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 import serial
 from serial.tools import list_ports
@@ -33,6 +33,23 @@ log = logging.getLogger(__name__)
 BAUD = 115200
 RASPBERRY_PI_VID = 0x2E8A
 BY_ID_MATCH = ("MicroPython", "Pico")
+
+
+class LinkStatus(TypedDict):
+    """:meth:`SerialPeripheral.status`: the port, the link state and its counters."""
+
+    port: str
+    open: bool
+    link: str  # LinkState value
+    in_sync: bool
+    connects: int
+    disconnects: int
+    error: str  # "" = none
+    frames_in: int
+    bad_frames: int
+    resends: int
+    naks: int
+    hellos: int
 
 
 class Port(Protocol):
@@ -138,9 +155,10 @@ class SerialPeripheral:
     def connected(self) -> bool:
         return self._port is not None and self.link.ready
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> LinkStatus:
         """JSON-ready link status for the page/log."""
         with self._lock:
+            stats = self.link.stats
             return {
                 "port": self.port_name,
                 "open": self._port is not None,
@@ -149,7 +167,11 @@ class SerialPeripheral:
                 "connects": self.connects,
                 "disconnects": self.disconnects,
                 "error": self.link.error or self.last_error,
-                **self.link.stats,
+                "frames_in": stats["frames_in"],
+                "bad_frames": stats["bad_frames"],
+                "resends": stats["resends"],
+                "naks": stats["naks"],
+                "hellos": stats["hellos"],
             }
 
     # -- thread ------------------------------------------------------------------------------

@@ -46,10 +46,10 @@ from companion.service.inputs import (
     UndoInput,
 )
 from companion.service.memory import IdleCollector
-from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.service.tracked import TrackedDriver
 from companion.tracking.tracker import TrackerUpdate
 from companion.web.service import HOST_COMMANDS, PLAYER_COMMANDS, Audience, CommandError
+from companion.web.snapshot import SeatTokens, build_snapshot
 
 log = logging.getLogger(__name__)
 

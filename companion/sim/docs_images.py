@@ -17,7 +17,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the vision parts load OpenCV: imported where used
+    import numpy as np
+
+    from companion.rules import GameState
+    from companion.vision.detector import Detection
+    from companion.vision.geometry import BoardGeometry
 
 SEED = 3
 PLAYERS = 4
@@ -25,11 +32,12 @@ ACTIONS = 24
 """The position: seed 3, 4 players, the greedy bots' game after at least 24 actions."""
 
 CHROMIUM = Path("/usr/bin/chromium")
-PHONE = {"width": 412, "height": 915}
+PHONE_WIDTH, PHONE_HEIGHT = 412, 915
+"""The phone's screen, CSS px."""
 FRAME_SIZE = (1536, 864)
 
 
-def played_position() -> tuple[Any, Any, int]:
+def played_position() -> tuple[GameState, GameState, int]:
     """``(setup state, state, actions played)``: the seeded bots' game after at least
     ``ACTIONS`` actions, at the first position where the player to move has a trapped wizard
     (so the page shows the memory aid at work)."""
@@ -52,7 +60,7 @@ def played_position() -> tuple[Any, Any, int]:
     return game.initial_state, game.state, len(game.record.actions)
 
 
-def _question(state: Any) -> tuple[str, str, list[tuple[str, str]]]:
+def _question(state: GameState) -> tuple[str, str, list[tuple[str, str]]]:
     """``(to, text, options)``: the current player is asked which tower moved onto the tallest
     stack (the two neighbouring spaces as options)."""
     colour = str(state.current_player)
@@ -64,7 +72,7 @@ def _question(state: Any) -> tuple[str, str, list[tuple[str, str]]]:
     return colour, f"Which tower moved onto space {space}?", options
 
 
-def player_page(state: Any, out: Path) -> None:
+def player_page(state: GameState, out: Path) -> None:
     """Screenshot the asked player's page of ``state`` into ``out`` (PNG)."""
     from playwright.sync_api import sync_playwright
 
@@ -81,7 +89,10 @@ def player_page(state: Any, out: Path) -> None:
             browser = pw.chromium.launch(
                 executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
             )
-            page = browser.new_context(viewport=PHONE, device_scale_factor=1).new_page()
+            context = browser.new_context(
+                viewport={"width": PHONE_WIDTH, "height": PHONE_HEIGHT}, device_scale_factor=1
+            )
+            page = context.new_page()
             page.goto(f"{server.url}/join/{svc.player_tokens()[to]}")
             page.wait_for_selector("#mine li")
             page.locator("[data-option='b']").wait_for(timeout=5000)
@@ -92,7 +103,9 @@ def player_page(state: Any, out: Path) -> None:
         server.close()
 
 
-def read_frame(setup: Any, state: Any, number: int) -> tuple[Any, Any, Any]:
+def read_frame(
+    setup: GameState, state: GameState, number: int
+) -> tuple[np.ndarray, Detection, BoardGeometry]:
     """``(frame, detection, geometry)``: ``state`` rendered on the simulated table of ``SEED``
     (scene ``number``, no hand) and read by the detector, calibrated on the ``setup`` frame."""
     from companion.sim.simrender import SimCamera
@@ -106,7 +119,9 @@ def read_frame(setup: Any, state: Any, number: int) -> tuple[Any, Any, Any]:
     return frame, detector.detect(frame, 0.0, 0), cam.geometry
 
 
-def detected_frame(setup: Any, state: Any, number: int, out: Path) -> None:
+def detected_frame(
+    setup: GameState, state: GameState, number: int, out: Path
+) -> None:
     """Write the overlay of :func:`read_frame` into ``out`` (JPEG)."""
     from companion.service.vision import overlay_jpeg
 

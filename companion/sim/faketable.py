@@ -18,38 +18,71 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from companion import rules
 from companion.hardware.dice import BLANK, FACES
-from companion.hardware.panel import PanelState, VirtualPanel
+from companion.hardware.panel import PanelJson, PanelState, VirtualPanel
 from companion.rules import GameState, IllegalAction, SpaceObservation
-from companion.service.snapshot import SeatTokens, build_snapshot
 from companion.sim.bots import RandomBot
 from companion.web.gamesetup import SetupChoice, parse_setup
 from companion.web.service import (
     HOST_COMMANDS,
     PLAYER_COMMANDS,
     Audience,
+    Command,
     CommandError,
+    CommandResult,
+    HealthReport,
+    MemoryAid,
+    PartHealth,
+    Phase,
+    Snapshot,
 )
+from companion.web.snapshot import SeatTokens, build_snapshot
 
 LOG_LINES = 60
 UNDO_DEPTH = 200
 HEALTH_PARTS = ("camera", "detector", "tracker", "hardware", "web")
 
 
+class DiceJson(TypedDict):
+    """The die card in play: how many rolls it allows (None = no card yet), the rolls so far,
+    whether the last one is kept, and its value."""
+
+    mode: int | None
+    rolls: list[int]
+    final: bool
+    value: int | None
+
+
+class _Beat(TypedDict):
+    t: float  # clock() of the last heartbeat, s
+    ok: bool
+    detail: str
+
+
+def _no_dice() -> DiceJson:
+    return {"mode": None, "rolls": [], "final": False, "value": None}
+
+
 def _colour(wizard_id: object) -> str:
     return str(wizard_id).rsplit("-", 1)[0]
 
 
-def _count(event: Mapping[str, Any]) -> str:
-    n = len(event.get("wizards", []))
+def _names(value: object) -> list[str]:
+    """The list an event field holds, as text (an absent field is an empty list)."""
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _count(event: Mapping[str, object]) -> str:
+    n = len(_names(event.get("wizards", [])))
     return "1 wizard" if n == 1 else f"{n} wizards"
 
 
-def describe_event(event: Mapping[str, Any]) -> str | None:
-    """One line for the table's log from a rules event (state-model.md §5); None = not shown."""
+def describe_event(event: Mapping[str, object]) -> str | None:
+    """One line for the table's log from a rules event (its JSON, docs/state-model.md §5);
+    None = not shown."""
     k = event.get("kind")
     if k == "wizard_moved":
         # colours only, never wizard ids: the log must not help to follow a wizard once it is
@@ -59,8 +92,7 @@ def describe_event(event: Mapping[str, Any]) -> str | None:
             return f"{who} moved from space {event['from']} into the raven castle"
         return f"{who} moved from space {event['from']} to {event['to']}"
     if k == "tower_moved":
-        towers = event.get("towers", [])
-        n = len(towers)
+        n = len(_names(event.get("towers", [])))
         what = "a tower" if n == 1 else f"a stack of {n} towers"
         return f"{what} moved from space {event['from']} to {event['to']}"
     if k == "wizards_trapped":
@@ -70,14 +102,14 @@ def describe_event(event: Mapping[str, Any]) -> str | None:
     if k == "potion_filled":
         return f"{event['player']} filled a potion"
     if k == "potions_spent":
-        n = event["count"]
-        return f"{event['player']} spent {n} potion{'s' if n != 1 else ''}"
+        spent = event["count"]
+        return f"{event['player']} spent {spent} potion{'s' if spent != 1 else ''}"
     if k == "spell_cast":
         return f"{event['player']} cast {str(event['spell']).replace('_', ' ')}"
     if k == "castle_moved":
         return f"the raven castle moved from space {event['from']} to {event['to']}"
     if k == "dice_rolled":
-        return f"die: {', '.join(str(r) for r in event.get('rolls', []))}"
+        return f"die: {', '.join(_names(event.get('rolls', [])))}"
     if k == "hand_discarded_and_redrawn":
         return "hand discarded, 3 new cards drawn"
     if k == "card_discarded_without_effect":
@@ -88,7 +120,7 @@ def describe_event(event: Mapping[str, Any]) -> str | None:
         who = str(event.get("player") or event.get("team"))
         return f"{who} reached the goal: last round"
     if k == "game_over":
-        winners = event.get("winners") or []
+        winners = _names(event.get("winners") or [])
         return "game over: " + (", ".join(winners) + " won" if winners else "no winner")
     return None
 
@@ -98,8 +130,8 @@ class _Saved:
     """Everything undo restores."""
 
     game: GameState | None
-    dice: dict[str, Any]
-    corrections: dict[str, Any]
+    dice: DiceJson
+    corrections: dict[str, dict[str, object]]
     setup: SetupChoice | None
     log: list[str]
 
@@ -113,7 +145,7 @@ class _Question:
     on_answer: Callable[[str], None] | None = None
     answered: list[tuple[str, str]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"id": self.id, "to": self.to, "text": self.text, "options": list(self.options)}
 
 
@@ -129,7 +161,7 @@ class FakeTableService(SeatTokens):
         self,
         seed: int = 1,
         clock: Callable[[], float] = time.monotonic,
-        setup: Mapping[str, Any] | None = None,
+        setup: Mapping[str, object] | None = None,
     ) -> None:
         self._cond = threading.Condition()
         self._seed = seed
@@ -141,20 +173,20 @@ class FakeTableService(SeatTokens):
         self._tokens: dict[str, str] = {}
         self._game: GameState | None = None
         self._setup: SetupChoice | None = None
-        self._dice: dict[str, Any] = {"mode": None, "rolls": [], "final": False, "value": None}
-        self._corrections: dict[str, Any] = {}
+        self._dice: DiceJson = _no_dice()
+        self._corrections: dict[str, dict[str, object]] = {}
         self._question: _Question | None = None
         self._questions = 0
         self._log: deque[str] = deque(maxlen=LOG_LINES)
-        self._reports: deque[dict[str, Any]] = deque(maxlen=20)
+        self._reports: deque[dict[str, object]] = deque(maxlen=20)
         self._history: deque[_Saved] = deque(maxlen=UNDO_DEPTH)
         self._calibration = {"board": "not calibrated", "profile": "default colours"}
         self._jpeg: bytes | None = None
         now = clock()
-        self._beats: dict[str, dict[str, Any]] = {
+        self._beats: dict[str, _Beat] = {
             p: {"t": now, "ok": True, "detail": "simulated"} for p in HEALTH_PARTS
         }
-        self._cache: dict[Audience, dict[str, Any]] = {}
+        self._cache: dict[Audience, Snapshot] = {}
         self._bot = RandomBot(seed)
         self._answers: list[tuple[str, str, str]] = []
         self._driver: threading.Thread | None = None
@@ -175,16 +207,16 @@ class FakeTableService(SeatTokens):
         with self._cond:
             return self._jpeg
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> HealthReport:
         with self._cond:
             now = self._clock()
-            parts = {
+            parts: dict[str, PartHealth] = {
                 p: {"ok": b["ok"], "age_s": round(now - b["t"], 2), "detail": b["detail"]}
                 for p, b in self._beats.items()
             }
         return {"ok": all(p["ok"] for p in parts.values()), "parts": parts}
 
-    def snapshot(self, audience: Audience) -> dict[str, Any]:
+    def snapshot(self, audience: Audience) -> Snapshot:
         with self._cond:
             cached = self._cache.get(audience)
             if cached is None:
@@ -192,7 +224,7 @@ class FakeTableService(SeatTokens):
                 self._cache[audience] = cached
             return copy.deepcopy(cached)
 
-    def submit(self, command: Mapping[str, Any], audience: Audience) -> dict[str, Any]:
+    def submit(self, command: Command, audience: Audience) -> CommandResult:
         if not isinstance(command, Mapping):
             raise CommandError('expected a JSON object like {"command": "roll"}')
         name = command.get("command")
@@ -202,9 +234,9 @@ class FakeTableService(SeatTokens):
             raise CommandError("the table view cannot send commands", 403)
         if audience.role == "player" and name not in PLAYER_COMMANDS:
             raise CommandError(f"command {name!r} is for the host only", 403)
-        handler = getattr(self, f"_cmd_{name}")
+        handler: Callable[[Command, Audience], str] = getattr(self, f"_cmd_{name}")
         with self._cond:
-            message: str | None = handler(command, audience)
+            message = handler(command, audience)
             self._changed()
             return {"ok": True, "version": self._version, "message": message}
 
@@ -246,7 +278,7 @@ class FakeTableService(SeatTokens):
         with self._cond:
             return self._game
 
-    def memory_aid(self) -> str:
+    def memory_aid(self) -> MemoryAid:
         with self._cond:
             return self._setup.memory_aid if self._setup else "own"
 
@@ -263,7 +295,7 @@ class FakeTableService(SeatTokens):
             self._beats[part] = {"t": self._clock(), "ok": ok, "detail": detail or "ok"}
             self._changed()
 
-    def load(self, state: GameState, memory_aid: str = "own") -> None:
+    def load(self, state: GameState, memory_aid: MemoryAid = "own") -> None:
         """Replace the game by ``state`` (tests: positions with trapped wizards)."""
         with self._cond:
             self._save()
@@ -356,7 +388,7 @@ class FakeTableService(SeatTokens):
             if line:
                 self._log.append(line)
 
-    def _panel(self) -> dict[str, Any]:
+    def _panel(self) -> PanelJson:
         # the same virtual LED panel the hardware layer publishes without a Pi
         seats: tuple[str, ...] = ()
         current = None
@@ -373,9 +405,9 @@ class FakeTableService(SeatTokens):
         )
         return VirtualPanel(state).snapshot()
 
-    def _build(self, audience: Audience) -> dict[str, Any]:
-        aid = self._setup.memory_aid if self._setup else "own"
-        phase = "setup"
+    def _build(self, audience: Audience) -> Snapshot:
+        aid: MemoryAid = self._setup.memory_aid if self._setup else "own"
+        phase: Phase = "setup"
         if self._game is not None:
             phase = "over" if self._game.game.over else "playing"
         health = self.health()
@@ -385,9 +417,9 @@ class FakeTableService(SeatTokens):
             if not bad
             else "check: " + ", ".join(f"{p} ({health['parts'][p]['detail']})" for p in bad)
         )
-        host: dict[str, Any] | None = None
+        host: dict[str, object] | None = None
         if audience.role == "host":
-            choice = (
+            choice: dict[str, object] = (
                 self._setup.to_json()
                 if self._setup
                 else {
@@ -413,7 +445,7 @@ class FakeTableService(SeatTokens):
             phase=phase,
             memory_aid=aid,
             state=self._game,
-            dice=copy.deepcopy(self._dice),
+            dice=dict(copy.deepcopy(self._dice)),
             panel=self._panel(),
             question=self._question.to_json() if self._question else None,
             health_ok=not bad,
@@ -431,7 +463,7 @@ class FakeTableService(SeatTokens):
 
     # -- commands (called with the lock held; raise before changing anything) ---------------
 
-    def _cmd_setup(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_setup(self, command: Command, audience: Audience) -> str:
         choice = parse_setup(command)
         try:
             game = rules.setup(choice.config, self._seed + self._games)
@@ -442,14 +474,14 @@ class FakeTableService(SeatTokens):
         self._setup = choice
         self._game = game
         self._seat_tokens(game.table.colours)
-        self._dice = {"mode": None, "rolls": [], "final": False, "value": None}
+        self._dice = _no_dice()
         self._corrections = {}
         self._question = None
         n = game.table.n
         self._log.append(f"new game: {n} player(s), {', '.join(game.table.colours)}")
         return "new game dealt"
 
-    def _cmd_answer(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_answer(self, command: Command, audience: Audience) -> str:
         q = self._question
         if q is None:
             raise CommandError("there is no open question", 409)
@@ -469,7 +501,7 @@ class FakeTableService(SeatTokens):
         self._log.append(f"{who} answered: {labels[option]}")
         return f"answered: {labels[option]}"
 
-    def _cmd_correct_space(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_correct_space(self, command: Command, audience: Audience) -> str:
         game = self._need_game()
         space = command.get("space")
         if not isinstance(space, int) or isinstance(space, bool):
@@ -502,7 +534,7 @@ class FakeTableService(SeatTokens):
         self._log.append(f"host corrected space {space}: the tracker re-checks it")
         return f"space {space} corrected"
 
-    def _cmd_undo(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_undo(self, command: Command, audience: Audience) -> str:
         if not self._history:
             raise CommandError("nothing to undo", 409)
         saved = self._history.pop()
@@ -516,35 +548,38 @@ class FakeTableService(SeatTokens):
             self._seat_tokens(self._game.table.colours)
         return "undone"
 
-    def _cmd_dice_mode(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_dice_mode(self, command: Command, audience: Audience) -> str:
         self._need_game()
         dice = command.get("dice")
-        if dice not in (1, 2, 3) or isinstance(dice, bool):
+        mode = next((n for n in (1, 2, 3) if dice == n and not isinstance(dice, bool)), None)
+        if mode is None:
             raise CommandError("dice: a die card shows 1, 2 or 3 dice (R-CARD-4)")
-        self._dice = {"mode": dice, "rolls": [], "final": False, "value": None}
+        self._dice = {"mode": mode, "rolls": [], "final": False, "value": None}
         return f"die card with {dice} dice: up to {dice} roll(s)"
 
-    def _cmd_roll(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_roll(self, command: Command, audience: Audience) -> str:
         self._need_game()
         d = self._dice
-        if d["final"] or d["mode"] is None:
+        mode = d["mode"]
+        if d["final"] or mode is None:
             # a roll after a finished one is a new card: one die unless dice_mode said more
-            d = {"mode": 1, "rolls": [], "final": False, "value": None}
-        if len(d["rolls"]) >= d["mode"]:
+            mode = 1
+            d = {"mode": mode, "rolls": [], "final": False, "value": None}
+        if len(d["rolls"]) >= mode:
             raise CommandError("no reroll left for this card (R-CARD-4)", 409)
         value = self._rng.randint(1, 6)
         rolls = [*d["rolls"], value]
         self._save()
         self._dice = {
-            "mode": d["mode"],
+            "mode": mode,
             "rolls": rolls,
-            "final": len(rolls) >= d["mode"],
+            "final": len(rolls) >= mode,
             "value": value,
         }
         self._log.append(f"die rolled: {value}" + (" (final)" if self._dice["final"] else ""))
         return f"rolled {value}"
 
-    def _cmd_keep(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_keep(self, command: Command, audience: Audience) -> str:
         d = self._dice
         if not d["rolls"] or d["final"]:
             raise CommandError("there is no roll to keep", 409)
@@ -553,7 +588,7 @@ class FakeTableService(SeatTokens):
         self._log.append(f"die kept: {d['value']}")
         return f"kept {d['value']}"
 
-    def _cmd_end_turn(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_end_turn(self, command: Command, audience: Audience) -> str:
         self._need_game()
         self._save()
         try:
@@ -561,10 +596,10 @@ class FakeTableService(SeatTokens):
         except IllegalAction as exc:
             self._history.pop()
             raise CommandError(str(exc), 409) from None
-        self._dice = {"mode": None, "rolls": [], "final": False, "value": None}
+        self._dice = _no_dice()
         return "turn ended"
 
-    def _cmd_report_spell(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_report_spell(self, command: Command, audience: Audience) -> str:
         game = self._need_game()
         spell = command.get("spell")
         if not isinstance(spell, str) or spell not in game.table.spells:
@@ -575,7 +610,7 @@ class FakeTableService(SeatTokens):
         self._log.append(f"{who} reports casting {spell.replace('_', ' ')}")
         return "spell reported"
 
-    def _cmd_report_page_card(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_report_page_card(self, command: Command, audience: Audience) -> str:
         game = self._need_game()
         if "witch" not in game.table.config.modules:
             raise CommandError("page cards belong to the witch module, which is not in play", 409)
@@ -584,18 +619,18 @@ class FakeTableService(SeatTokens):
         self._log.append(f"{who} reports a page card (R-DECK-2)")
         return "page card reported"
 
-    def _cmd_calibrate_board(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_calibrate_board(self, command: Command, audience: Audience) -> str:
         self._calibration["board"] = "markers 0-3 found (simulated camera)"
         self._log.append("board calibrated")
         return "board markers found"
 
-    def _cmd_calibrate_profile(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_calibrate_profile(self, command: Command, audience: Audience) -> str:
         self._need_game()
         self._calibration["profile"] = "sampled from the setup position"
         self._log.append("wizard colours learned")
         return "wizard colours learned"
 
-    def _cmd_calibrate_reset(self, command: Mapping[str, Any], audience: Audience) -> str:
+    def _cmd_calibrate_reset(self, command: Command, audience: Audience) -> str:
         self._calibration = {"board": "not calibrated", "profile": "default colours"}
         self._log.append("calibration forgotten")
         return "calibration forgotten"

@@ -9,7 +9,6 @@ game (one action every ``--period`` seconds) and prints the join codes in the te
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import threading
 
@@ -27,7 +26,7 @@ def start_camera(service: FakeTableService, period_s: float = 2.0, seed: int = 1
         import cv2
         import numpy as np
 
-        render = importlib.import_module("companion.sim.render")
+        from companion.sim import render
     except ImportError:
         return False
     rng = np.random.default_rng(seed)

@@ -25,7 +25,6 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from flask import (
@@ -54,7 +53,7 @@ CSRF_HEADER = "X-CSRF-Token"
 COOKIE_MAX_AGE_S = 12 * 3600
 """Join cookies last one long game evening (seconds)."""
 
-DEFAULTS: Mapping[str, Any] = {
+DEFAULTS: Mapping[str, object] = {
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,  # 0 = an event stream stays open until the client leaves
     "SSE_MAX_STREAMS": 12,  # open streams at most; keep below the waitress threads (16)
@@ -428,7 +427,7 @@ def _secure_headers(resp: Response) -> Response:
     return resp
 
 
-def create_app(config: Mapping[str, Any] | None, service: TableService) -> Flask:
+def create_app(config: Mapping[str, object] | None, service: TableService) -> Flask:
     """Build the phone pages' application.
 
     :param config: Flask config mapping; the keys of :data:`DEFAULTS` are read (``SSE_HEARTBEAT_S``

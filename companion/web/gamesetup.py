@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import get_args
 
 from companion.rules import (
     BASE_SPELLS,
@@ -24,7 +24,7 @@ from companion.rules import (
     WIZARDS_PER_COLOUR,
     Config,
 )
-from companion.web.service import CommandError
+from companion.web.service import Command, CommandError, MemoryAid
 
 OPTION_LABELS: Mapping[str, str] = {
     "swap_any_distance": "OPEN-02 Swap a Tower between any two stacks",
@@ -58,9 +58,9 @@ class SetupChoice:
     memory-aid mode (``off`` / ``own`` / ``all``) the players' pages use."""
 
     config: Config
-    memory_aid: str
+    memory_aid: MemoryAid
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         c = self.config
         return {
             "players": c.player_count,
@@ -82,7 +82,7 @@ def allowed_colours(players: int) -> list[str]:
     return [c for c in COLOURS if WIZARDS_PER_COLOUR[c] >= need]
 
 
-def setup_choices() -> dict[str, Any]:
+def setup_choices() -> dict[str, object]:
     """What the host's form offers (``host.setup.choices`` of the snapshot)."""
     return {
         "players": [1, 2, 3, 4, 5, 6],
@@ -100,7 +100,16 @@ def setup_choices() -> dict[str, Any]:
     }
 
 
-def _str_list(value: Any, field: str) -> tuple[str, ...]:
+def memory_aid_of(value: object) -> MemoryAid | None:
+    """The memory-aid mode ``value`` names (``off`` / ``own`` / ``all``), None for anything else."""
+    for aid in get_args(MemoryAid):
+        if value == aid:
+            mode: MemoryAid = aid
+            return mode
+    return None
+
+
+def _str_list(value: object, field: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise CommandError(f"{field}: expected a list of names")
     if len(value) > MAX_SETUP_FIELD:
@@ -108,7 +117,7 @@ def _str_list(value: Any, field: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def parse_setup(command: Mapping[str, Any]) -> SetupChoice:
+def parse_setup(command: Command) -> SetupChoice:
     """Check a ``setup`` command and build the game's configuration.
 
     Fields: ``players`` 1..6, ``colours`` (seat order, start player first; default: the first
@@ -138,7 +147,7 @@ def parse_setup(command: Mapping[str, Any]) -> SetupChoice:
     colours_raw = command.get("colours")
     colours = None if colours_raw in (None, []) else _str_list(colours_raw, "setup.colours")
     variant = command.get("variant", "base")
-    if variant not in ("base", "master"):
+    if not isinstance(variant, str) or variant not in ("base", "master"):
         raise CommandError("setup.variant: expected 'base' or 'master'")
     teams = command.get("teams", False)
     if not isinstance(teams, bool):
@@ -146,8 +155,8 @@ def parse_setup(command: Mapping[str, Any]) -> SetupChoice:
     modules = _str_list(command.get("modules", []), "setup.modules")
     spells_raw = command.get("spells")
     spells = None if spells_raw is None else _str_list(spells_raw, "setup.spells")
-    memory_aid = command.get("memory_aid", "own")
-    if memory_aid not in MEMORY_AIDS:
+    memory_aid = memory_aid_of(command.get("memory_aid", "own"))
+    if memory_aid is None:
         raise CommandError(f"setup.memory_aid: expected one of {', '.join(MEMORY_AIDS)}")
     options = command.get("options", {})
     if not isinstance(options, Mapping):

@@ -11,15 +11,36 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Literal, TypedDict
 
 CELL = 100.0
 """Side of one space in SVG user units (the page scales the drawing to the screen)."""
 
 MAX_LENGTH = 40
+
+
+class SpaceLayout(TypedDict):
+    """One space as drawn: its number, centre, special tile and outline (SVG user units)."""
+
+    space: int
+    x: float
+    y: float
+    special: str | None
+    outline: list[list[float]]
+
+
+class BoardLayout(TypedDict):
+    """The drawn track (``GET /api/layout``); ``source`` says whether it follows the measured
+    board geometry or the fallback grid."""
+
+    length: int
+    cell: float
+    width: float
+    height: float
+    source: Literal["geometry", "computed"]
+    spaces: list[SpaceLayout]
 
 
 class LayoutError(ValueError):
@@ -84,8 +105,9 @@ def _from_geometry(
     length: int, special: Mapping[int, str]
 ) -> tuple[list[tuple[float, float]], list[list[tuple[float, float]]], float, float] | None:
     try:
-        geometry = importlib.import_module("companion.vision.geometry")
-        board = geometry.BoardGeometry.for_track(length, special=dict(special))
+        from companion.vision.geometry import BoardGeometry
+
+        board = BoardGeometry.for_track(length, special=dict(special))
         raw = board.space_centres()  # (N, 2) float64 mm, row s-1 = space s
         points = [(float(raw[s][0]), float(raw[s][1])) for s in range(length)]
         shapes = [
@@ -113,7 +135,7 @@ def _from_geometry(
     return centres, outlines, width, height
 
 
-def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[str, Any]:
+def board_layout(length: int, special: Mapping[int, str] | None = None) -> BoardLayout:
     """Centres of the spaces in SVG user units.
 
     :param length: number of spaces (R-TRACK-1/5), 7..40.
@@ -133,11 +155,11 @@ def board_layout(length: int, special: Mapping[int, str] | None = None) -> dict[
 
 
 @functools.lru_cache(maxsize=32)
-def _layout(length: int, special_items: tuple[tuple[int, str], ...]) -> dict[str, Any]:
+def _layout(length: int, special_items: tuple[tuple[int, str], ...]) -> BoardLayout:
     # the geometry is fixed for a run: computed once per track
     special = dict(special_items)
     found = _from_geometry(length, special)
-    source = "geometry" if found else "computed"
+    source: Literal["geometry", "computed"] = "geometry" if found else "computed"
     centres, outlines, width, height = found or _computed(length)
     return {
         "length": length,

@@ -11,7 +11,7 @@ import contextlib
 import socket
 import sys
 import threading
-from typing import Any, TextIO
+from typing import Protocol, TextIO
 
 from flask import Flask
 
@@ -40,6 +40,16 @@ def serve(app: Flask, host: str = "0.0.0.0", port: int = 8080, threads: int = MI
     waitress.serve(app, host=host, port=port, threads=_threads(threads), ident="companion")
 
 
+class _Listening(Protocol):
+    """What this module uses of a waitress server (``waitress.create_server``)."""
+
+    effective_port: int
+
+    def run(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class BackgroundServer:
     """A waitress server on a thread (tests, the bench, the development runner).
 
@@ -51,7 +61,7 @@ class BackgroundServer:
     ) -> None:
         import waitress
 
-        self._server: Any = waitress.create_server(
+        self._server: _Listening = waitress.create_server(
             app, host=host, port=port, threads=_threads(threads), ident="companion"
         )
         self._app = app

@@ -46,31 +46,108 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Literal, NotRequired, Protocol, TypedDict, get_args, runtime_checkable
 
-ROLES: tuple[str, ...] = ("public", "player", "host")
+Role = Literal["public", "player", "host"]
+"""Who looks at a page: the table view, one player's phone or the host's."""
 
-PLAYER_COMMANDS: frozenset[str] = frozenset({"answer", "report_spell", "report_page_card"})
+ROLES: tuple[Role, ...] = get_args(Role)
+
+Phase = Literal["setup", "playing", "over"]
+"""Where the game is: no game dealt yet, under way, or finished."""
+
+MemoryAid = Literal["off", "own", "all"]
+"""What a player's page shows of trapped wizards: nothing, their own, everyone's."""
+
+CommandName = Literal[
+    "setup",
+    "answer",
+    "correct_space",
+    "undo",
+    "dice_mode",
+    "roll",
+    "keep",
+    "end_turn",
+    "report_spell",
+    "report_page_card",
+    "calibrate_board",
+    "calibrate_profile",
+    "calibrate_reset",
+]
+"""Every command name a page may send (``{"command": NAME, ...}``)."""
+
+PLAYER_COMMANDS: frozenset[CommandName] = frozenset({"answer", "report_spell", "report_page_card"})
 """Commands a player's own page may send (answers addressed to that player, reports)."""
 
-HOST_COMMANDS: frozenset[str] = frozenset(
-    {
-        "setup",
-        "answer",
-        "correct_space",
-        "undo",
-        "dice_mode",
-        "roll",
-        "keep",
-        "end_turn",
-        "report_spell",
-        "report_page_card",
-        "calibrate_board",
-        "calibrate_profile",
-        "calibrate_reset",
-    }
-)
+HOST_COMMANDS: frozenset[CommandName] = frozenset(get_args(CommandName))
 """Commands the host page may send (everything a player may, plus setup and corrections)."""
+
+Command = Mapping[str, object]
+"""A command as the page sent it (parsed JSON): ``{"command": NAME, ...}``, not yet checked."""
+
+CommandResult = Mapping[str, object]
+"""A carried-out command: ``{"ok": True, "version": n, ...}`` plus what the command reports
+(a message, calibration figures, ...)."""
+
+
+class AudienceJson(TypedDict):
+    """:meth:`Audience.to_json`: ``{"role": ..., "colour": "blue" | None}``."""
+
+    role: Role
+    colour: str | None
+
+
+class HealthLine(TypedDict):
+    """The snapshot's one-line health: ``{"ok": true, "line": "camera 8.0 fps · ..."}``."""
+
+    ok: bool
+    line: str
+
+
+class Snapshot(TypedDict):
+    """What one audience's page shows (JSON-ready; the module docstring gives an example).
+
+    ``state`` is ``companion.rules.view`` for this audience (state JSON, docs/state-model.md);
+    ``dice``, ``panel``, ``question``, ``reports`` and ``host`` pass through as the service
+    published them. Only the host's snapshot has ``host``.
+    """
+
+    version: int
+    audience: AudienceJson
+    phase: Phase
+    memory_aid: MemoryAid
+    state: Mapping[str, object] | None
+    dice: Mapping[str, object] | None
+    panel: Mapping[str, object]
+    question: dict[str, object] | None
+    health: HealthLine
+    log: list[str]
+    reports: list[Mapping[str, object]]
+    camera: str
+    host: NotRequired[dict[str, object]]
+
+
+class PartHealth(TypedDict):
+    """One part's heartbeat: fresh or not, seconds since it beat (None = never), why."""
+
+    ok: bool
+    age_s: float | None
+    detail: str
+
+
+class HealthReport(TypedDict):
+    """``GET /healthz``: every part's heartbeat and whether all are fresh.
+
+    The running companion adds its health line, camera status, version and the parts it could
+    not start (name -> reason).
+    """
+
+    ok: bool
+    parts: dict[str, PartHealth]
+    line: NotRequired[str]
+    camera_status: NotRequired[str]
+    version: NotRequired[int]
+    missing_parts: NotRequired[dict[str, object]]
 
 
 class CommandError(ValueError):
@@ -93,7 +170,7 @@ class Audience:
     Build with :meth:`public`, :meth:`player` or :meth:`host`.
     """
 
-    role: str
+    role: Role
     colour: str | None = None
 
     def __post_init__(self) -> None:
@@ -114,7 +191,7 @@ class Audience:
     def host(cls) -> Audience:
         return cls("host")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AudienceJson:
         return {"role": self.role, "colour": self.colour}
 
     def __str__(self) -> str:
@@ -138,7 +215,7 @@ class TableService(Protocol):
         """The host's join token (``secrets.token_urlsafe(16)``)."""
         ...
 
-    def snapshot(self, audience: Audience) -> dict[str, Any]:
+    def snapshot(self, audience: Audience) -> Snapshot:
         """The JSON-ready view for ``audience`` (shape in the module docstring); per-player game
         data comes from ``companion.rules.view(state, player, memory_aid)``."""
         ...
@@ -148,7 +225,7 @@ class TableService(Protocol):
         returns the version then (equal to ``since`` on a timeout)."""
         ...
 
-    def submit(self, command: Mapping[str, Any], audience: Audience) -> dict[str, Any]:
+    def submit(self, command: Command, audience: Audience) -> CommandResult:
         """Carry out a host or player command and return ``{"ok": True, "version": n, ...}``.
 
         :raises CommandError: malformed, forbidden for ``audience`` or impossible now; nothing
@@ -160,9 +237,10 @@ class TableService(Protocol):
         """The current camera frame with the detected overlay as JPEG bytes, None without one."""
         ...
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> HealthReport:
         """Heartbeats: ``{"ok": bool, "parts": {"camera": {"ok": bool, "age_s": float,
-        "detail": str}, "detector": …, "tracker": …, "hardware": …, "web": …}}``."""
+        "detail": str}, "detector": …, "tracker": …, "hardware": …, "web": …}}``
+        (:class:`HealthReport`)."""
         ...
 
     def player_for_token(self, token: str) -> str | None:

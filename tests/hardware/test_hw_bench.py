@@ -1,4 +1,5 @@
-"""``companion bench hardware`` runs and reports every figure (small sizes; no timing asserted)."""
+"""``companion bench hardware``, run through the command line, reports every figure (small sizes;
+no timing asserted)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import json
 
 import pytest
 
-from companion.bench import hardware as bench
+from companion.cli import main
 
 
 def test_bench_prints_all_figures_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--json", "--samples", "5", "--rolls", "600", "--seed", "3"]) == 0
+    assert (
+        main(["bench", "hardware", "--json", "--samples", "5", "--rolls", "600", "--seed", "3"])
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["latency"]["press_to_pip"]["n"] == 5
     assert report["latency"]["pip_pins_changed"] == 5  # the LEDs really changed on each press
@@ -23,6 +27,6 @@ def test_bench_prints_all_figures_as_json(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_bench_text_output(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--samples", "3", "--rolls", "120"]) == 0
+    assert main(["bench", "hardware", "--samples", "3", "--rolls", "120"]) == 0
     out = capsys.readouterr().out
     assert "press -> pip LED" in out and "chi2 p" in out and "serial pty" in out

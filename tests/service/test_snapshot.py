@@ -4,9 +4,9 @@ phone may see of hidden wizards, hands and questions."""
 from __future__ import annotations
 
 from companion.rules import Config, apply, setup
-from companion.service.snapshot import build_snapshot
 from companion.sim.bots import BOTS
 from companion.web.service import Audience
+from companion.web.snapshot import build_snapshot
 
 
 def state_with_trapped_wizards(seed: int = 3):
@@ -84,7 +84,7 @@ def test_a_question_for_another_player_shows_no_options():
 def test_a_phone_link_with_a_foreign_token_is_refused_not_an_error():
     import threading
 
-    from companion.service.snapshot import SeatTokens
+    from companion.web.snapshot import SeatTokens
 
     class Table(SeatTokens):
         def __init__(self) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from companion.bench import web as bench_web
+from companion.cli import main
 from companion.sim.faketable import FakeTableService
 from companion.web import BackgroundServer, create_app, print_join_codes
 from companion.web.layout import board_layout
@@ -120,8 +120,20 @@ def test_layout_follows_the_board_geometry() -> None:
 
 
 def test_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = bench_web.main(
-        ["--seconds", "1.5", "--clients", "2", "--rate", "10", "--period", "0.3", "--json"]
+    rc = main(
+        [
+            "bench",
+            "web",
+            "--seconds",
+            "1.5",
+            "--clients",
+            "2",
+            "--rate",
+            "10",
+            "--period",
+            "0.3",
+            "--json",
+        ]
     )
     assert rc == 0
     figures = json.loads(capsys.readouterr().out)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import hmac
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from companion.rules import GameState
+from companion.rules.view import audience_view
+from companion.web.service import Audience, MemoryAid, Phase, Snapshot
 
 
 class SeatTokens:
@@ -48,7 +51,9 @@ class SeatTokens:
             return dict(self._tokens)
 
 
-def question_for(question: Mapping[str, Any] | None, audience: Any) -> dict[str, Any] | None:
+def question_for(
+    question: Mapping[str, object] | None, audience: Audience
+) -> dict[str, object] | None:
     """The open question as ``audience`` sees it: a question to another player shows its text
     without options (``"for_other": True``)."""
     if question is None:
@@ -63,21 +68,21 @@ def question_for(question: Mapping[str, Any] | None, audience: Any) -> dict[str,
 def build_snapshot(
     *,
     version: int,
-    audience: Any,
-    phase: str,
-    memory_aid: str,
-    state: Any,
-    dice: Any,
-    panel: Any,
-    question: Mapping[str, Any] | None,
+    audience: Audience,
+    phase: Phase,
+    memory_aid: MemoryAid,
+    state: GameState | None,
+    dice: Mapping[str, object] | None,
+    panel: Mapping[str, object],
+    question: Mapping[str, object] | None,
     health_ok: bool,
     health_line: str,
     log: Sequence[str],
-    reports: Sequence[Mapping[str, Any]],
+    reports: Sequence[Mapping[str, object]],
     camera: str,
-    host: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The snapshot JSON for one audience (``companion.web.service.Audience``).
+    host: Mapping[str, object] | None = None,
+) -> Snapshot:
+    """The snapshot JSON for one audience (:class:`companion.web.service.Snapshot`).
 
     :param state: the game state (``GameState``) or None before a game is set up; shown through
         :func:`companion.rules.view.audience_view` with ``memory_aid``.
@@ -85,11 +90,9 @@ def build_snapshot(
     """
     state_json = None
     if state is not None:
-        from companion.rules.view import audience_view
-
         colour = audience.colour if audience.role == "player" else None
         state_json = audience_view(state, colour, memory_aid)
-    snap: dict[str, Any] = {
+    snap: Snapshot = {
         "version": version,
         "audience": audience.to_json(),
         "phase": phase,
