@@ -48,7 +48,14 @@ from companion.service.inputs import (
 from companion.service.memory import IdleCollector
 from companion.service.tracked import TrackedDriver
 from companion.tracking.tracker import TrackerUpdate
-from companion.web.service import HOST_COMMANDS, PLAYER_COMMANDS, Audience, CommandError
+from companion.web.service import (
+    HOST_COMMANDS,
+    PLAYER_COMMANDS,
+    Audience,
+    CommandError,
+    HealthReport,
+    Snapshot,
+)
 from companion.web.snapshot import SeatTokens, build_snapshot
 
 log = logging.getLogger(__name__)
@@ -113,12 +120,12 @@ class CompanionService(SeatTokens):
         self._published: PublishedGame | None = None
         self._health_line = "starting"
         self._dice: dict[str, object] | None = None
-        self._panel: dict[str, Any] = {"source": "none", "leds": {}}
+        self._panel: Mapping[str, object] = {"source": "none", "leds": {}}
         self._log: deque[str] = deque(maxlen=LOG_LINES)
         self._reports: deque[dict[str, object]] = deque(maxlen=20)
         self._camera_status = "no camera yet"
         self._camera_jpeg: Callable[[], bytes | None] | None = None
-        self._snap_cache: dict[tuple[int, Audience], dict[str, Any]] = {}
+        self._snap_cache: dict[tuple[int, Audience], Snapshot] = {}
         self._listeners: list[Callable[[CompanionService], None]] = []
         self._hooks: dict[str, CommandHook] = {}
         self.hardware: Hardware | None = None
@@ -144,7 +151,7 @@ class CompanionService(SeatTokens):
                 self._cond.wait(left)
             return self._version
 
-    def snapshot(self, audience: Audience) -> dict[str, Any]:
+    def snapshot(self, audience: Audience) -> Snapshot:
         with self._cond:
             key = (self._version, audience)
             cached = self._snap_cache.get(key)
@@ -177,8 +184,8 @@ class CompanionService(SeatTokens):
         fn = self._camera_jpeg
         return fn() if fn is not None else None
 
-    def health(self) -> dict[str, Any]:
-        report: dict[str, Any] = dict(self.heartbeats.report())
+    def health(self) -> HealthReport:
+        report = self.heartbeats.report()
         with self._cond:
             report["line"] = self._health_line
             report["camera_status"] = self._camera_status
@@ -512,7 +519,7 @@ class CompanionService(SeatTokens):
     # ------------------------------------------------------------------------------------------
     # snapshots (under self._cond)
 
-    def _build_snapshot(self, audience: Audience) -> dict[str, Any]:
+    def _build_snapshot(self, audience: Audience) -> Snapshot:
         host: dict[str, object] | None = None
         if audience.role == "host":
             host = {"settings": self._settings.to_json(), "source": self.config.camera.source}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypedDict
+from typing import Literal, Protocol, TypedDict
 
 from companion.rules import GameState, Observation
 from companion.service.game import GameSettings
@@ -87,7 +87,7 @@ class PublishedGame:
     state: GameState
     question: QuestionView | None
     health_line: str
-    phase: str
+    phase: Literal["playing", "over"]
 
 
 class GameDriver(Protocol):

@@ -16,8 +16,19 @@ from typing import Any
 from companion.config import GameConfig, allowed_colours
 from companion.rules import Config as RulesConfig
 from companion.rules import Event
-from companion.web.gamesetup import parse_setup
-from companion.web.service import CommandError
+from companion.web.gamesetup import memory_aid_of, parse_setup
+from companion.web.service import CommandError, MemoryAid
+
+
+def _memory_aid(value: object) -> MemoryAid:
+    """``value`` as a memory-aid mode.
+
+    :raises ValueError: ``value`` is not ``off``, ``own`` or ``all``.
+    """
+    aid = memory_aid_of(value)
+    if aid is None:
+        raise ValueError(f"memory_aid: expected off, own or all, not {value!r}")
+    return aid
 
 
 @dataclass
@@ -29,7 +40,7 @@ class GameSettings:
     variant: str = "base"
     teams: bool = False
     modules: tuple[str, ...] = ()
-    memory_aid: str = "own"
+    memory_aid: MemoryAid = "own"
     options: Mapping[str, Any] = field(default_factory=dict)
     spells: tuple[str, ...] | None = None
     """The spell tiles on the table; None = as the rules say (R-SETUP-4; drawn by the players
@@ -44,7 +55,7 @@ class GameSettings:
             variant=game.variant,
             teams=game.teams,
             modules=tuple(game.modules),
-            memory_aid=game.memory_aid,
+            memory_aid=_memory_aid(game.memory_aid),
             options=dict(game.options),
             spells=None if game.spells is None else tuple(game.spells),
         )
@@ -63,7 +74,7 @@ class GameSettings:
             variant=str(data["variant"]),
             teams=bool(data["teams"]),
             modules=tuple(data["modules"]),
-            memory_aid=str(data["memory_aid"]),
+            memory_aid=_memory_aid(data["memory_aid"]),
             options=dict(data["options"]),
             spells=None if spells is None else tuple(spells),
         )

@@ -11,25 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypedDict
+
+from companion.web.service import HealthReport, PartHealth
 
 PARTS: tuple[str, ...] = ("camera", "detector", "tracker", "hardware", "web")
-
-
-class PartReport(TypedDict):
-    """One part in ``/healthz``: ``ok`` (good news younger than ``stale_s``), ``age_s`` of the
-    last good news (s; None = never) and ``detail`` for the page."""
-
-    ok: bool
-    age_s: float | None
-    detail: str
-
-
-class HealthReport(TypedDict):
-    """``/healthz``'s heartbeats: ``ok`` when every part is, and each part's report."""
-
-    ok: bool
-    parts: dict[str, PartReport]
 
 
 @dataclass(frozen=True)
@@ -90,7 +75,7 @@ class Heartbeats:
     def report(self) -> HealthReport:
         """``{"ok": bool, "parts": {part: {"ok", "age_s", "detail"}}}`` (age None = never)."""
         now = self._clock()
-        parts: dict[str, PartReport] = {}
+        parts: dict[str, PartHealth] = {}
         with self._lock:
             for name, b in self._beats.items():
                 age = None if b.at is None else round(now - b.at, 3)
