@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 def main(argv: list[str]) -> int:
-    from companion.sim.render import main as render_main
+    from companion.sim.render.cli import main as render_main
 
     rc: int = render_main(["time", *argv])
     return rc

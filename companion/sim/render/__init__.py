@@ -65,9 +65,6 @@ from companion.sim.render.camera import (
     simulated_camera,
     write_camera_file,
 )
-from companion.sim.render.cli import (
-    main,
-)
 from companion.sim.render.frame import (
     NOISE_LEVELS,
     RenderResult,
@@ -114,7 +111,6 @@ __all__ = [
     "fit_pose",
     "kelvin_to_bgr",
     "look_at",
-    "main",
     "random_appearance",
     "random_camera",
     "random_hand",

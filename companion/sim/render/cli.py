@@ -36,13 +36,10 @@ def _game_states(seed: int, count: int, players: int | None = None) -> list[Game
 def main(argv: list[str]) -> int:
     """``python -m companion.sim.render sample|time ...`` (see ``--help``)."""
     import argparse
-    import importlib
     import statistics
     import time
 
-    # (the renderer's own description, from the package)
-    package_doc = importlib.import_module("companion.sim.render").__doc__
-    ap = argparse.ArgumentParser(prog="python -m companion.sim.render", description=package_doc)
+    ap = argparse.ArgumentParser(prog="python -m companion.sim.render", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sp = sub.add_parser("sample", help="write example frames with their truth (PNG + JSON)")
     sp.add_argument("--out", default="artifacts/render", help="folder (default artifacts/render)")
