@@ -84,6 +84,17 @@ def test_passing_the_princess_costs_two_but_never_ends_behind_her() -> None:
     assert (move.end, move.penalised, track.carrier) == (13, False, None)
 
 
+def test_landing_on_13_carries_her_only_with_the_setting() -> None:
+    """G3-STEP-2: "after advancing to space 13" read as "past 13" by default."""
+    track, _ = _track(red=10, blue=5).advance("red", 3)
+    assert (track.position("red"), track.carrier) == (13, None)
+    on_13 = TrackSettings(carry_on_13=True)
+    track, _ = _track(None, on_13, red=10, blue=5).advance("red", 3)
+    assert track.carrier == "red"
+    track, move = track.advance("red", 4)
+    assert (move.walked, move.penalised) == (2, True)
+
+
 def test_overtaking_the_carrier_follows_the_setting() -> None:
     """G3-STEP-2 unclear part: by default the overtaker pays 2 and takes the princess."""
     track, move = _track("red", red=16, blue=14).advance("blue", 5)

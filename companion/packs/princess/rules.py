@@ -125,14 +125,20 @@ class TrackSettings:
 
     * ``overtake``: :class:`Overtake` (default ``PENALISED``);
     * ``passage_use``: :class:`PassageUse` (default ``LAND``);
+    * ``carry_on_13``: a leader who ends exactly on space 13 already carries the princess. The
+      seed says she is carried "after advancing to space 13" (前進到13格之後), which may or
+      may not include landing on 13; the default ``False`` follows the reference reading
+      "once past space 13" (G3-STEP-2);
     * ``track_values``: printed score of the track spaces for players who did not reach GOAL
       (G3-SCORE-2). The seed prints only space 23 -> -2; pass the other printed values here.
-      A space not listed scores ``space - 25`` (its distance to GOAL, negative), the one rule
-      that fits the printed value.
+      A space not listed scores ``space - 25`` (its distance to GOAL, negative): it fits the
+      printed value, and the seed puts GOAL at the "30/0" mark of the outer score ring, so the
+      track counts up to 0 at GOAL.
     """
 
     overtake: Overtake = Overtake.PENALISED
     passage_use: PassageUse = PassageUse.LAND
+    carry_on_13: bool = False
     track_values: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({23: -2}))
 
     def __post_init__(self) -> None:
@@ -315,7 +321,8 @@ class Track:
         keeps her (G3-STEP-2)."""
         space = positions[mover]
         if self.carrier is None:
-            leads = space > PRINCESS_SPACE and space == max(positions.values())
+            first = PRINCESS_SPACE if self.settings.carry_on_13 else PRINCESS_SPACE + 1
+            leads = space >= first and space == max(positions.values())
             return mover if leads else None
         return mover if space > positions[self.carrier] else self.carrier
 
