@@ -191,3 +191,12 @@ def test_supply_counts_never_go_negative(moves: list[tuple[bool, Token, int]]) -
             assert supply == before
         for kind in Token:
             assert 0 <= supply.count(kind) <= SUPPLY[kind]
+
+
+def test_a_round_must_set_aside_two_real_numbers() -> None:
+    with pytest.raises(PackError, match=r"^unused: G2-ROUND-1"):
+        DeploymentRound(("red", "blue"), frozenset({1}))
+    with pytest.raises(PackError, match=r"^unused: G2-ROUND-1"):
+        DeploymentRound(("red", "blue"), frozenset({0, 9}))
+    with pytest.raises(PackError, match=r"^players: G2-ROUND-1"):
+        DeploymentRound(("red", "red"), frozenset({1, 2}))

@@ -143,11 +143,22 @@ class DeploymentRound:
     * ``held``: player -> deployment number, filled as the cards are revealed.
 
     Build one with :func:`deal_round`.
+
+    :raises PackError: (at construction) not 1-4 distinct players, ``unused`` is not 2 of the
+        deployment numbers.
     """
 
     picking_order: tuple[str, ...]
     unused: frozenset[int]
     held: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        _check_players(self.picking_order, "G2-ROUND-1")
+        if len(self.unused) != SET_ASIDE or not self.unused <= set(DEPLOYMENT_NUMBERS):
+            raise PackError(
+                "unused", "G2-ROUND-1", f"2 of the numbers 1..8, got {sorted(self.unused)}"
+            )
+        object.__setattr__(self, "held", MappingProxyType(dict(self.held)))
 
     @property
     def caller(self) -> str:

@@ -129,6 +129,9 @@ class RestTable:
 
     rests: Mapping[str, Rest] = field(default_factory=lambda: MappingProxyType({}))
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rests", MappingProxyType(dict(self.rests)))
+
     def turns_left(self, wizard: str) -> int:
         """Rest turns left for ``wizard`` (0: not resting)."""
         rest = self.rests.get(wizard)
