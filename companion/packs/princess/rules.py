@@ -252,7 +252,8 @@ class Track:
     def advance(self, player: str, steps: int, max_steps: int = 30) -> tuple[Track, Advance]:
         """Move ``player`` by a declaration of ``steps`` (G3-STEP-1..4).
 
-        ``max_steps`` is a sanity bound (5 cards cannot realistically give more than 30).
+        ``max_steps`` (default 30) is a sanity bound, more than the whole 25-space track: the
+        seed prints no card values, so a slip such as 40 is refused rather than scored.
 
         :raises PackError: unknown player, a finisher, ``steps`` outside 1..``max_steps``.
         """
@@ -336,7 +337,9 @@ class EndCheck:
       turn, in order (G3-END-1);
     * ``over`` / ``rescued``: the game has ended, and whether the princess was rescued (the
       element tiles ran out before any arrival: not rescued, G3-END-2). Scoring happens either
-      way (G3-SCORE-1).
+      way (G3-SCORE-1). Once someone has arrived, running out of tiles changes nothing: the
+      owed last turns are still played (chosen; the seed gives the tile end only for a game
+      nobody has finished).
     """
 
     players: tuple[str, ...]
