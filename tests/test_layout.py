@@ -11,21 +11,22 @@ The rules of the layout:
 
 * no cycle among companion modules;
 * ``companion.rules`` imports nothing of companion but itself; ``companion.tracking`` only
-  itself and ``companion.rules``;
-* the run-time packages (rules, tracking, vision, hardware, web, service) and the modules
+  itself and ``companion.rules``; ``companion.packs`` (the other games' rules) only itself and
+  the standard library;
+* the run-time packages (rules, tracking, packs, vision, hardware, web, service) and the modules
   ``companion.journal`` and ``companion.config`` never import ``companion.sim``,
   ``companion.bench`` or the tests; ``companion.web`` never imports ``companion.service``;
 * nothing in companion imports the tests, and no test imports ``companion.bench`` (benches
   import anything and are imported by nothing);
-* the pure packages (rules, tracking) use no camera, GPIO, web, serial, database, socket,
+* the pure packages (rules, tracking, packs) use no camera, GPIO, web, serial, database, socket,
   thread or clock module, and no global random generator (``random.random()``,
   ``random.shuffle(…)``, ``np.random.rand(…)``): randomness comes in as a seeded
   ``random.Random``;
 * no file in ``companion/`` is longer than 800 lines, except the generated data listed in
   :data:`GENERATED`;
 * ``python3 dev.py test`` type-checks the whole package with ``mypy --strict companion``;
-* every rule id cited in ``companion/`` (``R-…``, ``OPEN-nn``) is explained in
-  ``docs/rules.md``.
+* every rule id cited in ``companion/`` (``R-…``, ``OPEN-nn``, and ``G2-…``/``G3-…``/``G4-…``
+  of the other games) is explained in ``docs/rules.md``.
 
 Each failure names the offending edge as ``importer -> imported (file:line, how)``.
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import sys
 from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -59,9 +61,9 @@ GENERATED: dict[str, str] = {
 TEXT_SUFFIXES = {".py", ".html", ".js", ".css", ".svg", ".toml", ".json", ".md", ".txt"}
 """The files in ``companion/`` whose length is checked (source, templates, assets, data)."""
 
-RUN_TIME_PACKAGES = ("rules", "tracking", "vision", "hardware", "web", "service")
+RUN_TIME_PACKAGES = ("rules", "tracking", "packs", "vision", "hardware", "web", "service")
 RUN_TIME_MODULES = ("journal", "config")
-PURE_PACKAGES = ("rules", "tracking")
+PURE_PACKAGES = ("rules", "tracking", "packs")
 STAND_INS = ("companion.sim", "companion.bench", "tests")
 """What run-time code never imports: the simulated world, the benches, the tests."""
 
@@ -84,7 +86,7 @@ SEEDED_NUMPY_RANDOM = {"default_rng", "Generator", "PCG64", "SeedSequence", "Ran
 """What of :mod:`numpy.random` makes a seeded generator (anything else uses the global one)."""
 
 MODULE_NAME = re.compile(r"companion(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
-RULE_ID = re.compile(r"\b(?:R-[A-Z]+(?:-[A-Z]+)*-[0-9]+|OPEN-[0-9]+)\b")
+RULE_ID = re.compile(r"\b(?:R-[A-Z]+(?:-[A-Z]+)*-[0-9]+|OPEN-[0-9]+|G[0-9]-[A-Z]+-[0-9]+)\b")
 
 
 @dataclass(frozen=True, order=True)
@@ -424,6 +426,18 @@ def test_tracking_imports_only_rules_and_itself() -> None:
     )
 
 
+def test_packs_import_only_themselves_and_the_standard_library() -> None:
+    _fail(
+        "companion.packs imports other companion modules or third-party code",
+        (
+            edge
+            for edge in _edges_from("companion.packs")
+            if not _inside(edge.target, "companion.packs")
+            and edge.target.split(".")[0] not in sys.stdlib_module_names
+        ),
+    )
+
+
 def test_run_time_code_never_imports_sim_bench_or_tests() -> None:
     run_time = [f"companion.{name}" for name in (*RUN_TIME_PACKAGES, *RUN_TIME_MODULES)]
     _fail(
@@ -485,7 +499,7 @@ def test_pure_packages_use_no_io_clock_threads_or_global_random() -> None:
         if any(_inside(scanned.module, f"companion.{package}") for package in PURE_PACKAGES)
         for call in scanned.random_calls
     ]
-    _fail("the pure packages (rules, tracking) do I/O, keep time or use threads", impure)
+    _fail("the pure packages (rules, tracking, packs) do I/O, keep time or use threads", impure)
     _fail(
         "the pure packages use the global random generator (take a seeded random.Random)",
         global_random,
