@@ -16,8 +16,8 @@ import pytest
 from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, IllegalAction, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config, GameState
+from companion.tracking import Tracker, TrackerUpdate, board_key
 from companion.tracking.noise import expected_observation, space_views
-from companion.tracking.tracker import Tracker, TrackerUpdate, board_key
 
 T = {
     v: next(c for c in CARD_KINDS if c.type == "tower" and c.tower == v and not c.dice)

@@ -29,8 +29,8 @@ from companion.rules.actions import (
 from companion.rules.engine import actions_for_card, apply, legal_actions, setup
 from companion.rules.model import CARD_KINDS, Config, GameState
 from companion.sim.simulate import tracker_config
+from companion.tracking import Tracker, board_key, describe
 from companion.tracking.noise import expected_observation
-from companion.tracking.tracker import Tracker, board_key, describe
 
 ALL = frozenset({"fountain", "magic_tower", "raven", "web", "witch"})
 

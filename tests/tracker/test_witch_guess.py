@@ -17,7 +17,7 @@ from test_modules_tracking import assert_tracked, card_moves, first, kinds, play
 from companion.rules.actions import MoveTower, MoveWizard
 from companion.rules.engine import apply
 from companion.rules.model import GameState
-from companion.tracking.tracker import Tracker
+from companion.tracking import Tracker
 
 
 def _sealed_witch() -> tuple[Tracker, GameState]:
