@@ -23,7 +23,7 @@ from companion.rules.actions import (
     MoveWizard,
     Redraw,
 )
-from companion.rules.model import CARD_KINDS, Card, GameState, Table
+from companion.rules.model import CARD_KINDS, Card, GameState, Table, position, space_of, tier_of
 from companion.tracking.belief import Marker
 from companion.tracking.options import TrackerOptions
 
@@ -99,8 +99,8 @@ def _children(
     visible: list[tuple[int, int]] = []  # (wizard index, space)
     for i, p in enumerate(wiz):
         if p:
-            s = p >> 4
-            if p & 15 == len(stacks[s - 1]):
+            s = space_of(p)
+            if tier_of(p) == len(stacks[s - 1]):
                 visible.append((i, s))
     ids = tb.wizard_ids
     owner = tb.wizard_owner
@@ -220,7 +220,7 @@ def _children(
                 for s in allowed:
                     stk = stacks[s - 1]
                     for k in range(1, len(stk) + 1):
-                        under = s << 4 | (k - 1)
+                        under = position(s, k - 1)
                         for i, p in enumerate(wiz):
                             if p == under and owner[i] in allowed_owner:
                                 yield (
@@ -339,7 +339,7 @@ def _card_variants(
     seat = st.turn.player
     page: tuple[bool, tuple[int, int] | None] | None = None
     if ms.witch is not None and "witch" in tb.config.modules:
-        ws, wt = ms.witch >> 4, ms.witch & 15
+        ws, wt = space_of(ms.witch), tier_of(ms.witch)
         if ws in allowed or _token_end(st, ws, 1) in allowed:
             sealed = wt < len(st.stacks[ws - 1])
             page = (True, (ws, wt + 1) if sealed else None)
@@ -352,7 +352,7 @@ def _card_variants(
         if raven and roll and isinstance(a, MoveWizard | MoveTower) and a.card.dice:
             variants.append((replace(a, raven_timing="before"), opts.cost_raven_before))
         if precise and isinstance(a, MoveWizard):
-            pos = st.wizards[tb.wizard_index[a.wizard]] >> 4
+            pos = space_of(st.wizards[tb.wizard_index[a.wizard]])
             if tb.special[(pos - 1 + a.steps) % tb.length + 1] == "web":
                 variants.extend((replace(a, web_steps=n), 0.0) for n in (1, 2, 3))
         if page is not None:
@@ -375,7 +375,7 @@ def _card_variants(
     if can_play and ms.witch is not None and "witch" in tb.config.modules:
         # a page card naming the wrong tower over a sealed witch (R-MOD-WITCH-9): the tower is
         # put back, nothing moves, the turn ends; the camera sees only the turn's end
-        wrong = _wrong_guess(st, ms.witch >> 4, ms.witch & 15)
+        wrong = _wrong_guess(st, space_of(ms.witch), tier_of(ms.witch))
         if wrong is not None:
             yield (
                 DiscardCard(tb.colours[seat], None, page=True, witch_guess=wrong),
@@ -476,7 +476,7 @@ def _spell_casts(
         lo, hi = tb.wiz_range[tb.colours.index(ccol)]
         for i in range(lo, hi):
             p = st.wizards[i]
-            if p and (p >> 4) in allowed:
+            if p and space_of(p) in allowed:
                 yield Cast(ccol, spell, wizard=ids[i])
     elif spell in ("advance_tower", "headwind_tower", "tower_sprint"):
         for s in allowed:
@@ -494,7 +494,7 @@ def _spell_casts(
     elif spell == "free_wizard":
         for s in allowed:
             for k in range(1, len(stacks[s - 1]) + 1):
-                under = s << 4 | (k - 1)
+                under = position(s, k - 1)
                 found = [i for i, p in enumerate(st.wizards) if p == under]
                 for i in found:
                     yield Cast(ccol, spell, space=s, tier=k, wizard=ids[i])

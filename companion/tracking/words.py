@@ -12,7 +12,7 @@ from companion.rules.actions import (
     MoveWizard,
     Redraw,
 )
-from companion.rules.model import GameState
+from companion.rules.model import GameState, position
 
 
 def ordinal(n: int) -> str:
@@ -63,7 +63,7 @@ def describe(action: Action | None, before: GameState) -> str:
         if action.witch_guess is not None:
             s, k = action.witch_guess
             w = before.modules.witch if before.modules is not None else None
-            if w is None or w != (s << 4 | (k - 1)):
+            if w is None or w != position(s, k - 1):
                 return (
                     f"{action.player} lifted the {ordinal(k)} tower from the bottom on space "
                     f"{s} to release the witch, but she was not under it (the turn ended)"
