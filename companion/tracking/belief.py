@@ -12,14 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Literal
 
 from companion.rules.actions import Action, DiscardCard, EndTurn, Event
 from companion.rules.model import GameState
 from companion.tracking.options import TrackerOptions
 
-Marker = tuple[Any, ...]
-"""A pending input: ``("dice", rolls, dice_allowed)`` or ``("done",)``."""
+DiceMarker = tuple[Literal["dice"], tuple[int, ...], int]
+"""The dice buttons: ``("dice", rolls, dice_allowed)`` (R-CARD-4/5)."""
+DoneMarker = tuple[Literal["done"]]
+"""The DONE button: ``("done",)`` (R-TURN-4/8)."""
+Marker = DiceMarker | DoneMarker
+"""A pending input, not yet explained by a move the camera saw."""
+
+Key = tuple[object, ...]
+"""What two states are compared by (:func:`board_key`, :func:`state_key`): equal keys, the same
+thing for the purpose at hand; hashable."""
 
 Path = tuple[tuple[Action, ...], tuple[tuple[Event, ...], ...], tuple[GameState, ...]]
 """One way between two states: the actions, the events of each, the state after each."""
@@ -85,7 +93,7 @@ MAX_STORIES = 24
 """At most this many stories are told in one ``order_unseen`` entry."""
 
 
-def step_print(step: Step) -> Any:
+def step_print(step: Step) -> Key | frozenset[Key]:
     """What a committed step claims: the state after each of its actions (a set of such
     sequences when it has alternative paths)."""
     main = tuple(state_key(s) for s in step.states)
@@ -115,11 +123,11 @@ def same_path(a: Sequence[Step], b: Sequence[Step]) -> bool:
 
 
 _KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
-_WIZ_KEYS: dict[tuple[Any, ...], tuple[tuple[int, ...], ...]] = {}
+_WIZ_KEYS: dict[Key, tuple[tuple[int, ...], ...]] = {}
 """Wizard positions -> the sorted positions per colour (a search meets the same few again)."""
 
 
-def board_key(st: GameState) -> tuple[Any, ...]:
+def board_key(st: GameState) -> Key:
     """What a player means by "the board": tower kinds per stack, wizard positions per colour
     (wizards of one colour are interchangeable, so are towers of one kind) and the castle."""
     tb = st.table
@@ -146,7 +154,7 @@ def board_key(st: GameState) -> tuple[Any, ...]:
     return (stacks, wiz, st.castle, ms.witch, ms.raven)
 
 
-def state_key(st: GameState) -> tuple[Any, ...]:
+def state_key(st: GameState) -> Key:
     """:func:`board_key` plus potions, the turn and the game progress (never the card count);
     with expansion modules also the witch vials, feathers, armed spells and free spells (what
     the camera cannot see but later moves depend on)."""
@@ -187,7 +195,7 @@ def prune(
     inputs first). With expansion ``modules`` at most ``keep_per_board`` per board (twice that
     for a board's other potion counts) while other boards wait. ``fallback`` when ``hyps`` is
     empty."""
-    merged: dict[tuple[Any, ...], Hypothesis] = {}
+    merged: dict[Key, Hypothesis] = {}
     for h in hyps:
         key = (state_key(h.state), h.pending, h.implicit)
         old = merged.get(key)
@@ -216,8 +224,8 @@ def prune(
     # a wrong board cheapest for a moment, and the true one must survive to the next frame
     out: list[Hypothesis] = []
     rest: list[Hypothesis] = []
-    count: dict[tuple[Any, ...], int] = {}
-    pots: set[tuple[Any, ...]] = set()
+    count: dict[Key, int] = {}
+    pots: set[Key] = set()
     for h in alive:
         k = board_key(h.state)
         c = count.get(k, 0)

@@ -19,6 +19,7 @@ from companion.rules.serialize import dump_action, dump_event
 from companion.tracking.belief import (
     MAX_STORIES,
     Hypothesis,
+    Key,
     Path,
     Step,
     board_key,
@@ -73,7 +74,7 @@ def advance(hyps: Sequence[Hypothesis], m: int, base: float) -> tuple[Hypothesis
 def _meeting(
     paths: Sequence[Sequence[Step]],
     limit: int,
-    key_of: Callable[[GameState], tuple[Any, ...]] = state_key,
+    key_of: Callable[[GameState], Key] = state_key,
 ) -> int | None:
     """The first step (below ``limit``) after which every trail of ``paths`` is in the same
     state (the same ``key_of``), or None."""
@@ -84,7 +85,7 @@ def _meeting(
     return None
 
 
-def _table_key(st: GameState) -> tuple[Any, ...]:
+def _table_key(st: GameState) -> Key:
     """The board, every player's potions, whose turn and the game's progress."""
     return (board_key(st), st.potions, st.turn.player, st.game)
 

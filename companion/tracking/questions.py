@@ -12,7 +12,7 @@ from typing import Any
 
 from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, MoveTower
 from companion.rules.model import GameState
-from companion.tracking.belief import Hypothesis, board_key, same_now
+from companion.tracking.belief import Hypothesis, Key, board_key, same_now
 from companion.tracking.options import TrackerOptions
 from companion.tracking.words import count_of, describe, ordinal
 
@@ -38,6 +38,11 @@ class Question:
         return {"id": self.id, "text": self.text, "options": list(self.options)}
 
 
+def _potions_of(seat: int) -> Callable[[GameState], object]:
+    """A state's full and empty potions of ``seat`` (what the players can count, R-POTION-1)."""
+    return lambda st: st.potions[seat][:2]
+
+
 def lag_question(
     near: Sequence[Hypothesis], root: GameState
 ) -> tuple[str, tuple[str, ...], tuple[tuple[Hypothesis, ...], ...]] | None:
@@ -47,8 +52,8 @@ def lag_question(
     if len(near) < 2 or same_now(near):
         return None
 
-    def split(key: Any) -> list[list[Hypothesis]]:
-        groups: dict[Any, list[Hypothesis]] = {}
+    def split(key: Callable[[GameState], object]) -> list[list[Hypothesis]]:
+        groups: dict[object, list[Hypothesis]] = {}
         for h in near:
             groups.setdefault(key(h.state), []).append(h)
         return sorted(groups.values(), key=lambda g: min(x.cost for x in g))
@@ -59,7 +64,7 @@ def lag_question(
         return text, options, tuple(tuple(g) for g in by_board)
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
-        by_pot = split(lambda st, seat=seat: st.potions[seat][:2])
+        by_pot = split(_potions_of(seat))
         if len(by_pot) > 1:
             options = tuple(
                 f"{count_of(g[0].state.potions[seat][0], 'full potion')} and "
@@ -80,18 +85,15 @@ def lag_question(
 
 def answer_key(
     groups: Sequence[Sequence[Hypothesis]],
-) -> Callable[[GameState], Any] | None:
+) -> Callable[[GameState], object] | None:
     """What a question's options differ in (the first of the board, one player's potions, all
     potions, whose turn that no two options share), or None."""
     if not groups or not groups[0]:
         return None
 
-    def seat_potions(seat: int) -> Callable[[GameState], Any]:
-        return lambda st: st.potions[seat][:2]
-
     seats = range(len(groups[0][0].state.table.colours))
-    keys: list[Callable[[GameState], Any]] = [board_key]
-    keys += [seat_potions(seat) for seat in seats]
+    keys: list[Callable[[GameState], object]] = [board_key]
+    keys += [_potions_of(seat) for seat in seats]
     keys += [lambda st: st.potions, lambda st: st.turn.player]
     for key in keys:
         sets = [{key(h.state) for h in g} for g in groups]
@@ -206,7 +208,7 @@ def pick_question(
         over = hyps[0].state.game.over
         if not over:
             return None
-    groups: dict[tuple[Any, ...], list[Hypothesis]] = {}
+    groups: dict[Key, list[Hypothesis]] = {}
     for h in close:
         groups.setdefault(board_key(h.state), []).append(h)
     kind = "board"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from companion.rules.actions import (
     Action,
@@ -28,6 +27,7 @@ from companion.rules.model import GameState
 from companion.tracking.belief import (
     MAX_ALTS,
     Hypothesis,
+    Key,
     Marker,
     Path,
     board_key,
@@ -44,7 +44,7 @@ class SearchCache:
     def __init__(self) -> None:
         self.applied: dict[tuple[GameState, Action], tuple[GameState, tuple[Event, ...]] | None]
         self.applied = {}
-        self.views: dict[tuple[Any, ...], list[SpaceView]] = {}
+        self.views: dict[Key, list[SpaceView]] = {}
         # most spaces look the same in most searched states: one tuple per distinct space view
         # (the cached views held ~930k tuples, 82 MB, in a 4-player game with every module)
         self.shared: dict[SpaceView, SpaceView] = {}
@@ -102,7 +102,7 @@ class Node:
     (within ``commit_margin``): kept so a commit never claims one of them as fact."""
 
 
-def _path_print(states: Sequence[GameState]) -> tuple[Any, ...]:
+def _path_print(states: Sequence[GameState]) -> Key:
     return tuple(state_key(s) for s in states)
 
 
@@ -222,7 +222,7 @@ def search_frame(
     def terminal_ok(n: Node) -> bool:
         return all(m[0] != "done" for m in n.pending)
 
-    seen: dict[tuple[Any, ...], Node] = {}
+    seen: dict[Key, Node] = {}
     keep_paths = opts.commit_margin
 
     def score(child: Node) -> None:
@@ -390,9 +390,9 @@ def _select(nodes: Iterable[Node], beam: int, per_board: int) -> list[Node]:
     the expansion a board's second node must differ from the first in more than the order of
     its spells and cards (e.g. in feathers: the raven moved before or after the move)."""
     out: list[Node] = []
-    count: dict[tuple[Any, ...], int] = {}
-    outcomes: set[tuple[Any, ...]] = set()
-    pots: set[tuple[Any, ...]] = set()
+    count: dict[Key, int] = {}
+    outcomes: set[Key] = set()
+    pots: set[Key] = set()
     more: list[Node] = []
     for n in sorted(nodes, key=lambda n: n.rank):
         st = n.state

@@ -48,6 +48,7 @@ from companion.rules.serialize import (
 )
 from companion.tracking.belief import (
     Hypothesis,
+    Key,
     Marker,
     Path,
     Step,
@@ -479,7 +480,7 @@ class Tracker:
             # ``nroots`` limits the searches; a searched board's potion stories further down
             # are replayed too (up to ``keep_per_board``): the true potions, a spell or two
             # behind the cheapest story, would be dropped
-            groups: dict[tuple[Any, ...], list[Hypothesis]] = {}
+            groups: dict[Key, list[Hypothesis]] = {}
             for i, h in enumerate(roots):
                 t = h.state.turn
                 gkey = (board_key(h.state), t, h.state.game, h.pending, h.implicit)
