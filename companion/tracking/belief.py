@@ -46,6 +46,7 @@ class Step:
     alts: tuple[Path, ...] = ()
 
     def paths(self) -> tuple[Path, ...]:
+        """The step's own path first, then its alternatives."""
         return ((self.actions, self.events, self.states), *self.alts)
 
 
@@ -65,6 +66,7 @@ class Hypothesis:
     alts: tuple[tuple[Step, ...], ...] = ()
 
     def paths(self) -> tuple[tuple[Step, ...], ...]:
+        """The hypothesis' own trail first, then its alternative trails."""
         return (self.trail, *self.alts)
 
     def extended(

@@ -48,6 +48,8 @@ class Committed:
     state: GameState
 
     def to_json(self) -> dict[str, Any]:
+        """``{"action": …, "events": […]}``, or ``{"correction": true, …}`` /
+        ``{"unseen": true, …}`` for an entry without an action."""
         if self.action is None:
             kind = "correction" if any(e.kind == "correction" for e in self.events) else "unseen"
             return {kind: True, "events": [dump_event(e) for e in self.events]}

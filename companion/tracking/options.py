@@ -110,6 +110,7 @@ class TrackerOptions:
         return -math.log(self.page_share)
 
     def to_json(self) -> dict[str, Any]:
+        """Every option by name, the noise model as an object of its fields."""
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             v = getattr(self, name)

@@ -35,6 +35,7 @@ class Question:
     options: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
+        """``{"id": "q1", "text": …, "options": […]}``."""
         return {"id": self.id, "text": self.text, "options": list(self.options)}
 
 
@@ -103,6 +104,8 @@ def answer_key(
 
 
 def _first_difference(groups: Sequence[Sequence[Hypothesis]]) -> int:
+    """The first step at which the groups' first hypotheses disagree about the board (their
+    last common step when they never do)."""
     reps = [g[0] for g in groups]
     n = min(len(h.trail) for h in reps)
     for i in range(n):
@@ -115,6 +118,10 @@ def _first_difference(groups: Sequence[Sequence[Hypothesis]]) -> int:
 def board_question(
     groups: Sequence[Sequence[Hypothesis]], root: GameState
 ) -> tuple[str, tuple[str, ...]]:
+    """The question (text, one option per group) that asks which of the groups' moves happened,
+    from the first step where their boards differ (``root``: the state before their trails).
+    Which tower of a stack was moved, or lifted to free a wizard (R-SPELL-12), gets the classic
+    wording; other moves are told in players' words (:func:`describe`)."""
     i = _first_difference(groups)
     reps = [g[0] for g in groups]
     options: list[str] = []
@@ -160,10 +167,13 @@ def board_question(
 
 
 def _word(n: int) -> str:
+    """``two``, ``three``, ``four``; other numbers in digits."""
     return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
 
 
 def potion_question(groups: Sequence[Sequence[Hypothesis]]) -> tuple[str, tuple[str, ...]]:
+    """The question (text, one option per group) about the first player whose potions (full,
+    empty, spent; R-POTION-1) the groups disagree on."""
     reps = [g[0].state for g in groups]
     tb = reps[0].table
     for seat, colour in enumerate(tb.colours):

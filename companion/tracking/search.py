@@ -50,6 +50,8 @@ class SearchCache:
         self.shared: dict[SpaceView, SpaceView] = {}
 
     def apply(self, st: GameState, a: Action) -> tuple[GameState, tuple[Event, ...]] | None:
+        """The rules engine's ``apply(st, a)`` (state after, events), or None when the engine
+        refuses ``a`` as illegal; remembered."""
         key = (st, a)
         if key in self.applied:
             return self.applied[key]
@@ -64,6 +66,8 @@ class SearchCache:
         return got
 
     def view(self, st: GameState) -> list[SpaceView]:
+        """The expected camera view of every space of ``st`` (index ``space - 1``,
+        :func:`~companion.tracking.noise.space_views`); remembered per board."""
         ms = st.modules
         key = (st.stacks, st.wizards, st.castle, None if ms is None else (ms.witch, ms.raven))
         got = self.views.get(key)
@@ -103,6 +107,7 @@ class Node:
 
 
 def _path_print(states: Sequence[GameState]) -> Key:
+    """What a path claims: the state after each of its actions."""
     return tuple(state_key(s) for s in states)
 
 
@@ -112,6 +117,7 @@ def _extend_paths(
     events: tuple[tuple[Event, ...], ...],
     states: tuple[GameState, ...],
 ) -> tuple[Path, ...]:
+    """Each of the paths ``alts`` continued by the same actions."""
     return tuple((a + actions, e + events, s + states) for a, e, s in alts)
 
 

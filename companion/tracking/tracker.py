@@ -101,12 +101,15 @@ class TrackerUpdate:
     explained: bool = True
 
     def committed_json(self) -> list[dict[str, Any]]:
+        """The committed entries as JSON (:meth:`Committed.to_json`)."""
         return [c.to_json() for c in self.committed]
 
     def events_json(self) -> list[dict[str, Any]]:
+        """The events of the committed entries, in order, as JSON."""
         return [dump_event(e) for c in self.committed for e in c.events]
 
     def to_json(self) -> dict[str, Any]:
+        """The whole update as JSON (the state as ``dump_state`` writes it)."""
         return {
             "committed": self.committed_json(),
             "undone": [c.to_json() for c in self.undone],
@@ -185,6 +188,7 @@ class Tracker:
 
     @property
     def question(self) -> Question | None:
+        """The open question, if any."""
         return self._question
 
     @property
@@ -206,6 +210,7 @@ class Tracker:
         return self._history
 
     def state_json(self) -> dict[str, Any]:
+        """:attr:`state` as JSON."""
         return dump_state(self.state)
 
     # -- cheap rollback (the journal writes after the tracker computed an update) -------------
@@ -437,6 +442,10 @@ class Tracker:
         self._pace = (frames, moves)
 
     def _reconcile(self, target: Target) -> tuple[Hypothesis, ...] | None:
+        """The belief after a frame (``target``): every hypothesis' stories that explain it,
+        from the quick passes, else the full pass, else the deep pass after an unexplained
+        frame (:func:`~companion.tracking.search.search_frame`); None when nothing explains
+        it well enough (the mismatching spaces are kept for the health message)."""
         opts = self.options
         srch = self._srch
         out: list[Hypothesis] = []
