@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from companion.rules.model import GameState, Table
+from companion.rules.model import GameState, Table, space_of, tier_of
 from companion.rules.observation import COLOURS, Observation, SpaceObservation
 
 COLOUR_INDEX: Mapping[str, int] = {c: i for i, c in enumerate(COLOURS)}
@@ -120,18 +120,19 @@ def space_views(state: GameState) -> list[SpaceView]:
     for i, p in enumerate(state.wizards):
         if p == 0:
             continue
-        s = p >> 4
-        if (p & 15) == len(stacks[s - 1]):
+        s = space_of(p)
+        if tier_of(p) == len(stacks[s - 1]):
             counts[s - 1][colour_idx[owner[i]]] += 1
     witch = raven = 0
     ms = state.modules
     if ms is not None:
         # a token shows when it stands on the top surface (a sealed witch is covered)
         w = ms.witch
-        if w is not None and 1 <= w >> 4 <= length and (w & 15) == len(stacks[(w >> 4) - 1]):
-            witch = w >> 4
-        if ms.raven is not None and 1 <= ms.raven >> 4 <= length:
-            raven = ms.raven >> 4
+        ws = 0 if w is None else space_of(w)
+        if w is not None and 1 <= ws <= length and tier_of(w) == len(stacks[ws - 1]):
+            witch = ws
+        if ms.raven is not None and 1 <= space_of(ms.raven) <= length:
+            raven = space_of(ms.raven)
     out: list[SpaceView] = []
     for idx in range(length):
         st = stacks[idx]

@@ -15,9 +15,9 @@ import pytest
 
 from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, IllegalAction, MoveTower
 from companion.rules.engine import apply, setup
-from companion.rules.model import CARD_KINDS, Config, GameState
+from companion.rules.model import CARD_KINDS, Config, GameState, position
+from companion.tracking import Tracker, TrackerUpdate, board_key
 from companion.tracking.noise import expected_observation, space_views
-from companion.tracking.tracker import Tracker, TrackerUpdate, board_key
 
 T = {
     v: next(c for c in CARD_KINDS if c.type == "tower" and c.tower == v and not c.dice)
@@ -58,7 +58,7 @@ def inside(state: GameState, space: int) -> tuple[tuple[str, ...], ...]:
         colours = sorted(
             tb.colours[tb.wizard_owner[i]]
             for i, p in enumerate(state.wizards)
-            if p == space << 4 | tier
+            if p == position(space, tier)
         )
         out.append((kind, *colours))
     return tuple(out)

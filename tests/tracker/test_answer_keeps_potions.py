@@ -6,10 +6,10 @@ commit claims potions the table never had."""
 
 from __future__ import annotations
 
-from companion.bench.tracking import TruthWalk, answer_as_players
 from companion.rules.model import Config
+from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, SimGame, simulate, truth_key
-from companion.tracking.tracker import Question, Tracker, board_key
+from companion.tracking import Question, Tracker, board_key
 
 
 def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:
@@ -28,9 +28,9 @@ def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:
 
 
 def test_a_board_answer_keeps_the_true_potions_of_the_chosen_board():
-    # three players, seed 2000: at the tenth input the camera cannot tell where red's towers
-    # went; the story with the true potions (yellow cast Advance a Tower a turn earlier) is not
-    # among the closest ones the question offers, only its board is
+    """Three players, seed 2000: at the tenth input the camera cannot tell where red's towers
+    went; the story with the true potions (yellow cast Advance a Tower a turn earlier) is not
+    among the closest ones the question offers, only its board is."""
     sim = simulate(Config(player_count=3), 2000, CameraNoise(rate=0.01, gap="turn"))
     tr, asked, wrong = _play(sim, 10)
     assert any(q.startswith("The camera can't tell") for q in asked), "a board question"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from companion.bench.tracking import run_game
 from companion.rules.model import Config
+from companion.sim.answering import run_game
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking.tracker import Tracker
+from companion.tracking import Tracker
 
 
 def _action_frames(seed: int):
@@ -25,8 +25,8 @@ def _action_frames(seed: int):
 
 @pytest.mark.parametrize("seed", [1, 3])
 def test_frames_after_every_move_commit_only_what_happened(seed):
-    # seeds 1 and 3 committed 20 and 35 states that never happened when every move seen after
-    # a DONE press cost 2 nats per turn
+    """Seeds 1 and 3 committed 20 and 35 states that never happened when every move seen after
+    a DONE press cost 2 nats per turn (``TrackerOptions.action_pace``)."""
     got = run_game(_action_frames(seed), [])
     assert got["wrong_commits"] == 0
     assert got["turns_correct"] == got["turns"]

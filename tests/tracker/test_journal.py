@@ -29,7 +29,7 @@ from companion.journal import (
 from companion.rules.model import Config
 from companion.rules.observation import ObservationError
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking.tracker import Tracker
+from companion.tracking import Tracker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -145,7 +145,7 @@ import sys
 from companion.journal import Journal, JournaledTracker
 from companion.rules.model import Config
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking.tracker import Tracker
+from companion.tracking import Tracker
 
 path, seed = sys.argv[1], int(sys.argv[2])
 sim = simulate(Config(player_count=2), seed, CameraNoise(rate=0.0, gap="action"))

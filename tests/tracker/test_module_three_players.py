@@ -10,7 +10,7 @@ from dataclasses import replace
 from companion.rules.actions import Cast, EndTurn, Feather, MoveTower, MoveWizard
 from companion.rules.model import Config
 from companion.sim.simulate import CameraNoise, SimGame, SimInput, simulate, truth_key
-from companion.tracking.tracker import Tracker, board_key
+from companion.tracking import Tracker, board_key
 
 ALL_MODULES = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
 

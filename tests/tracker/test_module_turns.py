@@ -9,7 +9,7 @@ from test_staged_moves import stops
 from companion.rules.actions import Cast, MoveTower
 from companion.rules.model import Config
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking.tracker import board_key
+from companion.tracking import board_key
 
 ALL_MODULES = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
 

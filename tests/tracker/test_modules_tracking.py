@@ -27,10 +27,10 @@ from companion.rules.actions import (
     MoveWizard,
 )
 from companion.rules.engine import actions_for_card, apply, legal_actions, setup
-from companion.rules.model import CARD_KINDS, Config, GameState
+from companion.rules.model import CARD_KINDS, Config, GameState, position, space_of, tier_of
 from companion.sim.simulate import tracker_config
+from companion.tracking import Tracker, board_key, describe
 from companion.tracking.noise import expected_observation
-from companion.tracking.tracker import Tracker, board_key, describe
 
 ALL = frozenset({"fountain", "magic_tower", "raven", "web", "witch"})
 
@@ -130,7 +130,7 @@ def test_a_sealed_witch_released_by_a_page_card():
     assert_tracked(tr, truth)
     m = truth.modules
     assert m is not None and m.witch is not None
-    guess = (m.witch >> 4, (m.witch & 15) + 1)
+    guess = (space_of(m.witch), tier_of(m.witch) + 1)
     moves = (replace(mv, page=True, witch_guess=guess) for mv in card_moves(truth))
     release, _ = first(truth, moves, lambda nxt, ev: "witch_released" in kinds(ev))
     truth = play_turn(tr, truth, [release])
@@ -193,7 +193,7 @@ def test_a_feather_spent_against_the_witch_is_held_as_a_hypothesis():
     st0 = replace(
         st0,
         potions=tuple((max(1, f), e, s) for f, e, s in st0.potions),
-        modules=m0._replace(witch=2 << 4 | len(st0.stacks[1]), feathers=(1, 0, 0)),
+        modules=m0._replace(witch=position(2, len(st0.stacks[1])), feathers=(1, 0, 0)),
     )
     colour = st0.table.colours[0]
 

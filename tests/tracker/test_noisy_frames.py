@@ -10,8 +10,8 @@ from companion.rules.actions import EndTurn, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
 from companion.rules.observation import Observation
+from companion.tracking import Tracker, board_key
 from companion.tracking.noise import NoiseModel, Target, expected_observation
-from companion.tracking.tracker import Tracker, board_key
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
 
@@ -75,7 +75,7 @@ def test_the_allowance_grows_with_the_spaces_read_and_is_an_option():
     strict = NoiseModel(bad_frame_per_space=0.0)
     assert Target(obs, 16, strict).bad_frame == strict.bad_frame
     start, _ = _moved()
-    from companion.tracking.tracker import TrackerOptions
+    from companion.tracking import TrackerOptions
 
     tr = Tracker(start, TrackerOptions(noise=strict))
     assert not tr.observe(_misread(obs, 3)).explained

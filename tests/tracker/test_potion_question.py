@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from companion.bench.tracking import true_option
 from companion.rules.model import Config
+from companion.sim.answering import true_option
 from companion.sim.simulate import CameraNoise, simulate, truth_key
-from companion.tracking.tracker import Tracker
+from companion.tracking import Tracker
 
 QUESTION = re.compile(r"How many full potions does (\w+) have now\?")
 OPTION = re.compile(r"(\d+) full potions? and (\d+) empty")

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from companion.bench.tracking import answer_as_players
 from companion.rules.actions import Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.model import Config
+from companion.sim.answering import answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking.tracker import Tracker, board_key
+from companion.tracking import Tracker, board_key
 
 
 def test_a_turn_with_a_spell_is_not_taken_for_a_misread_picture():
-    """Six players (the bench's game, seed 3001). Red casts Advance a Tower, moves a wizard and
-    presses DONE: three steps, one more than the quick pass. The frame after it is read right,
-    yet a two-step story (move the tower, discard a card) explains it but for one field. The
-    phones must show red's true table and the next player, not that story."""
+    """Six players (the bench's game, seed 3001, input 68). Red casts Advance a Tower, moves a
+    wizard and presses DONE: three steps, one more than the quick pass. The frame after it is
+    read right, yet a two-step story (move the tower, discard a card) explains it but for one
+    field (3.91 nats: ``TrackerOptions.exact`` must stay below one misread). The phones must
+    show red's true table and the next player, not that story."""
     sim = simulate(Config(player_count=6), 3001, CameraNoise(rate=0.01, gap="turn"), "greedy")
     before = [
         i for i, inp in enumerate(sim.inputs) if inp.kind == "observation" and inp.turns == 20
@@ -43,11 +44,12 @@ def test_a_turn_with_a_spell_is_not_taken_for_a_misread_picture():
 
 
 def test_an_exact_picture_from_an_unlikely_story_does_not_end_the_search():
-    """Four players with every module (the bench's game, seed 2000). The first frames hold a
-    misread field and a too-noisy frame, so the tracker carries stories far behind the best;
-    from one of them (11 nats behind) the quick pass explains the next frame exactly, while the
-    true turn grows from the best story. The phones must show the true table at every still
-    frame of the first three turns."""
+    """Four players with every module (the bench's game, seed 2000, input 4). The first frames
+    hold a misread field and a too-noisy frame, so the tracker carries stories far behind the
+    best; from one of them (11 nats behind) the quick pass explains the next frame exactly,
+    while the true turn grows from the best story (when only the picture counted, that wrong
+    story ended the search). The phones must show the true table at every still frame of the
+    first three turns."""
     modules = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
     sim = simulate(
         Config(player_count=4, modules=modules), 2000, CameraNoise(rate=0.01, gap="turn")
@@ -67,11 +69,11 @@ def test_an_exact_picture_from_an_unlikely_story_does_not_end_the_search():
 
 
 def test_a_spell_between_two_moves_keeps_its_potion_count():
-    """Six players (the bench's game, seed 3001). Blue's first turn: a tower moved with a die,
-    Advance a Tower on that stack, a wizard moved on to the space it left. Two card moves and a
-    wizard move make the same board without the spell, and they led the search at that point:
-    the spell's story (one potion emptied) must not fall out behind them. The phones must show
-    blue's potions right after the turn."""
+    """Six players (the bench's game, seed 3001, input 4). Blue's first turn: a tower moved with
+    a die, Advance a Tower on that stack, a wizard moved on to the space it left. Two card moves
+    and a wizard move make the same board without the spell, and they led the search at that
+    point (the spell's story ranked 11th in the beam): it must not fall out behind them. The
+    phones must show blue's potions right after the turn."""
     sim = simulate(Config(player_count=6), 3001, CameraNoise(rate=0.01, gap="turn"), "greedy")
     first = [type(a) for a in sim.actions[:4]]
     assert first == [MoveTower, Cast, MoveWizard, EndTurn]

@@ -11,8 +11,8 @@ from companion.rules.actions import Cast, EndTurn
 from companion.rules.model import Config
 from companion.rules.observation import Observation
 from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking import Tracker, board_key
 from companion.tracking.noise import expected_observation
-from companion.tracking.tracker import Tracker, board_key
 
 
 def _blurred(obs: Observation) -> Observation:

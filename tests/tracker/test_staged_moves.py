@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 from test_ambiguity import T, play
 
-from companion.bench.tracking import answer_as_players
 from companion.rules.actions import EndTurn, MoveTower
 from companion.rules.engine import setup
 from companion.rules.model import Config
+from companion.sim.answering import answer_as_players
 from companion.sim.simulate import CameraNoise, SimGame, SimInput, simulate
+from companion.tracking import Tracker, board_key
 from companion.tracking.noise import expected_observation
-from companion.tracking.tracker import Tracker, board_key
 
 
 def stops(sim: SimGame, last_turn: int) -> Iterator[tuple[Tracker, SimInput]]:

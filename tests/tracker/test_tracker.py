@@ -12,8 +12,8 @@ from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
 from companion.rules.observation import Observation, ObservationError, SpaceObservation
 from companion.sim.simulate import CameraNoise, noisy_observation, simulate
+from companion.tracking import Tracker, board_key, state_key
 from companion.tracking.noise import NoiseModel, Target, expected_observation, space_views
-from companion.tracking.tracker import Tracker, board_key, state_key
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
 T4 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 4 and not c.dice)

@@ -16,8 +16,8 @@ from test_modules_tracking import assert_tracked, card_moves, first, kinds, play
 
 from companion.rules.actions import MoveTower, MoveWizard
 from companion.rules.engine import apply
-from companion.rules.model import GameState
-from companion.tracking.tracker import Tracker
+from companion.rules.model import GameState, space_of, tier_of
+from companion.tracking import Tracker
 
 
 def _sealed_witch() -> tuple[Tracker, GameState]:
@@ -35,7 +35,7 @@ def _guess(st: GameState, right: bool) -> MoveTower | MoveWizard:
     witch (``right``) or another tower: of her stack, else the top of another stack."""
     m = st.modules
     assert m is not None and m.witch is not None
-    ws, wt = m.witch >> 4, m.witch & 15
+    ws, wt = space_of(m.witch), tier_of(m.witch)
     assert wt < st.height(ws), "the witch is sealed"
     if right:
         towers = [(ws, wt + 1)]

@@ -1,0 +1,173 @@
+"""Players who answer the tracker's questions, and the truth the tracker is scored against, for
+simulated games (tests and ``companion bench tracking`` share them).
+
+* :func:`true_option` / :func:`answer_as_players` — the option of an open question that holds
+  the truth, and answering with it as the players at the table would;
+* :class:`TruthWalk` — scores committed states against the true history;
+* :func:`run_game` — feeds one :class:`~companion.sim.simulate.SimGame` to a fresh tracker and
+  returns the per-game figures of the bench.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TypedDict
+
+from companion.rules.model import GameState
+from companion.sim.simulate import SimGame, truth_key
+from companion.tracking import Question, Tracker, TrackerUpdate, board_key
+
+
+def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
+    """The option of the open question that holds the truth: the one with the true state (board,
+    potions, turn), else the true board and potions, else the true board (None if none does)."""
+    if update.question is None:
+        return None
+    cands = tracker.question_candidates()
+    tests = (
+        lambda s: truth_key(s) == truth_key(truth),
+        lambda s: board_key(s) == board_key(truth) and s.potions == truth.potions,
+        lambda s: board_key(s) == board_key(truth),
+    )
+    for test in tests:
+        for i, states in enumerate(cands):
+            if any(test(s) for s in states):
+                return i
+    return None
+
+
+def answer_as_players(
+    tracker: Tracker,
+    update: TrackerUpdate,
+    truth: GameState,
+    asked: list[Question] | None = None,
+    limit: int = 5,
+) -> TrackerUpdate:
+    """Answer the open question, and any that follows it (at most ``limit`` in a row), with the
+    option that holds the truth (:func:`true_option`), as the players at the table would.
+
+    :param asked: when given, each question put is appended to it.
+    :returns: the update after the last answer; its question is still open when no option
+        holds the truth (or after ``limit`` answers).
+    """
+    for _ in range(limit):
+        if update.question is None:
+            break
+        if asked is not None:
+            asked.append(update.question)
+        option = true_option(tracker, update, truth)
+        if option is None:
+            break
+        update = tracker.answer(update.question.id, option)
+    return update
+
+
+class TruthWalk:
+    """Scores committed states against the true history (``states``: after the setup and after
+    each true action, in order), walked forward as the commits come.
+
+    A commit is wrong when its :func:`~companion.sim.simulate.truth_key` (board with hidden
+    wizards and tiers, potions, whose turn) is not among the true states from the previous
+    right commit on; a wrong board commit is one whose board is not among them either.
+    """
+
+    def __init__(self, states: Sequence[GameState]) -> None:
+        self.states = states
+        self._keys = [truth_key(s) for s in states]
+        self._pointer = 0
+        self._board_pointer = 0
+        self.wrong = 0
+        self.wrong_board = 0
+
+    def check(self, state: GameState) -> bool:
+        """Count one committed state; True when it is in the true history."""
+        k = truth_key(state)
+        j = self._pointer
+        while j < len(self._keys) and self._keys[j] != k:
+            j += 1
+        if j < len(self._keys):
+            self._pointer = j
+            return True
+        self.wrong += 1
+        bk = board_key(state)
+        at = next(
+            (
+                i
+                for i in range(self._board_pointer, len(self.states))
+                if board_key(self.states[i]) == bk
+            ),
+            None,
+        )
+        if at is None:
+            self.wrong_board += 1
+        else:
+            self._board_pointer = at
+        return False
+
+
+class GameFigures(TypedDict):
+    """One game's figures (see ``companion bench tracking``)."""
+
+    turns: int
+    turns_correct: int
+    turns_potions_correct: int
+    exact_hidden: bool
+    potions_exact: bool
+    wrong_commits: int
+    wrong_board_commits: int
+    questions: int
+
+
+def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
+    """Feed one simulated game to a fresh tracker, answering its questions with the truth.
+
+    :param timings: each ``observe`` call's time (ms) is appended to it.
+    :returns: the game's figures.
+    """
+    tracker = Tracker(sim.start)
+    walk = TruthWalk(sim.truths)
+    questions: set[str] = set()
+    turn_ok: dict[int, bool] = {}
+    turn_pot: dict[int, bool] = {}
+    inputs = sim.inputs
+    for idx, inp in enumerate(inputs):
+        if inp.kind == "observation":
+            assert inp.observation is not None
+            t0 = time.perf_counter()
+            update = tracker.observe(inp.observation)
+            timings.append((time.perf_counter() - t0) * 1000.0)
+        elif inp.kind == "dice":
+            update = tracker.dice(inp.rolls, inp.dice_allowed)
+        else:
+            update = tracker.end_turn()
+        asked: list[Question] = []
+        update = answer_as_players(tracker, update, inp.truth, asked)
+        questions.update(q.id for q in asked)
+        for c in update.committed:
+            walk.check(c.state)
+        last_of_stop = inp.kind == "observation" and (
+            idx + 1 == len(inputs) or inputs[idx + 1].kind != "observation"
+        )
+        if last_of_stop and not inp.mid_move:
+            best = tracker.state
+            ok = board_key(best) == board_key(inp.truth) and (
+                best.turn.player == inp.truth.turn.player
+            )
+            pot_ok = ok and best.potions == inp.truth.potions
+            for t in range(inp.turns + 1):
+                if t not in turn_ok:
+                    turn_ok[t] = ok
+                    turn_pot[t] = pot_ok
+    final = sim.truths[-1]
+    best = tracker.state
+    return {
+        "turns": len(turn_ok),
+        "turns_correct": sum(turn_ok.values()),
+        "turns_potions_correct": sum(turn_pot.values()),
+        "exact_hidden": board_key(best) == board_key(final),
+        "potions_exact": best.potions == final.potions,
+        "wrong_commits": walk.wrong,
+        "wrong_board_commits": walk.wrong_board,
+        "questions": len(questions),
+    }

@@ -1,0 +1,247 @@
+"""The belief's pieces: hypotheses (:class:`Hypothesis`, full game states with a cost in nats and
+the trail of :class:`Step` that led there from the last commit), what makes two of them the same
+(:func:`board_key`, :func:`state_key`, :func:`same_now`), and :func:`prune`, which merges equal
+states, drops the unlikely and keeps other boards from being crowded out.
+
+A step's and a hypothesis' ``alts`` are other paths to the same state about as likely (two moves
+in the other order, a card and a spell swapped): no later frame can tell them apart, so a commit
+claims only what they share (:mod:`companion.tracking.commit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from companion.rules.actions import Action, DiscardCard, EndTurn, Event
+from companion.rules.model import GameState
+from companion.tracking.options import TrackerOptions
+
+DiceMarker = tuple[Literal["dice"], tuple[int, ...], int]
+"""The dice buttons: ``("dice", rolls, dice_allowed)`` (R-CARD-4/5)."""
+DoneMarker = tuple[Literal["done"]]
+"""The DONE button: ``("done",)`` (R-TURN-4/8)."""
+Marker = DiceMarker | DoneMarker
+"""A pending input, not yet explained by a move the camera saw."""
+
+Key = tuple[object, ...]
+"""What two states are compared by (:func:`board_key`, :func:`state_key`): equal keys, the same
+thing for the purpose at hand; hashable."""
+
+Path = tuple[tuple[Action, ...], tuple[tuple[Event, ...], ...], tuple[GameState, ...]]
+"""One way between two states: the actions, the events of each, the state after each."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one hypothesis says happened between two accepted frames. ``alts``: other paths
+    (actions, events, states) from the same state to ``state`` about as likely (two moves in
+    the other order, a card and a spell swapped)."""
+
+    state: GameState
+    actions: tuple[Action, ...]
+    events: tuple[tuple[Event, ...], ...]
+    states: tuple[GameState, ...]
+    alts: tuple[Path, ...] = ()
+
+    def paths(self) -> tuple[Path, ...]:
+        """The step's own path first, then its alternatives."""
+        return ((self.actions, self.events, self.states), *self.alts)
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothesis:
+    """One story of the table. ``alts`` are other trails (one step per accepted frame, like
+    ``trail``) that reach the same state at about the same cost (within ``commit_margin``):
+    another order of the same moves, a card instead of a spell and a spell later. No later
+    frame can tell them apart (they share the future), so the commit claims only what they
+    all share (:func:`companion.tracking.commit.commit`)."""
+
+    state: GameState
+    cost: float
+    trail: tuple[Step, ...]
+    pending: tuple[Marker, ...]
+    implicit: bool
+    alts: tuple[tuple[Step, ...], ...] = ()
+
+    def paths(self) -> tuple[tuple[Step, ...], ...]:
+        """The hypothesis' own trail first, then its alternative trails."""
+        return (self.trail, *self.alts)
+
+    def extended(
+        self,
+        state: GameState,
+        cost: float,
+        step: Step,
+        pending: tuple[Marker, ...],
+        implicit: bool,
+    ) -> Hypothesis:
+        """This story with one more step (its alternatives share it)."""
+        return Hypothesis(
+            state,
+            cost,
+            self.trail + (step,),
+            pending,
+            implicit,
+            tuple(a + (step,) for a in self.alts),
+        )
+
+
+MAX_ALTS = 6
+"""At most this many alternative trails are kept per hypothesis (Hypothesis), and alternative paths
+per step (Step)."""
+MAX_STORIES = 24
+"""At most this many stories are told in one ``order_unseen`` entry."""
+
+
+def step_print(step: Step) -> Key | frozenset[Key]:
+    """What a committed step claims: the state after each of its actions (a set of such
+    sequences when it has alternative paths)."""
+    main = tuple(state_key(s) for s in step.states)
+    if not step.alts:
+        return main
+    return frozenset([main, *(tuple(state_key(s) for s in p[2]) for p in step.alts)])
+
+
+def with_alts(h: Hypothesis, trails: Iterable[tuple[Step, ...]]) -> Hypothesis:
+    """``h`` with the trails that claim other paths than its own added as alternatives."""
+    alts = list(h.alts)
+    for t in trails:
+        if len(alts) >= MAX_ALTS:
+            break
+        if not same_path(t, h.trail) and not any(same_path(t, a) for a in alts):
+            alts.append(t)
+    if len(alts) == len(h.alts):
+        return h
+    return replace(h, alts=tuple(alts))
+
+
+def same_path(a: Sequence[Step], b: Sequence[Step]) -> bool:
+    """The two trails claim the same states frame by frame and action by action."""
+    if len(a) != len(b):
+        return False
+    return all(x is y or step_print(x) == step_print(y) for x, y in zip(a, b, strict=True))
+
+
+_KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
+_WIZ_KEYS: dict[Key, tuple[tuple[int, ...], ...]] = {}
+"""Wizard positions -> the sorted positions per colour (a search meets the same few again)."""
+
+
+def board_key(st: GameState) -> Key:
+    """What a player means by "the board": tower kinds per stack, wizard positions per colour
+    (wizards of one colour are interchangeable, so are towers of one kind) and the castle."""
+    tb = st.table
+    stacks = _KIND_STACKS.get(st.stacks)
+    if stacks is None:
+        kinds = tb.towers
+        stacks = tuple(tuple(kinds[t].kind for t in s) for s in st.stacks)
+        if len(_KIND_STACKS) > 20000:
+            _KIND_STACKS.clear()
+        _KIND_STACKS[st.stacks] = stacks
+    w = st.wizards
+    wkey = (w, tb.wiz_range)
+    wiz = _WIZ_KEYS.get(wkey)
+    if wiz is None:
+        wiz = tuple(tuple(sorted(w[lo:hi])) for lo, hi in tb.wiz_range)
+        if len(_WIZ_KEYS) > 20000:
+            _WIZ_KEYS.clear()
+        _WIZ_KEYS[wkey] = wiz
+    ms = st.modules
+    if ms is None:
+        return (stacks, wiz, st.castle)
+    # the expansion's tokens are pieces on the board too (a sealed witch is hidden like a
+    # trapped wizard, R-MOD-WITCH-7)
+    return (stacks, wiz, st.castle, ms.witch, ms.raven)
+
+
+def state_key(st: GameState) -> Key:
+    """:func:`board_key` plus potions, the turn and the game progress (never the card count);
+    with expansion modules also the witch vials, feathers, armed spells and free spells (what
+    the camera cannot see but later moves depend on)."""
+    g = st.game
+    ms = st.modules
+    base = (*board_key(st), st.potions, st.turn, g.end_triggered_by, g.remaining_turns, g.over)
+    if ms is None:
+        return base
+    return (*base, ms.witch_vials, ms.witch_vial_supply, ms.feathers, ms.armed, ms.free_casts)
+
+
+def moves_shown(actions: Iterable[Action]) -> int:
+    """The moves among ``actions`` a frame can show (not turn ends and discards)."""
+    return sum(1 for a in actions if not isinstance(a, EndTurn | DiscardCard))
+
+
+def same_story(a: Hypothesis, b: Hypothesis) -> bool:
+    """The two hypotheses are one story: the same object, or the same state with the same
+    inputs pending."""
+    return a is b or (state_key(a.state) == state_key(b.state) and a.pending == b.pending)
+
+
+def same_now(hyps: Sequence[Hypothesis]) -> bool:
+    """Every hypothesis of ``hyps`` stands for the same table now (board, potions, turn)."""
+    key = state_key(hyps[0].state)
+    return all(state_key(h.state) == key for h in hyps[1:])
+
+
+def prune(
+    hyps: Iterable[Hypothesis],
+    opts: TrackerOptions,
+    modules: bool,
+    fallback: tuple[Hypothesis, ...],
+) -> tuple[Hypothesis, ...]:
+    """The belief made of ``hyps``: one hypothesis per state (with pending inputs), the others
+    that reach it within ``commit_margin`` kept as its alternative trails; costs relative to the
+    best; those beyond ``margin`` dropped; at most ``keep``, best first (ties: fewer pending
+    inputs first). With expansion ``modules`` at most ``keep_per_board`` per board (twice that
+    for a board's other potion counts) while other boards wait. ``fallback`` when ``hyps`` is
+    empty."""
+    merged: dict[Key, Hypothesis] = {}
+    for h in hyps:
+        key = (state_key(h.state), h.pending, h.implicit)
+        old = merged.get(key)
+        if old is None:
+            merged[key] = h
+            continue
+        lo, hi = (h, old) if h.cost < old.cost else (old, h)
+        if hi.cost - lo.cost <= opts.commit_margin:
+            # the same table now by another story about as likely: it is kept beside the
+            # cheaper one, so a commit never claims a path that was one of several
+            lo = with_alts(lo, hi.paths())
+        merged[key] = lo
+    if not merged:
+        return fallback
+    best = min(h.cost for h in merged.values())
+    alive = [
+        replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
+    ]
+    alive.sort(key=lambda h: (h.cost, len(h.pending)))
+    if len(alive) <= opts.keep or not modules:
+        # base game: potion variants of the true board must stay (a per-board limit made an
+        # end-to-end game commit most of its states wrong: the true potions fell out)
+        return tuple(alive[: opts.keep])
+    # stories that differ only in what the camera cannot see (potions, feathers, the
+    # order of moves) must not crowd out another board: a frame that misses a piece makes
+    # a wrong board cheapest for a moment, and the true one must survive to the next frame
+    out: list[Hypothesis] = []
+    rest: list[Hypothesis] = []
+    count: dict[Key, int] = {}
+    pots: set[Key] = set()
+    for h in alive:
+        k = board_key(h.state)
+        c = count.get(k, 0)
+        pk = (k, h.state.potions)
+        # another potion count of a board is another spell story, not a variant of one: it
+        # may take a board's slots up to twice (a spell cast between two cards ties with
+        # stories of other spells and fell out behind boards 7 nats further)
+        limit = opts.keep_per_board * (1 if pk in pots else 2)
+        if c < limit and len(out) < opts.keep:
+            count[k] = c + 1
+            pots.add(pk)
+            out.append(h)
+        else:
+            rest.append(h)
+    out.extend(rest[: opts.keep - len(out)])
+    out.sort(key=lambda h: (h.cost, len(h.pending)))
+    return tuple(out)

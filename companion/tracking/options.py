@@ -1,0 +1,136 @@
+"""The tracker's tuning: :class:`TrackerOptions`, the costs (nats) and limits of the belief and
+the search, and their JSON form for the journal."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.tracking.noise import NoiseModel
+
+
+@dataclass(frozen=True, slots=True)
+class TrackerOptions:
+    """Tuning of the belief and the search. Costs are in nats (see ``tracker_noise``).
+
+    :param noise: the camera's noise model.
+    :param keep: at most this many hypotheses are kept…
+    :param keep_per_board: …with the expansion, at most this many of them per board
+        (:func:`board_key`) while other boards are within ``margin``.
+    :param margin: hypotheses costing more than the best + ``margin`` are dropped.
+    :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
+        tracker ask the players.
+    :param beam: search nodes kept per depth.
+    :param quick_depths: transitions of the quick passes tried first; their moves only end on
+        spaces the picture changed (or a move of the story touched).
+    :param exact: a quick pass ends the search with a story whose picture cost, plus how far
+        its hypothesis was behind the best one before the frame, is within this (nats): no
+        misread field (3.5-3.9 each), grown from a story about as likely as the best. A bound
+        that lets one misread through ends the search with a short wrong story before the full
+        pass finds a longer true turn (a spell makes a turn three steps long where the quick
+        pass tries two); the distance from the best counts too, since an exact picture can be
+        reached from a hypothesis far behind the best, by a wrong story.
+    :param depth: search transitions per frame in the full pass (a whole turn and a bit). Its
+        moves may end on any space: a tower or a wizard moved on to a space and away again in
+        the same turn leaves that space as it was, and the true story goes through it.
+    :param module_depth: extra transitions in the full pass when expansion modules are in
+        play.
+    :param deep_depth: transitions in the deep pass, used after a frame that the full pass left
+        unexplained (a frame after two turns).
+    :param wait_frames: unexplained stable frames before the mismatching spaces are reported.
+    :param min_spaces: an observation must read at least this fraction of the spaces.
+    :param lag_questions: after ``max_lag`` held steps, ask the players what the held
+        hypotheses disagree on (potions, hidden pieces, whose turn) instead of committing the
+        cheapest story.
+    :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
+        ``cost_implicit_end``).
+    :param cost_wrong_guess: prior cost of a release guess naming the wrong tower over a sealed
+        witch (R-MOD-WITCH-9; ``ln 5``: players find her 4 times in 5).
+    :param cost_after_close: prior cost of each move seen in the same frame after a turn end
+        nobody announced (the camera usually sees the board between two turns).
+    :param cost_after_done: the same after a turn closed by the DONE button: the press came
+        somewhere between two frames, and the next player may well have moved before the
+        next still frame. Charged while the frames show whole turns; see ``action_pace``.
+    :param action_pace: when the frames so far (at least ``pace_frames`` of them with moves)
+        showed at most this many moves each on average, the camera sees the table after every
+        move, so the turn's last move was seen before its DONE press and a move in the frame
+        after the press is the next player's: ``cost_after_done`` is charged instead for a
+        move seen in the same frame *before* the press (``cost_before_done``). (Charged every
+        turn after the press, it made stories that shift each turn end by one move cheaper than
+        the truth after a few turns, and a game committed whole stretches of wrong states.)
+    :param cost_before_done: prior cost of a move seen in the same frame before a DONE press
+        (0: with whole-turn frames every turn ends so; set from ``action_pace``).
+    :param pace_frames: frames with moves needed before ``action_pace`` is judged.
+    """
+
+    noise: NoiseModel = field(default_factory=NoiseModel)
+    keep: int = 16
+    margin: float = 12.0
+    commit_margin: float = 4.0
+    max_lag: int = 12
+    lag_questions: bool = True
+    ask_margin: float = 2.5
+    beam: int = 30
+    beam_per_board: int = 2
+    keep_per_board: int = 4
+    depth: int = 4
+    deep_depth: int = 6
+    module_depth: int = 1
+    deep_roots: int = 3
+    full_roots: int = 6
+    quick_depths: tuple[int, ...] = (2,)
+    exact: float = 3.0
+    wait_frames: int = 3
+    min_spaces: float = 0.5
+    expect_done: bool = True
+    cost_card: float = 0.3
+    cost_die_move: float = 0.0
+    cost_push: float = 2.5
+    cost_spell: float = 1.5
+    cost_discard: float = 3.0
+    cost_implicit_end: float = 9.0
+    cost_pending_done: float = 0.05
+    cost_repair: float = 6.0
+    cost_after_close: float = 2.0
+    cost_after_done: float = 2.0
+    cost_before_done: float = 0.0
+    action_pace: float = 1.5
+    pace_frames: int = 3
+    cost_todo: float = 2.0
+    page_share: float = 1 / 6
+    cost_raven_before: float = 0.1
+    cost_protect: float = 1.0
+    cost_wrong_guess: float = 1.6
+
+    @property
+    def cost_page(self) -> float:
+        """Prior cost (nats) of a card being a witch page card: ``-ln page_share``."""
+        return -math.log(self.page_share)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every option by name, the noise model as an object of its fields."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            v = getattr(self, name)
+            if isinstance(v, NoiseModel):
+                v = {n: getattr(v, n) for n in v.__dataclass_fields__}
+            out[name] = v
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrackerOptions:
+        """:raises ValueError: for an unknown option name or a bad noise model."""
+        kw = dict(data)
+        unknown = set(kw) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"tracker.options.{sorted(unknown)[0]}: unknown option")
+        if "noise" in kw:
+            noise = kw["noise"]
+            if not isinstance(noise, Mapping):
+                raise ValueError("tracker.options.noise: expected an object")
+            kw["noise"] = NoiseModel(**noise)
+        if "quick_depths" in kw:
+            kw["quick_depths"] = tuple(int(d) for d in kw["quick_depths"])
+        return cls(**kw)

@@ -1,0 +1,239 @@
+"""Questions for the players, when the camera cannot tell hidden things apart: which tower was
+lifted, how many potions, whose turn. :func:`pick_question` finds the question the belief needs
+(if any), worded for players with one option per group of hypotheses; :func:`answer_key` tells
+what an answer says about the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, MoveTower
+from companion.rules.model import GameState
+from companion.tracking.belief import Hypothesis, Key, board_key, same_now
+from companion.tracking.options import TrackerOptions
+from companion.tracking.words import count_of, describe, ordinal
+
+Groups = tuple[tuple[Hypothesis, ...], ...]
+"""The hypotheses each option of a question stands for, option by option."""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question for the players (phones, LED) when the camera cannot tell hidden things apart.
+
+    :param id: ``q1``, ``q2`` … (answer with this id).
+    :param text: worded for players, e.g. "From space 7, did you move the top tower or the top
+        two?".
+    :param options: one answer text per option; answer with the option's index.
+    """
+
+    id: str
+    text: str
+    options: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id": "q1", "text": …, "options": […]}``."""
+        return {"id": self.id, "text": self.text, "options": list(self.options)}
+
+
+def _potions_of(seat: int) -> Callable[[GameState], object]:
+    """A state's full and empty potions of ``seat`` (what the players can count, R-POTION-1)."""
+    return lambda st: st.potions[seat][:2]
+
+
+def lag_question(
+    near: Sequence[Hypothesis], root: GameState
+) -> tuple[str, tuple[str, ...], tuple[tuple[Hypothesis, ...], ...]] | None:
+    """The question that splits ``near`` (held hypotheses) by what the players can see on the
+    table now: the hidden pieces (asked like :func:`board_question`), else one player's
+    potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree."""
+    if len(near) < 2 or same_now(near):
+        return None
+
+    def split(key: Callable[[GameState], object]) -> list[list[Hypothesis]]:
+        groups: dict[object, list[Hypothesis]] = {}
+        for h in near:
+            groups.setdefault(key(h.state), []).append(h)
+        return sorted(groups.values(), key=lambda g: min(x.cost for x in g))
+
+    by_board = split(board_key)
+    if len(by_board) > 1:
+        text, options = board_question(by_board, root)
+        return text, options, tuple(tuple(g) for g in by_board)
+    tb = near[0].state.table
+    for seat, colour in enumerate(tb.colours):
+        by_pot = split(_potions_of(seat))
+        if len(by_pot) > 1:
+            options = tuple(
+                f"{count_of(g[0].state.potions[seat][0], 'full potion')} and "
+                f"{g[0].state.potions[seat][1]} empty"
+                for g in by_pot
+            )
+            return (
+                f"How many full potions does {colour} have now?",
+                options,
+                tuple(tuple(g) for g in by_pot),
+            )
+    by_turn = split(lambda st: st.turn.player)
+    if len(by_turn) > 1:
+        options = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
+        return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn)
+    return None
+
+
+def answer_key(
+    groups: Sequence[Sequence[Hypothesis]],
+) -> Callable[[GameState], object] | None:
+    """What a question's options differ in (the first of the board, one player's potions, all
+    potions, whose turn that no two options share), or None."""
+    if not groups or not groups[0]:
+        return None
+
+    seats = range(len(groups[0][0].state.table.colours))
+    keys: list[Callable[[GameState], object]] = [board_key]
+    keys += [_potions_of(seat) for seat in seats]
+    keys += [lambda st: st.potions, lambda st: st.turn.player]
+    for key in keys:
+        sets = [{key(h.state) for h in g} for g in groups]
+        if all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1 :]):
+            return key
+    return None
+
+
+def _first_difference(groups: Sequence[Sequence[Hypothesis]]) -> int:
+    """The first step at which the groups' first hypotheses disagree about the board (their
+    last common step when they never do)."""
+    reps = [g[0] for g in groups]
+    n = min(len(h.trail) for h in reps)
+    for i in range(n):
+        k = {board_key(h.trail[i].state) for h in reps}
+        if len(k) > 1:
+            return i
+    return max(0, n - 1)
+
+
+def board_question(
+    groups: Sequence[Sequence[Hypothesis]], root: GameState
+) -> tuple[str, tuple[str, ...]]:
+    """The question (text, one option per group) that asks which of the groups' moves happened,
+    from the first step where their boards differ (``root``: the state before their trails).
+    Which tower of a stack was moved, or lifted to free a wizard (R-SPELL-12), gets the classic
+    wording; other moves are told in players' words (:func:`describe`)."""
+    i = _first_difference(groups)
+    reps = [g[0] for g in groups]
+    options: list[str] = []
+    firsts: list[Action | None] = []
+    for h in reps:
+        before = h.trail[i - 1].state if i > 0 else root
+        acts = h.trail[i].actions if h.trail else ()
+        shown = [a for a in acts if not isinstance(a, (EndTurn, DiscardCard))]
+        states = [before] + list(h.trail[i].states[:-1]) if h.trail else [before]
+        vis_states = [
+            s
+            for a, s in zip(acts, states, strict=False)
+            if not isinstance(a, (EndTurn, DiscardCard))
+        ]
+        if shown:
+            options.append(
+                "; then ".join(describe(a, s) for a, s in zip(shown, vis_states, strict=False))
+            )
+            firsts.append(shown[0])
+        else:
+            options.append("nothing moved")
+            firsts.append(None)
+    # the classic cases get the classic wording
+    if all(isinstance(a, MoveTower) for a in firsts):
+        towers = [a for a in firsts if isinstance(a, MoveTower)]
+        if len({a.space for a in towers}) == 1 and len({a.tier for a in towers}) == len(towers):
+            s = towers[0].space
+            before = reps[0].trail[i - 1].state if i > 0 else root
+            height = before.height(s)
+            parts = []
+            for a in towers:
+                n = height - a.tier + 1
+                parts.append("the top tower" if n == 1 else f"the top {_word(n)}")
+            text = f"From space {s}, did you move " + " or ".join(parts) + "?"
+            return text, tuple(options)
+    if all(isinstance(a, Cast) and a.spell == "free_wizard" for a in firsts):
+        casts = [a for a in firsts if isinstance(a, Cast)]
+        text = (
+            f"Which tower did {casts[0].player} lift on space {casts[0].space} to free the wizard?"
+        )
+        return text, tuple(f"the {ordinal(a.tier or 0)} tower from the bottom" for a in casts)
+    return "The camera can't tell which of these happened. Which one was it?", tuple(options)
+
+
+def _word(n: int) -> str:
+    """``two``, ``three``, ``four``; other numbers in digits."""
+    return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
+
+
+def potion_question(groups: Sequence[Sequence[Hypothesis]]) -> tuple[str, tuple[str, ...]]:
+    """The question (text, one option per group) about the first player whose potions (full,
+    empty, spent; R-POTION-1) the groups disagree on."""
+    reps = [g[0].state for g in groups]
+    tb = reps[0].table
+    for seat, colour in enumerate(tb.colours):
+        vals = {s.potions[seat] for s in reps}
+        if len(vals) > 1:
+            opts = tuple(
+                f"{s.potions[seat][0]} full, {s.potions[seat][1]} empty, {s.potions[seat][2]} spent"
+                for s in reps
+            )
+            return f"How many potions does {colour} have?", opts
+    return "Which potions are right?", tuple(str(s.potions) for s in reps)
+
+
+def pick_question(
+    hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
+) -> tuple[str, tuple[str, ...], Groups] | None:
+    """The question to ask now (text, options, the hypotheses of each option), or None.
+
+    After ``max_lag`` held steps, what the stories within ``commit_margin`` disagree on about
+    the table now (:func:`lag_question`). Else when hypotheses within ``ask_margin`` of the
+    best, on the same player's turn, differ in hidden pieces (only about moves a later frame
+    confirmed) or, at the end of the game, in potions.
+    """
+    hyps = sorted(hyps, key=lambda h: h.cost)
+    if opts.lag_questions and min(len(h.trail) for h in hyps) > opts.max_lag:
+        # held too long: what the camera cannot tell (a card or a spell, hidden pieces) is
+        # asked about the table as it is now, never taken from the best's cost (commit)
+        near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+        lag = lag_question(near, root)
+        if lag is not None:
+            return lag
+    # rivals that disagree on whose turn it is (a move of the next player already, or not)
+    # are decided by the next turns and the DONE button, not by the players
+    p0 = hyps[0].state.turn.player
+    close = [
+        h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin and h.state.turn.player == p0
+    ]
+    if len(close) < 2:
+        return None
+    # only about moves a later frame has confirmed
+    if any(len(h.trail) < 2 for h in close):
+        over = hyps[0].state.game.over
+        if not over:
+            return None
+    groups: dict[Key, list[Hypothesis]] = {}
+    for h in close:
+        groups.setdefault(board_key(h.state), []).append(h)
+    kind = "board"
+    if len(groups) < 2:
+        if not hyps[0].state.game.over:
+            return None
+        groups = {}
+        for h in close:
+            groups.setdefault((h.state.potions,), []).append(h)
+        kind = "potions"
+        if len(groups) < 2:
+            return None
+    ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
+    if kind == "potions":
+        text, options = potion_question(ordered)
+    else:
+        text, options = board_question(ordered, root)
+    return text, options, tuple(tuple(g) for g in ordered)

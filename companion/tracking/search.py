@@ -1,0 +1,461 @@
+"""The search of one frame: from one hypothesis, the action sequences (a beam over
+:func:`~companion.tracking.candidates.transitions`, level by level) whose end states explain the
+picture, scored by prior cost plus picture cost (nats).
+
+:func:`search_frame` runs one pass; :class:`SearchCache` holds what the passes of one tracker
+share (applied actions, expected views); :func:`close_turn` ends a turn as the DONE button does;
+:func:`replay` applies a found story to another hypothesis.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from companion.rules.actions import (
+    Action,
+    Cast,
+    DiscardCard,
+    EndTurn,
+    Event,
+    Feather,
+    IllegalAction,
+)
+from companion.rules.engine import apply
+from companion.rules.model import GameState
+from companion.tracking.belief import (
+    MAX_ALTS,
+    Hypothesis,
+    Key,
+    Marker,
+    Path,
+    board_key,
+    state_key,
+)
+from companion.tracking.candidates import WITCH_HITS, protect_variants, spaces_of, transitions
+from companion.tracking.noise import SpaceView, Target, space_views
+from companion.tracking.options import TrackerOptions
+
+
+class SearchCache:
+    """Shared caches for one tracker: applied actions and expected views."""
+
+    def __init__(self) -> None:
+        self.applied: dict[tuple[GameState, Action], tuple[GameState, tuple[Event, ...]] | None]
+        self.applied = {}
+        self.views: dict[Key, list[SpaceView]] = {}
+        # most spaces look the same in most searched states: one tuple per distinct space view
+        # (the cached views held ~930k tuples, 82 MB, in a 4-player game with every module)
+        self.shared: dict[SpaceView, SpaceView] = {}
+
+    def apply(self, st: GameState, a: Action) -> tuple[GameState, tuple[Event, ...]] | None:
+        """The rules engine's ``apply(st, a)`` (state after, events), or None when the engine
+        refuses ``a`` as illegal; remembered."""
+        key = (st, a)
+        if key in self.applied:
+            return self.applied[key]
+        try:
+            nxt, ev = apply(st, a)
+            got: tuple[GameState, tuple[Event, ...]] | None = (nxt, tuple(ev))
+        except IllegalAction:
+            got = None
+        if len(self.applied) > 50000:
+            self.applied.clear()
+        self.applied[key] = got
+        return got
+
+    def view(self, st: GameState) -> list[SpaceView]:
+        """The expected camera view of every space of ``st`` (index ``space - 1``,
+        :func:`~companion.tracking.noise.space_views`); remembered per board."""
+        ms = st.modules
+        key = (st.stacks, st.wizards, st.castle, None if ms is None else (ms.witch, ms.raven))
+        got = self.views.get(key)
+        if got is None:
+            if len(self.views) > 50000:
+                self.views.clear()
+                self.shared.clear()
+            shared = self.shared
+            got = [shared.setdefault(v, v) for v in space_views(st)]
+            self.views[key] = got
+        return got
+
+
+@dataclass(slots=True)
+class Node:
+    """A search node: ``state`` reached from the searched hypothesis by ``actions`` (with the
+    events of each and the state after each), at ``prior`` cost (nats), with the inputs
+    ``pending`` still to use. ``score`` is prior plus picture cost (``obs_cost``); ``rank``
+    counts changed spaces not yet explained as "still to explain" (the beam's order)."""
+
+    state: GameState
+    prior: float
+    actions: tuple[Action, ...]
+    events: tuple[tuple[Event, ...], ...]
+    states: tuple[GameState, ...]
+    pending: tuple[Marker, ...]
+    implicit: bool
+    score: float = 0.0
+    obs_cost: float = 0.0
+    closes: float = 0.0
+    """The prior cost of each move after the turn closes so far (``cost_after_close`` per
+    unannounced end, ``cost_after_done`` per DONE press)."""
+    rank: float = 0.0
+    alts: tuple[Path, ...] = ()
+    """Other paths (actions, events, states) to this node's state about as likely
+    (within ``commit_margin``): kept so a commit never claims one of them as fact."""
+
+
+def _path_print(states: Sequence[GameState]) -> Key:
+    """What a path claims: the state after each of its actions."""
+    return tuple(state_key(s) for s in states)
+
+
+def _extend_paths(
+    alts: tuple[Path, ...],
+    actions: tuple[Action, ...],
+    events: tuple[tuple[Event, ...], ...],
+    states: tuple[GameState, ...],
+) -> tuple[Path, ...]:
+    """Each of the paths ``alts`` continued by the same actions."""
+    return tuple((a + actions, e + events, s + states) for a, e, s in alts)
+
+
+def _merge_paths(lo: Node, hi: Node) -> None:
+    """Keep ``hi``'s paths as alternatives of ``lo`` (same state) where they claim other
+    intermediate states."""
+    alts = list(lo.alts)
+    mine = None
+    for path in ((hi.actions, hi.events, hi.states), *hi.alts):
+        if len(alts) >= MAX_ALTS:
+            break
+        sts = path[2]
+        if sts == lo.states:
+            continue
+        if mine is None:
+            mine = _path_print(lo.states)
+        fp = _path_print(sts)
+        if fp == mine or any(_path_print(a[2]) == fp for a in alts):
+            continue
+        alts.append(path)
+    lo.alts = tuple(alts)
+
+
+def close_turn(
+    srch: SearchCache, st: GameState, opts: TrackerOptions
+) -> (
+    tuple[
+        GameState, tuple[Action, ...], tuple[tuple[Event, ...], ...], tuple[GameState, ...], float
+    ]
+    | None
+):
+    """Discard the unplayed cards (unseen) and end the turn; None when impossible."""
+    actions: list[Action] = []
+    events: list[tuple[Event, ...]] = []
+    states: list[GameState] = []
+    cost = 0.0
+    tb = st.table
+    colour = tb.colours[st.turn.player]
+    for _ in range(4):
+        got = srch.apply(st, EndTurn())
+        if got is not None:
+            nxt, ev = got
+            actions.append(EndTurn())
+            events.append(ev)
+            states.append(nxt)
+            return nxt, tuple(actions), tuple(events), tuple(states), cost
+        d = DiscardCard(colour, None)
+        got = srch.apply(st, d)
+        if got is None:
+            return None
+        st, ev = got
+        actions.append(d)
+        events.append(ev)
+        states.append(st)
+        cost += opts.cost_discard
+    return None
+
+
+def search_frame(
+    srch: SearchCache,
+    hyp: Hypothesis,
+    target: Target,
+    opts: TrackerOptions,
+    depth: int,
+    anywhere: bool,
+) -> list[Node]:
+    """Terminal nodes reachable from ``hyp`` that explain ``target`` (all DONE markers used).
+
+    Moves start on spaces the picture changed or the story touched; with ``anywhere`` they may
+    end on any space (a space passed through in the turn looks unchanged), else only there."""
+    root_views = srch.view(hyp.state)
+    changed = target.changed_from(root_views)
+    root = Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
+    root.obs_cost = target.cost(root_views)
+    root.score = root.obs_cost
+    root.rank = root.score
+    terminals: list[Node] = []
+    changed_idx = tuple(s - 1 for s in sorted(changed))
+    changed_set = frozenset(changed_idx)
+    todo = opts.cost_todo
+
+    def partial(views: list[SpaceView], full: float, spell: bool = False) -> float:
+        # a space where the picture changed and this path does not match it yet costs "still
+        # to explain", not a mismatch: a later action of the turn may fix it (mid-turn states
+        # look unlike the picture, and the true path must not fall out of the beam for that);
+        # a space that matches costs nothing, so progress is rewarded
+        out = full
+        sc = target.space_cost
+        for idx in changed_idx:
+            c = sc(idx, views[idx])
+            if c > todo:
+                out += todo - c
+        if anywhere and spell:
+            # a piece staged on a space the picture shows unchanged (moved there and on again
+            # later in the turn) with a spell cast since is "still to explain" too: charged in
+            # full, the true story fell out of the beam behind stories that move the piece on
+            # at once (4-player all-module game: a headwind between two moves of one tower).
+            # Only after a spell: chains of moves through unchanged spaces charged so keep
+            # wrong stories in the beam that explain a frame the search is too short for (the
+            # 2-player all-module game then lost its board instead of searching deeper)
+            for idx, (v, r) in enumerate(zip(views, root_views, strict=True)):
+                if v is not r and v != r and idx not in changed_set:
+                    c = sc(idx, v)
+                    if c > todo:
+                        out += todo - c
+        return out
+
+    def terminal_ok(n: Node) -> bool:
+        return all(m[0] != "done" for m in n.pending)
+
+    seen: dict[Key, Node] = {}
+    keep_paths = opts.commit_margin
+
+    def score(child: Node) -> None:
+        views = srch.view(child.state)
+        child.obs_cost = target.cost(views)
+        child.score = child.prior + child.obs_cost
+        spell = bool(child.actions) and isinstance(child.actions[-1], Cast | Feather)
+        child.rank = child.prior + partial(views, child.obs_cost, spell)
+        key = (state_key(child.state), child.pending, child.implicit)
+        old = seen.get(key)
+        if old is None:
+            seen[key] = child
+            return
+        lo, hi = (child, old) if child.score < old.score else (old, child)
+        if hi.score - lo.score <= keep_paths:
+            # the same state by another path about as likely: kept beside (Hypothesis.alts)
+            _merge_paths(lo, hi)
+        seen[key] = lo
+
+    if terminal_ok(root):
+        terminals.append(root)
+    level = [root]
+    for lvl in range(depth):
+        seen = {}
+        # a move ending on a space the picture shows unchanged must be moved on again: never on
+        # the last level
+        far = anywhere and lvl < depth - 1
+        queue = list(level)
+        for node in queue:
+            node_views = srch.view(node.state)
+            touched = frozenset(
+                i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
+            ) | frozenset(s for a in node.actions for s in spaces_of(a, node.state.table))
+            allowed = changed | touched
+            dests: frozenset[int] | None = None if far else allowed
+            if not allowed and (not node.pending or node.pending[0][0] != "done"):
+                # nothing changed and no DONE to consume: only a turn close can matter
+                allowed = frozenset()
+            for base, action, prior, pending, implicit in transitions(
+                node.state, node.pending, node.implicit, allowed, dests, opts
+            ):
+                if action is None:
+                    closed = _closed(srch, node, opts, prior, pending, implicit)
+                    if closed is None:
+                        continue
+                    child = closed
+                else:
+                    got = srch.apply(base, action)
+                    if got is None:
+                        continue
+                    nst, ev = got
+                    # players press DONE and the camera sees the board before the next player
+                    # moves: moves after a turn end in the same gap are less likely
+                    late = node.closes
+                    child = Node(
+                        nst,
+                        node.prior + prior + late,
+                        node.actions + (action,),
+                        node.events + (ev,),
+                        node.states + (nst,),
+                        pending,
+                        False,
+                        closes=node.closes,
+                        alts=(
+                            _extend_paths(node.alts, (action,), (ev,), (nst,))
+                            if node.alts and base is node.state
+                            else ()
+                        ),
+                    )
+                    if base.modules is not None and any(e.kind in WITCH_HITS for e in ev):
+                        # a player hit by the witch may spend a feather against it
+                        for pa in protect_variants(base, action, ev):
+                            got_p = srch.apply(base, pa)
+                            if got_p is not None:
+                                pst, pev = got_p
+                                score(
+                                    Node(
+                                        pst,
+                                        child.prior + opts.cost_protect * len(pa.witch_protect),
+                                        node.actions + (pa,),
+                                        node.events + (pev,),
+                                        node.states + (pst,),
+                                        pending,
+                                        False,
+                                        closes=node.closes,
+                                    )
+                                )
+                    t = base.turn
+                    if (
+                        isinstance(action, Feather)
+                        and action.use == "extra_card"
+                        and t.cards_used >= base.table.actions_per_turn + t.extra_card
+                    ):
+                        # a feather's extra card changes nothing the camera sees: the card it
+                        # pays for is searched at this level too, not one level later (a turn of
+                        # two cards, a spell, the feather and its card is longer than the pass)
+                        queue.append(child)
+                score(child)
+        if not seen:
+            break
+        # terminals are judged on the full picture, the beam on the partial cost
+        terminals.extend(
+            heapq.nsmallest(
+                opts.beam, (n for n in seen.values() if terminal_ok(n)), key=lambda n: n.score
+            )
+        )
+        level = _select(seen.values(), opts.beam, opts.beam_per_board)
+        # with the DONE pressed, a story that has only to close its turn needs no beam slot for
+        # it: the last move of a long turn, seen through a misread, ranks behind shorter stories
+        # still to be moved on and fell out just before its close (3-player all-module game:
+        # wizard, spell, tower, feather and its card, DONE). Not a level more: a quick pass
+        # would then end the search with a turn too short for its invisible spells; nor in the
+        # quick passes (their stories would end the search in place of the full pass's)
+        if not anywhere:
+            continue
+        kept = {id(n) for n in level}
+        ready = (
+            n
+            for n in seen.values()
+            if n.pending and n.pending[0][0] == "done" and not n.implicit and id(n) not in kept
+        )
+        for node in heapq.nsmallest(opts.beam, ready, key=lambda n: n.score):
+            done = _closed(srch, node, opts, 0.0, node.pending[1:], False)
+            if done is None:
+                continue
+            score(done)
+            if terminal_ok(done):
+                terminals.append(done)
+    return terminals
+
+
+def _closed(
+    srch: SearchCache,
+    node: Node,
+    opts: TrackerOptions,
+    prior: float,
+    pending: tuple[Marker, ...],
+    implicit: bool,
+) -> Node | None:
+    """``node`` with its turn closed (DONE pressed, or ``implicit``: the next player's move
+    shows it), ``prior`` (nats) added; None when the turn cannot end there."""
+    got = close_turn(srch, node.state, opts)
+    if got is None:
+        return None
+    nst, acts, evs, sts, extra = got
+    if not implicit and opts.cost_before_done and _moved_this_turn(node.actions):
+        extra += opts.cost_before_done
+    return Node(
+        nst,
+        node.prior + prior + extra,
+        node.actions + acts,
+        node.events + evs,
+        node.states + sts,
+        pending,
+        implicit,
+        closes=node.closes + (opts.cost_after_close if implicit else opts.cost_after_done),
+        alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
+    )
+
+
+def _select(nodes: Iterable[Node], beam: int, per_board: int) -> list[Node]:
+    """The ``beam`` best nodes by rank, at most ``per_board`` of them per board: variants that
+    differ only in turn counters, pending dice or potions must not crowd out other boards (a
+    kept board's other potion counts come on top, up to ``per_board``). With
+    the expansion a board's second node must differ from the first in more than the order of
+    its spells and cards (e.g. in feathers: the raven moved before or after the move)."""
+    out: list[Node] = []
+    count: dict[Key, int] = {}
+    outcomes: set[Key] = set()
+    pots: set[Key] = set()
+    more: list[Node] = []
+    for n in sorted(nodes, key=lambda n: n.rank):
+        st = n.state
+        k = board_key(st)
+        c = count.get(k, 0)
+        pk = (k, st.potions)
+        if pk not in pots and 0 < c < 2 * per_board and (len(out) >= beam or c >= per_board):
+            # another potion count of a kept board, on top of the beam: a spell the camera
+            # cannot tell from a card (R-SPELL-6) must not fall out behind the cards of other
+            # boards, nor behind its own board's other stories (a spell between two moves ranks
+            # far down among the stories of many players' boards; with modules more spells are
+            # invisible)
+            pots.add(pk)
+            count[k] = c + 1
+            more.append(n)
+            continue
+        if len(out) >= beam:
+            continue
+        if c >= per_board:
+            continue
+        pots.add(pk)
+        if st.modules is not None:
+            # the same table reached by another order of moves (a spell before or after a
+            # card: another cast window) is not a second story: with the expansion a hidden
+            # counter (feathers after the raven before or after the move) is
+            t = st.turn
+            spells = tuple(sorted((x[0], x[1]) for x in t.casts))
+            o = (k, st.potions, st.modules, *t[:4], spells, *t[5:], st.game)
+            if c and o in outcomes:
+                continue
+            outcomes.add(o)
+        count[k] = c + 1
+        out.append(n)
+    return out + more
+
+
+def replay(
+    srch: SearchCache, st: GameState, actions: Sequence[Action]
+) -> tuple[GameState, tuple[tuple[Event, ...], ...], tuple[GameState, ...]] | None:
+    """Apply ``actions`` in order to ``st``; None when one of them is illegal there."""
+    events: list[tuple[Event, ...]] = []
+    states: list[GameState] = []
+    for a in actions:
+        got = srch.apply(st, a)
+        if got is None:
+            return None
+        st, ev = got
+        events.append(ev)
+        states.append(st)
+    return st, tuple(events), tuple(states)
+
+
+def _moved_this_turn(actions: Sequence[Action]) -> bool:
+    """A move among ``actions`` after their last turn end."""
+    for a in reversed(actions):
+        if isinstance(a, EndTurn):
+            return False
+        if not isinstance(a, DiscardCard):
+            return True
+    return False
