@@ -154,12 +154,6 @@ class Tracker:
     # -- read-only views ---------------------------------------------------------------------
 
     @property
-    def initial_state(self) -> GameState:
-        """The setup position the tracker started from (R-SETUP-*): the state before the first
-        committed action."""
-        return self._initial
-
-    @property
     def state(self) -> GameState:
         """The best current hypothesis. With a DONE press waiting for the next frame, the state
         that press leaves (the turn closed, R-TURN-4/8: the next player's turn), so the table
