@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from companion.rules.observation import Observation
-from companion.tracking.tracker import Tracker, TrackerUpdate
+from companion.tracking import Tracker, TrackerUpdate
 
 INPUT_KINDS: frozenset[str] = frozenset(
     {"observation", "dice", "end_turn", "answer", "undo", "correct"}

@@ -99,7 +99,7 @@ from companion.sim.testing import (
     table_of,
     wait_until,
 )
-from companion.tracking.tracker import board_key, describe
+from companion.tracking import board_key, describe
 
 
 def _rss_mb() -> tuple[float, float]:

@@ -47,7 +47,7 @@ from companion.service.inputs import (
 )
 from companion.service.memory import IdleCollector
 from companion.service.tracked import TrackedDriver
-from companion.tracking.tracker import TrackerUpdate
+from companion.tracking import TrackerUpdate
 from companion.web.service import (
     HOST_COMMANDS,
     PLAYER_COMMANDS,

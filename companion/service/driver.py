@@ -15,7 +15,7 @@ from typing import Literal, Protocol, TypedDict
 
 from companion.rules import GameState, Observation
 from companion.service.game import GameSettings
-from companion.tracking.tracker import TrackerUpdate
+from companion.tracking import TrackerUpdate
 from companion.web.service import Audience
 
 

@@ -53,7 +53,7 @@ from companion.service.inputs import (
     payload_json,
 )
 from companion.service.pipeline import EarlyReading, TakenFrame, reading_of
-from companion.tracking.tracker import Committed, Tracker, TrackerUpdate, board_key, state_key
+from companion.tracking import Committed, Tracker, TrackerUpdate, board_key, state_key
 from companion.vision.camera import CameraModel
 from companion.vision.detector import Detection, Detector
 from companion.vision.geometry import BoardGeometry

@@ -24,7 +24,7 @@ from companion.rules import GameState, Observation, SpaceObservation, dump_event
 from companion.service.driver import DiceRoll, OptionView, PublishedGame, QuestionView
 from companion.service.game import GameSettings, describe_events
 from companion.service.heartbeat import Heartbeats
-from companion.tracking.tracker import Committed, Question, Tracker, TrackerUpdate, describe
+from companion.tracking import Committed, Question, Tracker, TrackerUpdate, describe
 from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from companion import rules
 from companion.rules import Action, Config, Event, GameState
 from companion.sim.bots import BOTS
-from companion.tracking.tracker import board_key
+from companion.tracking import board_key
 
 PanelEvent = Mapping[str, object]
 """A button event as the hardware facade sends it: ``{"type": "dice", "rolls": [4], "used": 4,

@@ -63,19 +63,8 @@ from companion.tracking.noise import Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.questions import Question, answer_key, pick_question
 from companion.tracking.search import SearchCache, close_turn, replay, search_frame
-from companion.tracking.words import describe
 
-__all__ = [
-    "Committed",
-    "Marker",
-    "Question",
-    "Tracker",
-    "TrackerOptions",
-    "TrackerUpdate",
-    "board_key",
-    "describe",
-    "state_key",
-]
+__all__ = ["Tracker", "TrackerUpdate"]
 
 
 @dataclass(frozen=True, slots=True)

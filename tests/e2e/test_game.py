@@ -17,7 +17,7 @@ from companion.service.record import (
 )
 from companion.service.webclient import PhoneClient
 from companion.sim.testing import HostPhoneAnswerer, finish_game, wait_until
-from companion.tracking.tracker import board_key
+from companion.tracking import board_key
 
 from .conftest import vision_blocker
 

@@ -21,7 +21,7 @@ from companion.rules import Config, dump_state
 from companion.service.record import hidden_positions, same_table
 from companion.service.webclient import PhoneClient
 from companion.sim.simtable import SimTiming, SimulatedGame
-from companion.tracking.tracker import Tracker, board_key
+from companion.tracking import Tracker, board_key
 
 from .conftest import start_demo, write_config
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from companion.rules import Config
 from companion.service.record import commit_check
 from companion.sim.simtable import SimulatedGame
-from companion.tracking.tracker import board_key
+from companion.tracking import board_key
 
 
 def _game(seed: int, actions: int) -> list:

@@ -10,7 +10,7 @@ from companion.journal import Journal, JournaledTracker
 from companion.rules.model import Config
 from companion.service.pipeline import EarlyReading, reading_of
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking.tracker import Tracker
+from companion.tracking import Tracker
 
 
 @dataclasses.dataclass(frozen=True)
