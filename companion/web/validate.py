@@ -134,10 +134,6 @@ class FieldSpec(Protocol):
     def check(self, value: object, path: str) -> None: ...
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _suffix(rule: str) -> str:
     return f" ({rule})" if rule else ""
 
@@ -172,7 +168,7 @@ class WholeNumber:
     rule: str = ""
 
     def check(self, value: object, path: str) -> None:
-        if not _is_int(value) or not self.lo <= value <= self.hi:  # type: ignore[operator]
+        if not isinstance(value, int) or isinstance(value, bool) or not self.lo <= value <= self.hi:
             raise RequestError(
                 f"{path}: expected a whole number {self.lo}..{self.hi}{_suffix(self.rule)}"
             )
@@ -273,7 +269,7 @@ _REPORTER = Field(Text(choices=COLOURS))  # the host may report for a player (by
 
 COMMAND_FIELDS: Mapping[CommandName, Mapping[str, Field]] = {
     "setup": {
-        "players": Field(WholeNumber(1, 6, "R-COMP-2")),
+        "players": Field(WholeNumber(1, 6)),  # 1 = the solo variant
         "colours": Field(Names(COLOURS, len(COLOURS)), nullable=True),
         "variant": Field(Text(choices=("base", "master"))),
         "teams": Field(Flag()),
@@ -336,7 +332,8 @@ def check_command(body: object) -> dict[str, object]:
         rules core's names.
     """
     name = command_name(body)
-    assert isinstance(body, dict)  # command_name checked it
+    if not isinstance(body, dict):  # command_name refused it already; this narrows the type
+        raise RequestError('expected a JSON object like {"command": "roll"}')
     fields = COMMAND_FIELDS[name]
     for key in body:
         if key != "command" and key not in fields:
