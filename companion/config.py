@@ -29,14 +29,17 @@ This module reads files only in :func:`load_config`; :func:`parse_config` is pur
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from companion.rules.model import BASE_SPELLS, EXPANSION_SPELLS
+from companion.rules.model import BASE_SPELLS, DEFAULT_OPTIONS, EXPANSION_SPELLS
+from companion.rules.model import Config as RulesConfig
 
 COLOURS = ("blue", "yellow", "red", "green", "orange", "purple")
 MODULES = ("fountain", "web", "witch", "raven", "magic_tower")
@@ -47,6 +50,15 @@ ENV_CONFIG = "COMPANION_CONFIG"
 
 DEFAULT_CONFIG_PATHS = (Path("/etc/companion/companion.toml"),)
 """Looked at (in order) when neither ``--config`` nor ``$COMPANION_CONFIG`` is given."""
+
+MAX_NESTING = 8
+"""Deepest nesting of tables and arrays a config file may have (the documented keys nest at
+most 3 deep: ``[game.options]`` values, ``[pins]`` tables)."""
+
+MAX_OPTION_NUMBER = 1000
+"""Largest whole number a ``[game.options]`` count may take (the host page's limit too)."""
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 class ConfigError(ValueError):
@@ -293,6 +305,109 @@ def _no_unknown(raw: Mapping[str, Any], where: str, known: set[str]) -> None:
         raise ConfigError(f"{prefix}{unknown[0]}: unknown key (known: {', '.join(sorted(known))})")
 
 
+def _options(game: Mapping[str, Any]) -> dict[str, bool | int]:
+    """``[game.options]``: OPEN-nn names of the rules core's ``DEFAULT_OPTIONS``, each value of
+    its default's type (true/false for a switch, a whole number 0..1000 for a count)."""
+    options = game.get("options", {})
+    if not isinstance(options, Mapping):
+        raise ConfigError("game.options: expected a table of OPEN option -> value")
+    out: dict[str, bool | int] = {}
+    for name in options:
+        where = f"game.options.{name}"
+        if name not in DEFAULT_OPTIONS:
+            raise ConfigError(
+                f"{where}: unknown option (the rules core's options: see docs/rules.md)"
+            )
+        if isinstance(DEFAULT_OPTIONS[name], bool):
+            out[name] = _bool(options, "game.options", name, False)
+        else:
+            out[name] = _int(options, "game.options", name, 0, 0, MAX_OPTION_NUMBER)
+    return out
+
+
+def _check_rules(game: GameConfig) -> None:
+    """Let the rules core refuse what it would refuse at the first deal (R-COMP-2 colours under
+    the chosen options, duplicate spells, ...), naming the ``[game]`` key."""
+    try:
+        RulesConfig(
+            player_count=game.players,
+            variant=game.variant,
+            teams=game.teams,
+            colours=game.colours or None,
+            modules=frozenset(game.modules),
+            options=dict(game.options),
+            spells=game.spells,
+        )
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"game: {str(exc).removeprefix('config.')}") from None
+
+
+def is_host(name: str) -> bool:
+    """True for an IPv4/IPv6 address or a host name of letters, digits, hyphens and dots
+    (RFC 1123 labels, 253 characters at most); nothing is looked up."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        pass
+    else:
+        return True
+    labels = name.removesuffix(".").split(".")
+    return len(name) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels)
+
+
+def _check_nesting(raw: Mapping[str, Any], where: str) -> None:
+    """Refuse tables/arrays nested deeper than :data:`MAX_NESTING`, naming the key."""
+    todo: list[tuple[object, str, int]] = [(raw, "", 0)]
+    while todo:
+        value, key, depth = todo.pop()
+        if depth > MAX_NESTING:
+            raise ConfigError(f"{key or where}: nested deeper than {MAX_NESTING} levels")
+        if isinstance(value, Mapping):
+            todo.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            todo.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+
+
+def _parse_toml(text: str, where: str) -> dict[str, Any]:
+    """``tomllib.loads`` whose every failure is a :class:`ConfigError` naming ``where``."""
+    try:
+        raw = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where} is not valid TOML: {exc}") from None
+    except ValueError as exc:  # an integer beyond Python's digit limit
+        raise ConfigError(f"{where}: a value cannot be read ({str(exc).split(';')[0]})") from None
+    _check_nesting(raw, where)
+    return raw
+
+
+def check_data_paths(config: Config) -> None:
+    """Check, without creating anything, that ``data.dir`` and ``data.journal`` can be used:
+    an existing path must be of the right kind and the nearest existing folder above a missing
+    one must be a writable folder.
+
+    :raises ConfigError: naming ``data.dir`` or ``data.journal`` and the path to fix.
+    """
+    folder = Path(os.path.expanduser(config.data.dir))
+    journal = config.data.journal_path()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"data.dir: {folder} exists and is not a folder")
+    if journal.exists():
+        if not journal.is_file():
+            raise ConfigError(f"data.journal: {journal} exists and is not a journal file")
+        if not os.access(journal, os.R_OK | os.W_OK):
+            raise ConfigError(f"data.journal: {journal} cannot be read and written")
+    for key, path in (("data.dir", folder), ("data.journal", journal.parent)):
+        above = path
+        while not above.exists() and above != above.parent:
+            above = above.parent
+        if not above.is_dir():
+            raise ConfigError(f"{key}: cannot create a folder under {above}: it is not a folder")
+        if not os.access(above, os.W_OK | os.X_OK):
+            raise ConfigError(f"{key}: {above} is not writable")
+
+
 def check_source_spec(spec: str, where: str = "camera.source") -> str:
     """Check the form of a frame-source spec (``auto``, ``simulated``, ``picamera2``, ``usb:N``,
     ``usb:URL``, ``file:PATH``, ``folder:PATH``, ``session:PATH``).
@@ -383,6 +498,11 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
     )
     if not web.host:
         raise ConfigError("web.host: must not be empty (0.0.0.0 = every interface)")
+    if not is_host(web.host):
+        raise ConfigError(
+            f"web.host: {web.host[:60]!r} is not an IP address or host name "
+            "(0.0.0.0 = every interface, 127.0.0.1 = this machine only)"
+        )
     if web.public_url and not web.public_url.startswith(("http://", "https://")):
         raise ConfigError("web.public_url: must start with http:// or https://")
 
@@ -407,9 +527,7 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
     teams = _bool(g, "game", "teams", False)
     if teams and players not in (4, 6):
         raise ConfigError(f"game.teams: the team variant needs 4 or 6 players, not {players}")
-    options = g.get("options", {})
-    if not isinstance(options, Mapping):
-        raise ConfigError("game.options: expected a table of OPEN option -> value")
+    options = _options(g)
     game = GameConfig(
         players=players,
         colours=colours,
@@ -417,9 +535,10 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         teams=teams,
         modules=_str_list(g, "game", "modules", MODULES),
         memory_aid=_choice(g, "game", "memory_aid", "own", ("off", "own", "all")),
-        options=dict(options),
+        options=options,
         spells=_spells(g),
     )
+    _check_rules(game)
 
     s = _table(raw, "simulation")
     _no_unknown(
@@ -474,15 +593,12 @@ def load_config(path: str | Path | None = None, text: str | None = None) -> Conf
     :param path: a TOML file; ``None`` = ``$COMPANION_CONFIG``, else the first existing file of
         :data:`DEFAULT_CONFIG_PATHS`, else the built-in defaults.
     :param text: TOML text to parse instead of a file (tests).
-    :raises ConfigError: for a missing or unreadable file, a TOML syntax error (with its line) or
-        any invalid key.
+    :raises ConfigError: for a missing or unreadable file, a TOML syntax error (with its line),
+        nesting deeper than :data:`MAX_NESTING`, an unreadable number, any invalid key, or a
+        ``[data]`` path that cannot be used (:func:`check_data_paths`).
     """
     if text is not None:
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config: not valid TOML: {exc}") from None
-        return parse_config(raw)
+        return parse_config(_parse_toml(text, "config"))
     if path is None:
         env = os.environ.get(ENV_CONFIG)
         if env:
@@ -497,10 +613,12 @@ def load_config(path: str | Path | None = None, text: str | None = None) -> Conf
     except OSError as exc:
         raise ConfigError(f"config: cannot read {p}: {exc.strerror or exc}") from None
     try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"config: {p} is not valid TOML: {exc}") from None
-    return parse_config(raw, source_path=str(p))
+    config = parse_config(_parse_toml(text, f"config: {p}"), source_path=str(p))
+    check_data_paths(config)
+    return config
 
 
 def with_overrides(config: Config, **changes: Mapping[str, Any]) -> Config:
@@ -515,4 +633,7 @@ def with_overrides(config: Config, **changes: Mapping[str, Any]) -> Config:
     for section, values in changes.items():
         raw.setdefault(section, {})
         raw[section] = {**raw[section], **values}
-    return parse_config(raw, source_path=config.source_path)
+    changed = parse_config(raw, source_path=config.source_path)
+    if "data" in changes:
+        check_data_paths(changed)
+    return changed

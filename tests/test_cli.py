@@ -56,3 +56,25 @@ def test_bench_e2e_reports_the_questions_and_an_honest_end_state(capsys):
     slowest = out["slowest_observe"]  # where to look for the tracker's slowest board
     assert slowest["ms"] == out["tracker_observe_ms"]["max"]
     assert slowest["journal_observation"] >= 1
+
+
+BAD_CONFIGS = {
+    "[game.options]\nno_such_rule = true\n": "game.options.no_such_rule",
+    "a = " + "[" * 3000 + "]" * 3000 + "\n": "nested too deeply",
+    "[web]\nport = " + "9" * 5000 + "\n": "a value cannot be read",
+    '[web]\nhost = "not a host!!"\n': "web.host",
+    '[data]\njournal = "{tmp}/c.toml/journal.sqlite3"\n': "data.journal",
+}
+
+
+def test_a_bad_config_is_one_line_naming_the_key_and_exit_2_before_anything_starts(
+    tmp_path, capsys
+):
+    for text, key in BAD_CONFIGS.items():
+        path = tmp_path / "c.toml"
+        path.write_text(text.replace("{tmp}", str(tmp_path)))
+        rc = main(["run", "--config", str(path), "--no-qr", "--port", "0", "--games", "1"])
+        out, err = capsys.readouterr()
+        assert rc == 2, (key, err)
+        assert err.count("\n") == 1 and key in err, err
+        assert "Traceback" not in err and out == "", out  # nothing started, nothing printed

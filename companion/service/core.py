@@ -49,14 +49,15 @@ from companion.service.memory import IdleCollector
 from companion.service.tracked import TrackedDriver
 from companion.tracking import TrackerUpdate
 from companion.web.service import (
-    HOST_COMMANDS,
     PLAYER_COMMANDS,
     Audience,
+    Command,
     CommandError,
     HealthReport,
     Snapshot,
 )
 from companion.web.snapshot import SeatTokens, build_snapshot
+from companion.web.validate import check_command, command_name
 
 log = logging.getLogger(__name__)
 
@@ -163,18 +164,20 @@ class CompanionService(SeatTokens):
             self._snap_cache[key] = snap
             return snap
 
-    def submit(self, command: Mapping[str, Any], audience: Audience) -> dict[str, Any]:
-        if not isinstance(command, Mapping):
-            raise CommandError('command: expected an object like {"command": "roll"}')
-        name = command.get("command")
-        if not isinstance(name, str) or name not in HOST_COMMANDS:
-            raise CommandError(f"command: {name!r} is not a command")
+    def submit(self, command: Command, audience: Audience) -> CommandResult:
+        """Check ``command`` (:func:`companion.web.validate.check_command`: known name, fields,
+        types, lengths, rules-core names) and carry it out on the service thread.
+
+        :raises CommandError: refused before it is queued (nothing changes), or by the game.
+        """
+        name = command_name(dict(command) if isinstance(command, Mapping) else command)
         if audience.role == "public":
             raise CommandError("the public table page cannot send commands", 403)
         if audience.role == "player" and name not in PLAYER_COMMANDS:
             raise CommandError(f"command {name!r} is for the host only", 403)
+        checked = check_command(dict(command))
         fut: Future[CommandResult] = Future()
-        self.post(CommandInput(dict(command), audience, fut))
+        self.post(CommandInput(checked, audience, fut))
         try:
             return fut.result(timeout=COMMAND_TIMEOUT_S)
         except FutureTimeout:

@@ -11,7 +11,9 @@
 IMAGES may be files or folders (every image inside, sorted). Progress goes to stderr; ``--json``
 prints ``{"rms", "fx", "fy", "cx", "cy", "views_used", "views_rejected"}`` on stdout.
 Exit codes: 0 done, 1 calibration impossible (too few usable photos, board not found),
-2 usage error or unreadable input.
+2 usage error, unreadable input (a camera file that is not OpenCV YAML/XML or JSON names the
+file), or ``check`` finding a board pose whose reprojection error exceeds ``--max-error-px``
+(the photo does not match the board geometry, print scale or camera file).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 SUBCOMMANDS = ("intrinsics", "markers", "check", "board", "profile")
+
+MAX_REPROJECTION_ERROR_PX = 5.0
+"""``calibrate check`` fails above this RMS reprojection error (px) of the board markers: a
+well-printed board seen by a calibrated camera stays well below 1 px."""
 
 
 def _err(msg: str) -> None:
@@ -222,6 +228,12 @@ def check_main(argv: list[str]) -> int:
     ap.add_argument("--out", help="write an annotated copy of the frame here (.png/.jpg)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     ap.add_argument("--frames", type=int, default=10, help="frames to try from --source")
+    ap.add_argument(
+        "--max-error-px",
+        type=_positive,
+        default=MAX_REPROJECTION_ERROR_PX,
+        help=f"fail above this reprojection error in px (default {MAX_REPROJECTION_ERROR_PX:g})",
+    )
     args = ap.parse_args(argv)
 
     import cv2
@@ -313,7 +325,11 @@ def check_main(argv: list[str]) -> int:
                 f"camera centre at x {centre[0]:.0f} mm, y {centre[1]:.0f} mm, "
                 f"{height:.0f} mm above the board"
             )
-        if pose.reprojection_error_px > 2.0:
+        too_large = pose.reprojection_error_px > args.max_error_px
+        report["reprojection_ok"] = not too_large
+        if too_large:
+            rc = 2
+        elif pose.reprojection_error_px > 2.0:
             _err(
                 "large error: check the marker positions in the board geometry, the print "
                 "scale (100 mm bar) and the camera file"
@@ -343,6 +359,15 @@ def check_main(argv: list[str]) -> int:
             _err(f"annotated frame written: {args.out}")
     if args.json:
         print(json.dumps(report))
+    if rc == 2:
+        # last, so the one line that says what to fix is what the terminal ends with
+        _err(
+            f"calibrate check: reprojection error {report['reprojection_error_px']} px is over "
+            f"{args.max_error_px:g} px: the photo does not match the board geometry "
+            f"({args.board or 'built-in'}); check that it shows the game board (not the marker "
+            "sheet), the marker positions (--board), the print scale (100 mm bar) and the camera "
+            "file (--camera)"
+        )
     return rc
 
 

@@ -231,6 +231,11 @@ class CameraModel:
             fs = cv2.FileStorage(str(path), cv2.FILE_STORAGE_READ)
         except cv2.error as exc:
             raise CameraFileError(f"cannot parse {path}: {exc.err}") from None
+        except SystemError:  # what OpenCV's Python binding raises for text it cannot parse
+            raise CameraFileError(
+                f"cannot parse {path}: not an OpenCV YAML/XML camera file "
+                "(write one with companion calibrate intrinsics)"
+            ) from None
         if not fs.isOpened():
             raise CameraFileError(f"cannot open {path}")
         try:
@@ -246,6 +251,8 @@ class CameraModel:
             node = fs.getNode("info")
             if not node.empty() and node.isString():
                 data["info"] = node.string()
+        except cv2.error as exc:  # valid YAML, but not a mapping of the camera's keys
+            raise CameraFileError(f"cannot read {path}: {exc.err}") from None
         finally:
             fs.release()
         return cls.from_dict(data)

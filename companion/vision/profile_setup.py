@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from companion.rules import Config, dump_state, observe, setup
 from companion.rules.model import default_colours
-from companion.vision.camera import CameraModel
+from companion.vision.camera import CameraFileError, CameraModel
 from companion.vision.detector import wizard_area_gain
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile import ColourProfile, ProfileError, separation
@@ -73,7 +73,8 @@ def main(argv: list[str]) -> int:
     """``companion calibrate profile --frame F --camera C --players N [--colours …] [--out P]``.
 
     Samples the colour profile from a photo of the setup position and writes it as JSON.
-    Exit codes: 0 ok, 1 the frame could not be used, 2 bad arguments.
+    Exit codes: 0 ok, 1 the frame could not be used, 2 bad arguments or a camera file that
+    cannot be read (the line names the file).
     """
     ap = argparse.ArgumentParser(
         prog="companion calibrate profile",
@@ -109,6 +110,10 @@ def main(argv: list[str]) -> int:
         return 1
     try:
         camera = CameraModel.load(args.camera)
+    except CameraFileError as exc:
+        print(f"camera: {exc}", file=sys.stderr)
+        return 2
+    try:
         geometry = BoardGeometry.load(args.geometry) if args.geometry else BoardGeometry.default()
         expected = None
         modules = frozenset(m.strip() for m in args.modules.split(",") if m.strip())

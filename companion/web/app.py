@@ -9,7 +9,9 @@ Routes (all answers carry the security headers of :func:`_secure_headers`):
 * ``GET /api/state?as=public|player|host`` the snapshot, ETag = version (304 on a match).
 * ``GET /events?as=…`` Server-Sent Events: the full snapshot on (re)connect and on every change,
   ``id:`` = version, a comment line as heartbeat every ``SSE_HEARTBEAT_S`` seconds.
-* ``POST /api/command?as=player|host`` a JSON command (CSRF double-submit token required).
+* ``POST /api/command?as=player|host`` a JSON command (CSRF double-submit token required),
+  parsed and checked by :mod:`companion.web.validate` before the service sees it; every JSON
+  answer is strict (no ``NaN`` / ``Infinity``).
 * ``GET /api/layout?length=N&special=9:fountain,18:web`` board positions of the spaces.
 * ``GET /api/setup-choices`` what the host's new-game form offers.
 * ``GET /api/qr`` (host) QR codes as inline SVG for the table page and every join link.
@@ -20,7 +22,6 @@ Routes (all answers carry the security headers of :func:`_secure_headers`):
 from __future__ import annotations
 
 import hmac
-import json
 import secrets
 import threading
 import time
@@ -36,6 +37,7 @@ from flask import (
     render_template,
     request,
 )
+from flask.json.provider import DefaultJSONProvider
 
 from companion.web.layout import LayoutError, board_layout, parse_special
 from companion.web.service import (
@@ -44,6 +46,14 @@ from companion.web.service import (
     Audience,
     CommandError,
     TableService,
+)
+from companion.web.validate import (
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    check_command,
+    command_name,
+    dumps_strict,
+    parse_json_body,
 )
 
 PLAYER_COOKIE = "wt_player"
@@ -57,7 +67,8 @@ DEFAULTS: Mapping[str, object] = {
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,  # 0 = an event stream stays open until the client leaves
     "SSE_MAX_STREAMS": 12,  # open streams at most; keep below the waitress threads (16)
-    "MAX_CONTENT_LENGTH": 16 * 1024,
+    "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
+    "MAX_JSON_DEPTH": MAX_DEPTH,
     "PUBLIC_URL": "",
     "COOKIE_SECURE": False,
 }
@@ -250,7 +261,13 @@ def _snapshot_json(
     if hit is not None and hit[0] == version:
         return hit
     snap = svc.snapshot(audience)
-    entry = (int(snap["version"]), json.dumps(snap, separators=(",", ":")))
+    try:
+        entry = (int(snap["version"]), dumps_strict(snap))
+    except ValueError:
+        # a page that cannot parse its snapshot stops updating without a word: say so instead
+        raise ApiError(
+            "snapshot holds a number JSON cannot carry (not finite): not sent", 500
+        ) from None
     cache[audience] = entry
     return entry
 
@@ -280,17 +297,18 @@ def api_command() -> Response:
     audience = _audience(want)
     if not request.is_json:
         raise ApiError("expected a JSON body (Content-Type: application/json)", 415)
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise ApiError('expected a JSON object like {"command": "roll"}', 400)
-    name = body.get("command")
-    if not isinstance(name, str) or name not in HOST_COMMANDS:
-        known = ", ".join(sorted(HOST_COMMANDS))
-        raise ApiError(f"command: {name!r} is not a command (known: {known})", 400)
+    raw = request.get_data(cache=False)
+    body = parse_json_body(
+        raw,
+        int(current_app.config["MAX_CONTENT_LENGTH"]),
+        int(current_app.config["MAX_JSON_DEPTH"]),
+    )
+    name = command_name(body)
     allowed = HOST_COMMANDS if audience.role == "host" else PLAYER_COMMANDS
     if name not in allowed:
         raise ApiError(f"command {name!r} is for the host only", 403)
-    result = _service().submit(body, audience)
+    checked = check_command(body)
+    result = _service().submit(checked, audience)
     return jsonify(result)
 
 
@@ -418,6 +436,18 @@ def events() -> Response:
 # app factory
 
 
+class StrictJSONProvider(DefaultJSONProvider):
+    """Flask's JSON with ``NaN`` / ``Infinity`` refused both ways: browsers cannot parse them,
+    and a page that cannot parse its snapshot silently stops updating."""
+
+    def dumps(self, obj: object, **kwargs: object) -> str:
+        kwargs.setdefault("allow_nan", False)
+        return super().dumps(obj, **kwargs)
+
+    def loads(self, s: str | bytes, **kwargs: object) -> object:
+        return parse_json_body(s.encode("utf-8") if isinstance(s, str) else s)
+
+
 def _secure_headers(resp: Response) -> Response:
     resp.headers["Content-Security-Policy"] = CSP
     resp.headers["Referrer-Policy"] = "no-referrer"
@@ -434,7 +464,8 @@ def create_app(config: Mapping[str, object] | None, service: TableService) -> Fl
         seconds between heartbeat comments, ``SSE_MAX_S`` seconds before an event stream is
         closed (0 = never), ``SSE_MAX_STREAMS`` open streams at most (more get a 503 and the
         page polls; keep it below the waitress threads), ``MAX_CONTENT_LENGTH`` bytes of a request
-        body, ``PUBLIC_URL`` base of the QR-code links, ``COOKIE_SECURE``), plus any Flask key
+        body (more: a JSON 413), ``MAX_JSON_DEPTH`` nesting of a JSON body (deeper: a JSON 400),
+        ``PUBLIC_URL`` base of the QR-code links, ``COOKIE_SECURE``), plus any Flask key
         such as ``TESTING``.
     :param service: the :class:`~companion.web.service.TableService` whose snapshots are shown.
     :raises TypeError: when ``service`` does not implement the protocol.
@@ -442,6 +473,7 @@ def create_app(config: Mapping[str, object] | None, service: TableService) -> Fl
     if not isinstance(service, TableService):
         raise TypeError("service: expected a TableService (companion.web.service)")
     app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app.json = StrictJSONProvider(app)
     app.config.from_mapping(DEFAULTS)
     if config:
         app.config.from_mapping(config)
@@ -482,5 +514,10 @@ def create_app(config: Mapping[str, object] | None, service: TableService) -> Fl
     @app.errorhandler(400)
     def _bad_request(exc: Exception) -> Response:
         return _json_error("malformed request", 400)
+
+    @app.errorhandler(500)
+    def _server_error(exc: Exception) -> Response:
+        # never an HTML page: the phone pages read every answer as JSON
+        return _json_error("internal error: the companion logged it", 500)
 
     return app

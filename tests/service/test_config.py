@@ -101,3 +101,66 @@ def test_the_spells_on_the_table_are_read_and_checked():
     for bad in ('["dragon_breath"]', '["piggyback", "piggyback"]', '"piggyback"'):
         with pytest.raises(ConfigError, match="^game.spells"):
             load_config(text=f"[game]\nspells = {bad}")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[game.options]\nno_such_rule = true", "game.options.no_such_rule: unknown option"),
+        ('[game.options]\nswap_any_distance = "yes"', "game.options.swap_any_distance"),
+        ("[game.options]\nsolo_card_limit = -5", "game.options.solo_card_limit"),
+        ("[game.options]\nsolo_card_limit = 1000000", "game.options.solo_card_limit"),
+        ("[game.options]\nteam_exchanges_per_turn = true", "game.options.team_exchanges"),
+        ("[game.options]\ncolour_limits = 1", "game.options.colour_limits"),
+        ('[web]\nhost = "not a host!!"', "web.host"),
+        ('[web]\nhost = "-bad-.example"', "web.host"),
+        ("[pins]\nroll = " + "[" * 12 + "]" * 12, "pins.roll"),
+        ("a = " + "[" * 3000 + "]" * 3000, "config: nested too deeply"),
+        ("[web]\nport = " + "9" * 5000, "config: a value cannot be read"),
+        ("[web]\nport = " + "9" * 4000, "web.port"),
+    ],
+)
+def test_gaps_are_refused_naming_the_key(text, key):
+    with pytest.raises(ConfigError) as info:
+        load_config(text=text)
+    assert str(info.value).startswith(key), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1", "::", "::1", "table-pi.local", "pi"])
+def test_hosts_that_bind_are_accepted(host):
+    assert load_config(text=f'[web]\nhost = "{host}"').web.host == host
+
+
+def test_options_of_the_rules_core_are_read(tmp_path):
+    config = load_config(
+        text="[game.options]\nswap_any_distance = false\nsolo_card_limit = 20\n"
+        "team_exchanges_per_turn = 2"
+    )
+    assert config.game.options == {
+        "swap_any_distance": False,
+        "solo_card_limit": 20,
+        "team_exchanges_per_turn": 2,
+    }
+
+
+def test_a_journal_path_that_cannot_be_opened_is_refused_before_anything_starts(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-folder").mkdir()
+    cases = {
+        f'journal = "{tmp_path / "a-folder"}"': "data.journal: ",
+        f'journal = "{tmp_path / "a-file" / "j.sqlite3"}"': "data.journal: ",
+        f'dir = "{tmp_path / "a-file"}"': "data.dir: ",
+        f'dir = "{tmp_path / "a-file" / "d"}"': "data.dir: ",
+    }
+    for line, key in cases.items():
+        (tmp_path / "c.toml").write_text(f"[data]\n{line}\n")
+        with pytest.raises(ConfigError) as info:
+            load_config(tmp_path / "c.toml")
+        assert str(info.value).startswith(key), (line, str(info.value))
+    assert (tmp_path / "a-folder").is_dir()  # nothing was written over it
+    with pytest.raises(ConfigError, match="^data.dir"):
+        with_overrides(Config(), data={"dir": str(tmp_path / "a-file")})
+    (tmp_path / "c.toml").write_text(f'[data]\ndir = "{tmp_path / "new" / "data"}"\n')
+    assert load_config(tmp_path / "c.toml").data.dir == str(tmp_path / "new" / "data")
+    assert not (tmp_path / "new").exists()  # checked, not created

@@ -328,3 +328,45 @@ def test_four_charuco_views_warn_that_the_focal_length_is_uncertain(charuco_phot
         load_images(left_photos), ChessboardPattern(9, 6, 25.0), progress=lines.append
     )
     assert not any(line.startswith("warning") for line in lines)
+
+
+def test_cli_check_on_the_marker_sheet_fails_saying_what_to_fix(tmp_path, capsys):
+    # the printed marker sheet has the four markers, but not where the board geometry puts
+    # them: the pose fits badly and the check must say so instead of reporting success
+    sheet = tmp_path / "sheet.png"
+    assert calibrate_main(["markers", "--out", str(sheet)]) == 0
+    capsys.readouterr()
+    assert calibrate_main(["check", str(sheet), "--json"]) == 2
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["reprojection_error_px"] > 5.0 and report["reprojection_ok"] is False
+    last = captured.err.strip().splitlines()[-1]
+    assert "reprojection error" in last and "over 5 px" in last and "marker sheet" in last
+    # a looser threshold given on purpose is honoured
+    assert calibrate_main(["check", str(sheet), "--max-error-px", "1000"]) == 0
+
+
+@pytest.mark.parametrize("text", ["hello", "not: [yaml", "%YAML:1.0\n---\n  - ]["])
+def test_cli_a_camera_file_that_is_not_yaml_is_one_line_and_exit_2(tmp_path, capsys, text):
+    cam = tmp_path / "cam.yml"
+    cam.write_text(text)
+    photo = tmp_path / "table.png"
+    cv2.imwrite(str(photo), np.full((480, 640, 3), 120, np.uint8))
+    for argv in (
+        ["check", str(photo), "--camera", str(cam)],
+        [
+            "profile",
+            "--frame",
+            str(photo),
+            "--camera",
+            str(cam),
+            "--players",
+            "3",
+            "--out",
+            str(tmp_path / "p.json"),
+        ],
+    ):
+        assert calibrate_main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert str(cam) in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert not (tmp_path / "p.json").exists()

@@ -116,9 +116,14 @@ MALFORMED: list[tuple[Any, int, str]] = [
     ({"command": "setup", "players": 3, "spells": ["fireball"]}, 400, "fireball"),
     ({"command": "setup", "players": 3, "surprise": 1}, 400, "unknown field"),
     (
-        {"command": "correct_space", "space": 99, "towers": 1, "top": "crest"},
+        {"command": "correct_space", "space": 40, "towers": 1, "top": "crest"},
         400,
         "not on the track",
+    ),
+    (
+        {"command": "correct_space", "space": 99, "towers": 1, "top": "crest"},
+        400,
+        "correct_space.space",
     ),
     ({"command": "correct_space", "space": "7", "towers": 1, "top": "crest"}, 400, "space"),
     ({"command": "correct_space", "space": 7, "towers": 1, "top": "lava"}, 400, "top"),
@@ -149,7 +154,8 @@ MALFORMED: list[tuple[Any, int, str]] = [
     ({"command": "dice_mode", "dice": True}, 400, "R-CARD-4"),
     ({"command": "keep"}, 409, "no roll"),
     ({"command": "answer", "question": "q1", "option": "a"}, 409, "no open question"),
-    ({"command": "report_spell", "spell": "fireball"}, 400, "not on display"),
+    ({"command": "report_spell", "spell": "fireball"}, 400, "report_spell.spell: 'fireball'"),
+    ({"command": "report_spell", "spell": "summon_raven"}, 400, "not on display"),
     ({"command": "report_page_card"}, 409, "witch"),
 ]
 

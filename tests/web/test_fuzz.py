@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from companion.sim.faketable import FakeTableService
 from companion.web import create_app
+from companion.web.app import CSRF_HEADER
 from companion.web.service import HOST_COMMANDS, Audience
 
-from .conftest import TEST_CONFIG, command, join
+from .conftest import TEST_CONFIG, command, csrf, join
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 40) | st.text(max_size=12),
@@ -91,4 +92,88 @@ def test_random_commands_never_break_the_table(
         assert answer["ok"] is False and answer["error"]
         assert everything(svc) == before
     else:
+        assert answer["ok"] is True
+
+
+# ------------------------------------------------------------------------------------------
+# malformed raw bodies on every POST endpoint
+
+
+def post_endpoints(svc: FakeTableService) -> list[str]:
+    """Every URL of the app that takes a POST (the pages' command API today)."""
+    app = create_app(TEST_CONFIG, svc)
+    return sorted(
+        str(rule.rule) for rule in app.url_map.iter_rules() if "POST" in (rule.methods or ())
+    )
+
+
+def _nested(depth: int) -> str:
+    return '{"command": ' * depth + '"roll"' + "}" * depth
+
+
+def _with_constant(text: str, constant: str) -> str:
+    return text.replace("null", constant, 1) if "null" in text else f"[{constant}]"
+
+
+json_texts = json_values.map(json.dumps)
+command_texts = bodies.map(json.dumps)
+malformed = st.one_of(
+    st.binary(max_size=80),
+    st.text(max_size=40).map(str.encode),
+    command_texts.map(lambda t: t[: max(1, len(t) // 2)].encode()),  # cut off
+    st.builds(
+        _with_constant,
+        command_texts.map(lambda t: t.replace("}", ', "note": null}', 1)),
+        st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "9" * 5000]),
+    ).map(str.encode),
+    st.integers(33, 4000).map(lambda n: _nested(n).encode()),
+    st.integers(33, 4000).map(lambda n: ("[" * n + "]" * n).encode()),
+    st.builds(
+        lambda name, key, size: json.dumps({"command": name, key: "x" * size}).encode(),
+        st.sampled_from(sorted(HOST_COMMANDS)),
+        st.sampled_from(["spell", "note", "question", "top", "option"]),
+        st.integers(65, 40_000),
+    ),
+    json_texts.map(lambda t: t.encode("utf-16")),  # not UTF-8
+)
+
+
+@pytest.fixture(scope="module")
+def endpoints(table: tuple[FakeTableService, dict[str, FlaskClient]]) -> list[str]:
+    found = post_endpoints(table[0])
+    assert found == ["/api/command"], "a new POST endpoint: add its valid bodies to this fuzz"
+    return found
+
+
+@settings(
+    max_examples=600,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data(), raw=malformed, as_=st.sampled_from(["host", "player"]))
+def test_malformed_bodies_never_break_any_post_endpoint(
+    table: tuple[FakeTableService, dict[str, FlaskClient]],
+    endpoints: list[str],
+    data: st.DataObject,
+    raw: bytes,
+    as_: str,
+) -> None:
+    svc, clients = table
+    url = data.draw(st.sampled_from(endpoints))
+    client = clients[as_]
+    before, version = everything(svc), svc.version
+    resp = client.post(
+        f"{url}?as={as_}",
+        data=raw,
+        content_type="application/json",
+        headers={CSRF_HEADER: csrf(client)},
+    )
+    assert resp.status_code < 500, resp.get_data(as_text=True)[:300]
+    assert resp.mimetype == "application/json", resp.get_data(as_text=True)[:300]
+    answer = resp.get_json()
+    if resp.status_code >= 400:
+        assert answer["ok"] is False and answer["error"]
+        assert svc.version == version and everything(svc) == before
+    else:  # a cut-off or odd body may still be a valid command
         assert answer["ok"] is True
