@@ -2,7 +2,7 @@
 
 Stored in SQLite (stdlib :mod:`sqlite3`) in WAL mode with ``synchronous=FULL``: a record is on
 disk when :meth:`Journal.append` returns, so the service writes it *before* it publishes the
-update (architecture.md, "Threads in the running service"). A restart replays the journal into a
+update (docs/architecture.md, "Threads"). A restart replays the journal into a
 fresh tracker and reaches the identical belief (:func:`restore`).
 
 Records (one row each, JSON payload, in order):
@@ -15,7 +15,7 @@ Records (one row each, JSON payload, in order):
 * ``snapshot`` — ``Tracker.to_json()`` every :attr:`Journal.snapshot_every` inputs, so a restart
   does not replay a whole evening.
 
-A finished game is exported as JSON lines in the vocabulary of ``rules/state-model.md`` (§1-§5):
+A finished game is exported as JSON lines in the vocabulary of ``docs/state-model.md`` (§1-§5):
 the setup state, then the actions (``{"kind": "move_tower", …}``), events, dice rolls, answers and
 corrections, one per line (:func:`export_jsonl`, :func:`import_jsonl`, :func:`replay_record`).
 """
@@ -372,7 +372,7 @@ def restore(journal: Journal) -> Tracker:
 
 def export_jsonl(journal: Journal, out: IO[str]) -> int:
     """Write the game as JSON lines: ``{"kind": "game", "tracker": …}`` first, then each input
-    and commit in order (state-model.md vocabulary). Returns the number of lines written."""
+    and commit in order (docs/state-model.md vocabulary). Returns the number of lines written."""
     start = journal.last("start")
     if start is None:
         raise JournalError(f"{journal.path}: no start record")

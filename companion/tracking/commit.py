@@ -35,7 +35,7 @@ from companion.tracking.words import describe
 
 @dataclass(frozen=True, slots=True)
 class Committed:
-    """One committed action and the events that explain it (state-model.md §4/§5).
+    """One committed action and the events that explain it (docs/state-model.md §4/§5).
 
     ``action`` is None for a correction from the host page (event ``correction``) and for
     moves whose order the camera could not see (event ``order_unseen`` with ``options``, the

@@ -2,7 +2,7 @@
 
 The tracker never trusts a frame: it scores every candidate state's *expected view* against the
 observed one with a noise model and keeps the candidates that explain the picture best
-(architecture.md, "The tracker"; state-model.md §3).
+(docs/architecture.md, "The tracker"; docs/state-model.md §3).
 
 Scores are costs in nats (``-ln p`` of the errors the camera would have had to make), so they add
 up over spaces and over frames, and a difference of ``d`` between two candidates means the better
@@ -108,8 +108,9 @@ class NoiseModel:
 def space_views(state: GameState) -> list[SpaceView]:
     """The expected camera view of every space of ``state``: index ``space - 1``.
 
-    Visible wizards are those whose tier equals the space's height (state-model.md §2.1); hidden
-    wizards, a sealed witch and the castle's contents never show (state-model.md §3).
+    Visible wizards are those whose tier equals the space's height (docs/state-model.md §2.1);
+    hidden wizards, a sealed witch and the castle's contents never show (docs/state-model.md
+    §3).
     """
     tb = state.table
     stacks = state.stacks
@@ -185,7 +186,7 @@ def view_to_space_observation(view: SpaceView) -> SpaceObservation:
 
 
 def expected_observation(state: GameState) -> Observation:
-    """What a perfect camera would report for ``state`` (state-model.md §3)."""
+    """What a perfect camera would report for ``state`` (docs/state-model.md §3)."""
     return Observation(
         spaces={i + 1: view_to_space_observation(v) for i, v in enumerate(space_views(state))}
     )

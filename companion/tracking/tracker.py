@@ -2,7 +2,8 @@
 
 A *belief* is a small set of weighted full :class:`GameState` hypotheses. Each one was derived
 move by move from the setup, so each knows exactly which wizard is trapped under which tower at
-which tier (architecture.md, "The tracker"; state-model.md §3). On every stable frame the tracker
+which tier (docs/architecture.md, "The tracker"; docs/state-model.md §3). On every stable
+frame the tracker
 
 1. searches, from every hypothesis, the legal action sequences that can have happened since the
    last frame (card moves with unknown values 1-5, die moves with the value from the dice

@@ -12,7 +12,7 @@ Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
      "audience": {"role": "player", "colour": "blue"},
      "phase": "setup" | "playing" | "over",
      "memory_aid": "off" | "own" | "all",  # what a player's page shows of trapped wizards
-     "state": {...} | None,                # neutral state JSON (state-model.md §1-§2) as
+     "state": {...} | None,                # neutral state JSON (docs/state-model.md §1-§2) as
                                            # returned by companion.rules.view for this audience:
                                            # wizards the audience may not see are absent
      "dice": {"mode": 1, "rolls": [4], "final": true, "value": 4} | None,

@@ -21,7 +21,7 @@ Use::
     render_move_sequence(before, after, rng, setup=table)  # a move made under a hand
     write_camera_file("sim.yml", table.camera)     # what a calibration would give the detector
 
-``state`` is a :class:`~companion.rules.model.GameState` or the state JSON of state-model.md.
+``state`` is a :class:`~companion.rules.model.GameState` or the state JSON of docs/state-model.md.
 Everything random comes from the ``numpy.random.Generator`` passed in: the same seed gives the
 same frame; within a session a still board draws the same pieces frame after frame (only noise
 and a little exposure flicker change). ``python -m companion.sim.render sample|time`` writes

@@ -317,7 +317,7 @@ def render(
     """Draw one camera frame of ``state``.
 
     :param state: a :class:`~companion.rules.model.GameState` or the state JSON
-        (state-model.md §1-§2, as :func:`companion.rules.serialize.dump_state` writes it).
+        (docs/state-model.md §1-§2, as :func:`companion.rules.serialize.dump_state` writes it).
     :param rng: all randomness of this frame (and of the setup when ``setup`` is None).
     :param setup: camera, pose, light and look to keep (a session); default: a random one
         (:func:`random_setup` with ``geometry`` and ``size``).
