@@ -28,6 +28,7 @@ from companion.rules.actions import (
     Redraw,
 )
 from companion.rules.model import (
+    BASE_SPELLS,
     CARD_KINDS,
     KIND_INDEX,
     MAX_ON_TOP,
@@ -489,7 +490,8 @@ def load_state(data: Any) -> GameState:
             )
     # modules
     modules = None
-    if tb.config.modules or any(
+    # expansion spells need the module state even with no module in play (R-SPELLX-1)
+    if tb.config.modules or any(s not in BASE_SPELLS for s in spells) or any(
         d.get(k) is not None
         for k in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers")
     ):
@@ -543,6 +545,15 @@ def load_state(data: Any) -> GameState:
             armed=tuple(armed),
             free_casts=tuple(free_casts),
         )
+        if modules.witch_vials is not None:
+            taken = sum(sum(v) for v in modules.witch_vials)
+            box = int(tb.config.options["witch_vials"])
+            if taken + (modules.witch_vial_supply or 0) > box:
+                raise FormatError(
+                    "witch_vials",
+                    f"{taken} taken + {modules.witch_vial_supply} in the supply; "
+                    f"the box holds {box} (R-COMP-3)",
+                )
     turn = _turn_from_json(_need(d, "turn", ""), tb)
     game = _game_from_json(_need(d, "game", ""), tb)
     cards = _cards_from_json(d.get("cards"), tb)
