@@ -491,9 +491,13 @@ def load_state(data: Any) -> GameState:
     # modules
     modules = None
     # expansion spells need the module state even with no module in play (R-SPELLX-1)
-    if tb.config.modules or any(s not in BASE_SPELLS for s in spells) or any(
-        d.get(k) is not None
-        for k in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers")
+    if (
+        tb.config.modules
+        or any(s not in BASE_SPELLS for s in spells)
+        or any(
+            d.get(k) is not None
+            for k in ("witch", "raven", "witch_vials", "witch_vial_supply", "feathers")
+        )
     ):
         armed: list[tuple[int, str]] = []
         free_casts: list[tuple[int, str]] = []
