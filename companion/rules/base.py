@@ -430,6 +430,8 @@ def _wizard_targets(st: GameState, seat: int, steps: int) -> Iterator[int]:
     stacks = st.stacks
     length = tb.length
     castle = st.castle
+    # inlined model.position, space_of, tier_of: the tracker's search lists
+    # these targets for every hypothesis
     for i in range(lo, hi):
         p = wiz[i]
         if not p:
@@ -540,6 +542,7 @@ def _cast_actions(st: GameState, every_card: bool) -> Iterator[Action]:
                 continue
             if spell in ("advance_wizard", "headwind_wizard"):
                 step = 1 if spell == "advance_wizard" else -1
+                # inlined model.position, space_of, tier_of: every wizard, every listing
                 for i, p in enumerate(wiz):
                     if not p or p & 15 != len(stacks[(p >> 4) - 1]):
                         continue
@@ -567,6 +570,7 @@ def _cast_actions(st: GameState, every_card: bool) -> Iterator[Action]:
                 yield Cast(colour, spell, direction="ccw")
             elif spell == "free_wizard":
                 allowed = tb.team_of(seat)
+                # inlined model.position, space_of, tier_of: every tier of every stack
                 for s0, stk in enumerate(stacks):
                     s = s0 + 1
                     top_full = wiz.count(s << 4 | len(stk)) >= 6 and s != st.castle
@@ -594,6 +598,7 @@ def _piggyback_actions(st: GameState, seat: int, every_card: bool) -> Iterator[C
     wiz = st.wizards
     lo, hi = tb.wiz_range[seat]
     riders_at: dict[int, list[int]] = {}
+    # inlined model.position, space_of, tier_of: every listing with piggyback
     for i in range(lo, hi):
         p = wiz[i]
         if p and p & 15 == len(st.stacks[(p >> 4) - 1]):

@@ -9,7 +9,7 @@ from companion.rules import board
 from companion.rules.actions import Cast, Event, IllegalAction
 from companion.rules.board import Pieces
 from companion.rules.board import event as _ev
-from companion.rules.model import MAX_ON_TOP, GameState, Table
+from companion.rules.model import MAX_ON_TOP, GameState, Table, position
 
 
 def spell_window(st: GameState) -> int:
@@ -139,7 +139,7 @@ def swap_towers(
     lst = list(stacks)
     lst[sa - 1] = st_a[:-1] + st_b[-1:]
     lst[sb - 1] = st_b[:-1] + st_a[-1:]
-    code_a, code_b = sa << 4 | ha, sb << 4 | hb
+    code_a, code_b = position(sa, ha), position(sb, hb)
     ids = tb.wizard_ids
     on_a = [ids[i] for i, p in enumerate(wiz) if p == code_a]
     on_b = [ids[i] for i, p in enumerate(wiz) if p == code_b]
@@ -170,7 +170,7 @@ def free_wizard(p: Pieces, seat: int, a: Cast) -> int:
     board.check_lift(tb, p.stacks, a.space, a.tier)
     space, tier = a.space, a.tier
     assert isinstance(space, int) and isinstance(tier, int)
-    under = space << 4 | (tier - 1)
+    under = position(space, tier - 1)
     ids = tb.wizard_ids
     wiz = p.wiz
     ev = p.ev
@@ -197,7 +197,7 @@ def free_wizard(p: Pieces, seat: int, a: Cast) -> int:
         )
     h = len(p.stacks[space - 1])
     if not tb.config.options["free_wizard_to_top_of_stack"] and tier < h:
-        code = space << 4 | tier  # on the roof of the trapping tower, still inside the stack
+        code = position(space, tier)  # on the roof of the trapping tower, still inside the stack
         p.wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]
         ev.append(_ev("wizard_freed", {"wizard": a.wizard, "space": space, "tier": tier}))
         return -1
@@ -207,7 +207,7 @@ def free_wizard(p: Pieces, seat: int, a: Cast) -> int:
         ev.append(_ev("castle_entered", {"wizard": a.wizard}))
         board.relocate_castle(p)
         return wi
-    code = space << 4 | h
+    code = position(space, h)
     if wiz.count(code) >= MAX_ON_TOP and tb.config.options["free_wizard_full_top_illegal"]:
         raise IllegalAction(f"the top of space {space} already holds 6 wizards", "R-SPELL-12")
     p.wiz = wiz[:wi] + (code,) + wiz[wi + 1 :]

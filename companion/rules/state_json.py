@@ -25,6 +25,7 @@ from companion.rules.json_checks import (
 from companion.rules.model import (
     BASE_SPELLS,
     CARD_KINDS,
+    IN_CASTLE,
     KIND_INDEX,
     MAX_ON_TOP,
     SETUP_COUNTS,
@@ -38,6 +39,9 @@ from companion.rules.model import (
     TowerSpec,
     Track,
     Turn,
+    position,
+    space_of,
+    tier_of,
 )
 
 
@@ -142,7 +146,7 @@ def _config_from_json(data: Any, track: Track) -> Config:
 
 
 def _pos_json(p: int) -> Any:
-    return "castle" if p == 0 else {"space": p >> 4, "tier": p & 15}
+    return "castle" if p == IN_CASTLE else {"space": space_of(p), "tier": tier_of(p)}
 
 
 def _potion_json(t: tuple[int, int, int]) -> dict[str, int]:
@@ -367,10 +371,10 @@ def load_state(data: Any) -> GameState:
         t = as_int(required(po, "tier", where), f"{where}.tier", 0, len(stacks[s - 1]))
         if s == castle and t == len(stacks[s - 1]):
             raise FormatError(where, "a visible wizard cannot stand on the castle's space")
-        wiz[tb.wizard_index[wid]] = s << 4 | t
+        wiz[tb.wizard_index[wid]] = position(s, t)
     wizards = tuple(wiz)
     for s in range(1, length + 1):
-        if wizards.count(s << 4 | len(stacks[s - 1])) > MAX_ON_TOP:
+        if wizards.count(position(s, len(stacks[s - 1]))) > MAX_ON_TOP:
             raise FormatError(f"stacks.{s}", "more than 6 visible wizards on the top (R-WIZ-4)")
     # potions
     pot_raw = as_object(required(d, "potions", ""), "potions")
@@ -484,7 +488,7 @@ def _piece(v: Any, where: str, stacks: tuple[tuple[int, ...], ...]) -> int | Non
     no_extra(o, {"space", "tier"}, where)
     s = as_int(required(o, "space", where), f"{where}.space", 1, len(stacks))
     t = as_int(required(o, "tier", where), f"{where}.tier", 0, len(stacks[s - 1]))
-    return s << 4 | t
+    return position(s, t)
 
 
 def _colour_seat(tb: Table, v: Any, where: str) -> int:

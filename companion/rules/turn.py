@@ -36,6 +36,7 @@ from companion.rules.model import (
     Turn,
     full_deck,
     make_state,
+    position,
 )
 
 _tuple_new = tuple.__new__
@@ -52,7 +53,7 @@ def place_wizards(tb: Table, tower_spaces: list[int]) -> list[int]:
     """R-SETUP-6: one continuous clockwise rotation of players puts the wizards on the tower roofs
     of ``tower_spaces`` (in order from the castle), each tower filled to its setup capacity.
 
-    :returns: packed wizard positions (``space << 4 | tier``), all at tier 1.
+    :returns: packed wizard positions (``position(space, tier)``), all at tier 1.
     :raises ValueError: more wizards than the towers can take.
     """
     wiz = [0] * len(tb.wizard_ids)
@@ -66,7 +67,7 @@ def place_wizards(tb: Table, tower_spaces: list[int]) -> list[int]:
         if nxt[seat] < hi:
             if tower_i >= len(SETUP_CAPACITIES):
                 raise ValueError("setup: more wizards than the towers can take (R-SETUP-6)")
-            wiz[nxt[seat]] = tower_spaces[tower_i] << 4 | 1
+            wiz[nxt[seat]] = position(tower_spaces[tower_i], 1)
             nxt[seat] += 1
             left -= 1
             on_tower += 1

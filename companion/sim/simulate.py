@@ -26,7 +26,7 @@ from typing import Any
 
 from companion.rules.actions import Action, Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.engine import apply, setup
-from companion.rules.model import Config, GameState
+from companion.rules.model import Config, GameState, position
 from companion.rules.observation import COLOURS, Observation, SpaceObservation
 from companion.sim.bots import BOTS, Bot
 from companion.tracking.noise import space_views, view_to_space_observation
@@ -223,7 +223,7 @@ def _mid_move(
             top = before.table.towers[rest[-1]].kind
         else:
             top = "crest-space" if before.table.crest_space[s] else "plain-space"
-        code = s << 4 | (k - 1)
+        code = position(s, k - 1)
         wiz: dict[str, int] = {}
         for i, p in enumerate(before.wizards):
             if p == code:

@@ -7,6 +7,7 @@ from companion.rules.board import event as _ev
 from companion.rules.expansion.common import ModulePieces
 from companion.rules.expansion.fountain import beneficiary, fountain_effect
 from companion.rules.expansion.witch import witch_hit
+from companion.rules.model import space_of
 
 
 def wizard_arrives(w: ModulePieces, wi: int, code: int) -> None:
@@ -14,7 +15,7 @@ def wizard_arrives(w: ModulePieces, wi: int, code: int) -> None:
     (R-ORDER-1; R-MOD-WITCH-5, R-MOD-FOUNTAIN-2, R-MOD-RAVEN-4, R-MOD-MAGICTOWER-5)."""
     tb = w.tb
     owner = tb.wizard_owner[wi]
-    space = code >> 4
+    space = space_of(code)
     if w.witch == code:
         witch_hit(w, owner, "wizard_met_witch")
     if tb.special[space] == "fountain":

@@ -9,7 +9,16 @@ from typing import Self
 from companion.rules import board
 from companion.rules.actions import IllegalAction
 from companion.rules.board import event as _ev
-from companion.rules.model import CardState, GameState, ModuleState, Progress, Turn, make_state
+from companion.rules.model import (
+    CardState,
+    GameState,
+    ModuleState,
+    Progress,
+    Turn,
+    make_state,
+    position,
+    space_of,
+)
 
 _tuple_new = tuple.__new__
 
@@ -146,7 +155,7 @@ class ModulePieces(board.Pieces):
         )
 
     def top(self, space: int) -> int:
-        return space << 4 | len(self.stacks[space - 1])
+        return position(space, len(self.stacks[space - 1]))
 
     def owners_on(self, code: int) -> list[int]:
         """Seats owning a visible wizard on top surface ``code``, in seat order (with
@@ -156,8 +165,8 @@ class ModulePieces(board.Pieces):
             if code not in self.wiz:
                 return []
             return sorted({owner[i] for i in board.wizards_on(self.wiz, code, code + 1)})
-        space = code >> 4
-        return sorted({owner[i] for i, p in enumerate(self.wiz) if p and p >> 4 == space})
+        space = space_of(code)
+        return sorted({owner[i] for i, p in enumerate(self.wiz) if p and space_of(p) == space})
 
     def occupied(self, code: int) -> bool:
         """A top surface the castle may not take (R-RAVEN-3, OPEN-17)."""
@@ -173,6 +182,8 @@ class ModulePieces(board.Pieces):
         witch = self.witch
         self.lifted_witch = witch
         raven = self.raven
+        # inlined model.position, space_of, tier_of (IN_CASTLE = 0), a hot path:
+        # this runs for every tower move with modules
         lo = s << 4 | k
         hi = s << 4 | 15
         carried: list[str] = []
@@ -191,11 +202,11 @@ class ModulePieces(board.Pieces):
         return carried
 
     def reveal(self, s: int, tier: int) -> None:
-        if self.lifted_witch == s << 4 | tier:
+        if self.lifted_witch == position(s, tier):
             self.ev.append(_ev("witch_revealed", {"space": s, "tier": tier}))
 
     def seal(self, dest: int, hd: int) -> bool:
-        if self.witch == dest << 4 | hd:
+        if self.witch == position(dest, hd):
             self.ev.append(_ev("witch_sealed", {"space": dest, "tier": hd}))
             return True
         return False

@@ -8,7 +8,7 @@ from companion.rules.actions import IllegalAction
 from companion.rules.board import event as _ev
 from companion.rules.expansion.arrival import wizard_arrives
 from companion.rules.expansion.common import ModulePieces
-from companion.rules.model import MAX_ON_TOP
+from companion.rules.model import MAX_ON_TOP, space_of, tier_of
 
 
 def _magic_tower_space(w: ModulePieces) -> int:
@@ -24,9 +24,9 @@ def fly_to_tower(w: ModulePieces, wi: int) -> bool:
     tb = w.tb
     ids = tb.wizard_ids
     p = w.wiz[wi]
-    if p == 0 or p & 15 != len(w.stacks[(p >> 4) - 1]):
+    if p == 0 or tier_of(p) != len(w.stacks[space_of(p) - 1]):
         raise IllegalAction(f"{ids[wi]} is not a visible wizard on the board", "R-SPELLX-9")
-    s = p >> 4
+    s = space_of(p)
     dest = _magic_tower_space(w)
     if dest == s:
         raise IllegalAction(f"{ids[wi]} already stands on the magic tower", "R-SPELLX-9")
@@ -42,6 +42,8 @@ def fly_to_tower(w: ModulePieces, wi: int) -> bool:
     if w.wiz.count(code) >= MAX_ON_TOP:
         raise IllegalAction(f"the magic tower's roof already holds {MAX_ON_TOP}", "R-WIZ-4")
     w.wiz = w.wiz[:wi] + (code,) + w.wiz[wi + 1 :]
-    w.ev.append(_ev("wizard_moved", {"wizard": ids[wi], "from": s, "to": dest, "tier": code & 15}))
+    w.ev.append(
+        _ev("wizard_moved", {"wizard": ids[wi], "from": s, "to": dest, "tier": tier_of(code)})
+    )
     wizard_arrives(w, wi, code)
     return False

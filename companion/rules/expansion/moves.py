@@ -142,6 +142,7 @@ def apply_module_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, l
         tb = st.table
         stacks = st.stacks
         p = st.wizards[wi]
+        # inlined model.position, space_of, tier_of: the quick path of every move
         s = p >> 4
         if p and p & 15 == len(stacks[s - 1]):
             dest = (s - 1 + a.steps) % tb.length + 1
@@ -169,6 +170,7 @@ def apply_module_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, lis
     ) and (type(s) is int and 1 <= s <= st.table.length):
         # plain when the tower lands on a plain space that is neither the castle's nor its
         # own, not on the magic tower, and no token stands on either space
+        # (inlined model.space_of: the quick path of every tower move)
         tb = st.table
         dest = (s - 1 + a.steps) % tb.length + 1
         if dest != st.castle and dest != s and tb.special[dest] is None:

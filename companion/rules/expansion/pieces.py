@@ -9,6 +9,7 @@ from companion.rules.expansion.arrival import wizard_arrives
 from companion.rules.expansion.common import BadDestination, ModulePieces
 from companion.rules.expansion.raven import raven_arrives
 from companion.rules.expansion.web import tower_dest_check, web_path
+from companion.rules.model import position, space_of
 
 
 class MovingPieces(ModulePieces):
@@ -50,7 +51,7 @@ class MovingPieces(ModulePieces):
     def arrive(self, movers: tuple[int, ...], code: int) -> None:
         """Arrival effects (R-ORDER-1) when anything of a module is on the top ``code``."""
         tb = self.tb
-        dest = code >> 4
+        dest = space_of(code)
         st = self.stacks[dest - 1]
         if (
             self.witch == code
@@ -76,8 +77,8 @@ class MovingPieces(ModulePieces):
 
     def landed(self, dest: int, hd: int, moved: int) -> None:
         """R-MOD-RAVEN-7: a covered raven pops up to the new top and gives feathers."""
-        if self.raven == dest << 4 | hd:
-            new = dest << 4 | (hd + moved)
+        if self.raven == position(dest, hd):
+            new = position(dest, hd + moved)
             self.raven = new
             self.ev.append(_ev("raven_popped_up", {"space": dest, "tier": hd + moved}))
             raven_arrives(self, new, "raven_popped_up")

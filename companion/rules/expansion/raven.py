@@ -7,6 +7,7 @@ from companion.rules.actions import Cast, IllegalAction, MoveTower, MoveWizard
 from companion.rules.board import event as _ev
 from companion.rules.expansion.common import ModulePieces
 from companion.rules.expansion.web import token_dest
+from companion.rules.model import position, space_of, tier_of
 
 
 def raven_arrives(w: ModulePieces, code: int, why: str = "raven_arrived") -> None:
@@ -16,7 +17,10 @@ def raven_arrives(w: ModulePieces, code: int, why: str = "raven_arrived") -> Non
     seats = w.owners_on(code)
     if seats:
         w.ev.append(
-            _ev("raven_effect", {"space": code >> 4, "players": [w.tb.colours[s] for s in seats]})
+            _ev(
+                "raven_effect",
+                {"space": space_of(code), "players": [w.tb.colours[s] for s in seats]},
+            )
         )
     for s in seats:
         w.add_feather(s, why)
@@ -25,14 +29,14 @@ def raven_arrives(w: ModulePieces, code: int, why: str = "raven_arrived") -> Non
 def move_raven(w: ModulePieces, steps: int) -> None:
     """R-MOD-RAVEN-2: the raven moves clockwise by the die value used, effect A."""
     assert w.raven is not None
-    frm = w.raven >> 4
+    frm = space_of(w.raven)
     tb = w.tb
     dest = (frm - 1 + steps) % tb.length + 1
     if dest == w.castle or tb.special[dest] == "web":
         dest = token_dest(w, "raven", frm, steps)
-    code = dest << 4 | len(w.stacks[dest - 1])
+    code = position(dest, len(w.stacks[dest - 1]))
     w.raven = code
-    w.ev.append(_ev("raven_moved", {"from": frm, "to": dest, "tier": code & 15}))
+    w.ev.append(_ev("raven_moved", {"from": frm, "to": dest, "tier": tier_of(code)}))
     raven_arrives(w, code)
 
 
@@ -49,7 +53,7 @@ def cast_summon_raven(w: ModulePieces, seat: int, a: Cast) -> None:
     assert w.raven is not None
     if code == w.raven:
         raise IllegalAction("the raven is already there", "R-SPELLX-8")
-    w.ev.append(_ev("raven_moved", {"from": w.raven >> 4, "to": s, "tier": code & 15}))
+    w.ev.append(_ev("raven_moved", {"from": space_of(w.raven), "to": s, "tier": tier_of(code)}))
     w.raven = code
     raven_arrives(w, code)
 

@@ -18,7 +18,7 @@ from companion.rules.actions import (
 from companion.rules.expansion.pieces import MovingPieces
 from companion.rules.expansion.raven import move_raven
 from companion.rules.expansion.web import token_dest
-from companion.rules.model import CARD_KINDS, GameState
+from companion.rules.model import CARD_KINDS, GameState, position
 from companion.rules.turn import card_kind, card_turn, controlled_seat
 
 Memo = dict[tuple[int, str, int, str | None], list[tuple[int, int]]]
@@ -36,6 +36,7 @@ def _move_legal(
     the move never refuses)."""
     if wi >= 0:
         p = st.wizards[wi]
+        # inlined model.position, space_of, tier_of: every candidate move
         if not p or p & 15 != len(st.stacks[(p >> 4) - 1]):
             return False  # absent or hidden: refused before anything moves (R-WIZ-1/5)
     else:
@@ -71,7 +72,7 @@ def _tower_legal(st: GameState, s: int, k: int, steps: int, timing: str | None) 
         return True
     raven = w.raven
     assert raven is not None
-    rs = raven >> 4
+    rs = raven >> 4  # inlined model.space_of / tier_of: every candidate tower move
     if timing == "after":
         if w.castle == s:
             w.castle = dest
@@ -209,7 +210,7 @@ def spell_candidates(
     elif spell == "free_wizard":
         allowed = tb.team_of(seat)
         for s, k in towers:
-            under = s << 4 | (k - 1)
+            under = position(s, k - 1)
             found = [i for i, p in enumerate(wiz) if p == under and tb.wizard_owner[i] in allowed]
             if found:
                 for i in found:

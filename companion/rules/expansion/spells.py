@@ -12,7 +12,7 @@ from companion.rules.expansion.moves import lost_turn
 from companion.rules.expansion.pieces import MovingPieces
 from companion.rules.expansion.raven import cast_summon_raven, move_raven, raven_timing_of
 from companion.rules.expansion.witch import cast_witch_control, witch_page
-from companion.rules.model import GameState, Turn, make_state
+from companion.rules.model import GameState, Turn, make_state, position
 from companion.rules.spells import (
     cast_timing_problem,
     castle_spell,
@@ -187,8 +187,8 @@ def swap_with_vials(w: MovingPieces, a: Cast) -> None:
     stacks, wiz = swap_towers(tb, w.stacks, w.wiz, w.castle, a, w.ev)
     sa, sb = a.a, a.b
     assert isinstance(sa, int) and isinstance(sb, int)
-    ca = sa << 4 | len(w.stacks[sa - 1])
-    cb = sb << 4 | len(w.stacks[sb - 1])
+    ca = position(sa, len(w.stacks[sa - 1]))
+    cb = position(sb, len(w.stacks[sb - 1]))
 
     def swap_code(c: int | None) -> int | None:
         return cb if c == ca else ca if c == cb else c

@@ -20,6 +20,7 @@ from companion.rules.model import (
     Table,
     Track,
     Turn,
+    position,
 )
 from companion.rules.turn import deal, place_wizards, start_potions
 
@@ -148,7 +149,7 @@ def setup(config: Config, seed: int | None = None) -> GameState:
             token_space = token_space % length + 1
     wiz = place_wizards(tb, free_spaces)
     potions = start_potions(tb, config)
-    token = token_space << 4
+    token = position(token_space, 0)
     modules = ModuleState(
         witch=token if "witch" in mods else None,
         raven=token if "raven" in mods else None,

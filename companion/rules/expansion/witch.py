@@ -10,6 +10,7 @@ from companion.rules.actions import Cast, IllegalAction
 from companion.rules.board import event as _ev
 from companion.rules.expansion.common import ModulePieces
 from companion.rules.expansion.web import token_dest
+from companion.rules.model import position, space_of, tier_of
 
 
 def witch_hit(w: ModulePieces, seat: int, why: str) -> None:
@@ -54,7 +55,10 @@ def _witch_arrives(w: ModulePieces, code: int) -> None:
     seats = w.owners_on(code)
     if seats:
         w.ev.append(
-            _ev("witch_effect", {"space": code >> 4, "players": [w.tb.colours[s] for s in seats]})
+            _ev(
+                "witch_effect",
+                {"space": space_of(code), "players": [w.tb.colours[s] for s in seats]},
+            )
         )
     for s in seats:
         witch_hit(w, s, "witch_arrived")
@@ -63,14 +67,14 @@ def _witch_arrives(w: ModulePieces, code: int) -> None:
 def _move_witch(w: ModulePieces, steps: int = 1) -> None:
     """R-MOD-WITCH-2/3: the witch moves clockwise (1 space) from her space, effect A."""
     assert w.witch is not None
-    frm = w.witch >> 4
+    frm = space_of(w.witch)
     tb = w.tb
     dest = (frm - 1 + steps) % tb.length + 1
     if dest == w.castle or tb.special[dest] == "web":
         dest = token_dest(w, "witch", frm, steps)
-    code = dest << 4 | len(w.stacks[dest - 1])
+    code = position(dest, len(w.stacks[dest - 1]))
     w.witch = code
-    w.ev.append(_ev("witch_moved", {"from": frm, "to": dest, "tier": code & 15}))
+    w.ev.append(_ev("witch_moved", {"from": frm, "to": dest, "tier": tier_of(code)}))
     _witch_arrives(w, code)
 
 
@@ -86,7 +90,7 @@ def witch_page(w: ModulePieces, page: bool, guess: Any) -> bool:
             raise IllegalAction("a witch guess belongs to a page card", "R-MOD-WITCH-9")
         return True
     code = w.witch
-    space, tier = code >> 4, code & 15
+    space, tier = space_of(code), tier_of(code)
     sealed = tier < len(w.stacks[space - 1])
     if not sealed:
         if guess is not None:
@@ -100,7 +104,7 @@ def witch_page(w: ModulePieces, page: bool, guess: Any) -> bool:
         )
     gs, gt = guess
     board.check_lift(w.tb, w.stacks, gs, gt)
-    if code != (gs << 4 | (gt - 1)):
+    if code != position(gs, gt - 1):
         w.ev.append(_ev("witch_guess_wrong", {"space": gs, "tier": gt}))
         return False
     w.ev.append(_ev("witch_released", {"space": gs, "tier": gt}))
@@ -114,7 +118,7 @@ def cast_witch_control(w: ModulePieces, a: Cast) -> None:
     if w.witch is None:  # pragma: no cover - module spell needs the module
         raise IllegalAction("there is no witch", "R-SPELLX-7")
     code = w.witch
-    if code & 15 < len(w.stacks[(code >> 4) - 1]):
+    if tier_of(code) < len(w.stacks[space_of(code) - 1]):
         raise IllegalAction("the witch is sealed; a page card releases her", "R-SPELLX-7")
     s = a.space
     if type(s) is not int or not 1 <= s <= tb.length:
@@ -123,9 +127,9 @@ def cast_witch_control(w: ModulePieces, a: Cast) -> None:
         raise IllegalAction("the witch cannot enter the raven castle", "R-MOD-WITCH-3")
     if tb.special[s] == "web":
         raise IllegalAction("nothing stays on a web", "R-MOD-WEB-3")
-    if s == code >> 4:
+    if s == space_of(code):
         raise IllegalAction("the witch must move to another space", "R-SPELLX-7")
     new = w.top(s)
-    w.ev.append(_ev("witch_moved", {"from": code >> 4, "to": s, "tier": new & 15}))
+    w.ev.append(_ev("witch_moved", {"from": space_of(code), "to": s, "tier": tier_of(new)}))
     w.witch = new
     _witch_arrives(w, new)
