@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from companion.rules.actions import Cast, IllegalAction, MoveTower, MoveWizard
+from companion.rules.actions import Cast, IllegalAction, MoveTower, MoveWizard, RavenTiming
 from companion.rules.board import event as _ev
 from companion.rules.expansion.common import ModulePieces
 from companion.rules.expansion.web import token_dest
@@ -58,7 +58,7 @@ def cast_summon_raven(w: ModulePieces, seat: int, a: Cast) -> None:
     raven_arrives(w, code)
 
 
-def raven_timing_of(w: ModulePieces, a: MoveWizard | MoveTower) -> str | None:
+def raven_timing_of(w: ModulePieces, a: MoveWizard | MoveTower) -> RavenTiming | None:
     """``before``/``after`` for a die card with the raven module, else None."""
     t = a.raven_timing
     if t is None and not a.card.dice:

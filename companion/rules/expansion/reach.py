@@ -12,6 +12,7 @@ from companion.rules.actions import (
     IllegalAction,
     MoveTower,
     MoveWizard,
+    RavenTiming,
     fast_move_tower,
     fast_move_wizard,
 )
@@ -21,13 +22,13 @@ from companion.rules.expansion.web import token_dest
 from companion.rules.model import CARD_KINDS, GameState, position
 from companion.rules.turn import card_kind, card_turn, controlled_seat
 
-Memo = dict[tuple[int, str, int, str | None], list[tuple[int, int]]]
+Memo = dict[tuple[int, str, int, RavenTiming | None], list[tuple[int, int]]]
 """Legal card moves of one state: (seat, side, steps, raven timing) -> the wizards
 ``(index, 0)`` or towers ``(space, tier)`` that can make them."""
 
 
 def _move_legal(
-    st: GameState, seat: int, wi: int, space: int, tier: int, steps: int, timing: str | None
+    st: GameState, seat: int, wi: int, space: int, tier: int, steps: int, timing: RavenTiming | None
 ) -> bool:
     """Whether the current player's card move of wizard ``wi`` (or, with ``wi`` -1, of tower
     ``tier`` on ``space``) by ``steps`` is legal, the raven moving ``timing`` (die cards): the
@@ -56,7 +57,7 @@ def _move_legal(
     return True
 
 
-def _tower_legal(st: GameState, s: int, k: int, steps: int, timing: str | None) -> bool:
+def _tower_legal(st: GameState, s: int, k: int, steps: int, timing: RavenTiming | None) -> bool:
     """:func:`_move_legal` for an existing tower ``k`` on ``s``: after the lift only the
     destination can refuse the move
     (:meth:`~companion.rules.expansion.pieces.MovingPieces.tower_dest`; landing, trapping,
@@ -119,7 +120,9 @@ def module_card_moves(
             values = [(v, (v,)) for v in range(1, 7)] if rolls is None else [(rolls[-1], rolls)]
         else:
             values = [(card.wizard if side == "wizard" else card.tower, ())]
-        timings: tuple[str | None, ...] = ("after", "before") if raven and card.dice else (None,)
+        timings: tuple[RavenTiming | None, ...] = (
+            ("after", "before") if raven and card.dice else (None,)
+        )
         for steps, rl in values:
             try:
                 card_kind(st, seat, card, side, steps, rl)
