@@ -201,7 +201,7 @@ def _committed_card_lost(
     )
 
 
-def card_playable(st: GameState, seat: int, card: Any, steps: int | None = None) -> bool:
+def card_playable(st: GameState, seat: int, card: Card, steps: int | None = None) -> bool:
     """True when ``card`` could move some wizard or tower now (R-TURN-3); a die card with any
     roll, or with the final roll ``steps`` when given; base game."""
     for m in _card_moves(st, seat, card, None):
@@ -460,7 +460,7 @@ def _tower_targets(st: GameState, steps: int) -> Iterator[tuple[int, int]]:
 
 
 def _card_moves(
-    st: GameState, seat: int, card: Any, rolls_for: int | None
+    st: GameState, seat: int, card: Card, rolls_for: int | None
 ) -> Iterator[MoveWizard | MoveTower]:
     """Every move of ``card`` (die cards: every final roll 1-6, given as a single roll)."""
     tb = st.table
@@ -474,6 +474,7 @@ def _card_moves(
             values = [(v, (v,)) for v in range(1, 7)]
         else:
             v = card.wizard if side == "wizard" else card.tower
+            assert v is not None  # a value card shows a number on each side it has
             values = [(v, ())]
         for steps, rolls in values:
             if side == "wizard":
@@ -636,7 +637,7 @@ def _piggyback_actions(st: GameState, seat: int, every_card: bool) -> Iterator[C
 
 
 def actions_for_card(
-    state: GameState, card: Any, rolls: tuple[int, ...] = ()
+    state: GameState, card: Card, rolls: tuple[int, ...] = ()
 ) -> list[MoveWizard | MoveTower]:
     """Legal moves of the current player with ``card`` and, for a die card, the given rolls
     (the last one is used; R-CARD-4); base game."""

@@ -126,7 +126,9 @@ def card_turn(st: GameState, player: str) -> int:
     return seat
 
 
-def card_kind(st: GameState, seat: int, card: Any, side: str, steps: Any, rolls: Any) -> int:
+def card_kind(
+    st: GameState, seat: int, card: Card, side: str, steps: int, rolls: tuple[int, ...]
+) -> int:
     """Check a card's form and dice against the move; returns the card kind index."""
     # one of the deck's own card objects (ids of live objects are unique), else an equal card
     kidx = _KIND_BY_ID.get(id(card))
@@ -195,7 +197,7 @@ def play_card(
     return turn, cards, game
 
 
-def dice_event(card: Any, rolls: tuple[int, ...], ev: list[Event]) -> None:
+def dice_event(card: Card, rolls: tuple[int, ...], ev: list[Event]) -> None:
     if card.dice:
         ev.append(_tuple_new(Event, ("dice_rolled", {"rolls": list(rolls), "used": rolls[-1]})))
 
@@ -219,7 +221,7 @@ def wizard_card(st: GameState, a: MoveWizard) -> tuple[int, int, int]:
     return seat, kidx, wi
 
 
-def check_rolls(card: Any, rolls: Any) -> None:
+def check_rolls(card: Card, rolls: tuple[int, ...]) -> None:
     if not card.dice:
         raise IllegalAction("only die cards are rolled", "R-CARD-4")
     n = len(rolls)
@@ -518,7 +520,7 @@ def exchange_cards(st: GameState, a: ExchangeCards) -> tuple[GameState, list[Eve
     )
 
 
-def representative(side: str, steps: int) -> tuple[Any, tuple[int, ...]]:
+def representative(side: str, steps: int) -> tuple[Card, tuple[int, ...]]:
     """A card that moves ``side`` exactly ``steps`` (hands unknown): the single-type value card
     for 1-5, the 1-die card rolled 6 for 6."""
     if steps <= 5:

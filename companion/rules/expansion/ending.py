@@ -13,7 +13,11 @@ from companion.rules.turn import end_turn, game_over_event, game_result
 
 
 def module_qualifies(
-    tb: Table, wiz: tuple[int, ...], potions: tuple[Potion, ...], vials: Any, seat: int
+    tb: Table,
+    wiz: tuple[int, ...],
+    potions: tuple[Potion, ...],
+    vials: tuple[Potion, ...] | None,
+    seat: int,
 ) -> bool:
     for s in tb.team_of(seat):
         lo, hi = tb.wiz_range[s]
@@ -33,7 +37,7 @@ def end_check_parts(
     tb: Table,
     wiz: tuple[int, ...],
     potions: tuple[Potion, ...],
-    vials: Any,
+    vials: tuple[Potion, ...] | None,
     game: Progress,
     turn: Turn,
     ev: list[Event],
@@ -69,7 +73,11 @@ def end_check_parts(
 
 
 def module_result(
-    tb: Table, wiz: tuple[int, ...], potions: tuple[Potion, ...], vials: Any, reason: str
+    tb: Table,
+    wiz: tuple[int, ...],
+    potions: tuple[Potion, ...],
+    vials: tuple[Potion, ...] | None,
+    reason: str,
 ) -> Result:
     base = game_result(tb, wiz, potions, reason)
     if vials is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from companion.rules.actions import (
@@ -41,7 +42,7 @@ def _apply_end_turn(st: GameState, a: EndTurn) -> tuple[GameState, list[Event]]:
     return end_turn(st, a)
 
 
-HANDLERS: dict[type, Any] = {
+HANDLERS: dict[type, Callable[[GameState, Any], tuple[GameState, list[Event]]]] = {
     MoveWizard: apply_module_move_wizard,
     MoveTower: apply_module_move_tower,
     DiscardCard: apply_module_discard,

@@ -4,7 +4,6 @@ argument domain, before :func:`~companion.rules.expansion.play.apply` decides.""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from companion.rules import board
 from companion.rules.actions import (
@@ -19,7 +18,7 @@ from companion.rules.actions import (
 from companion.rules.expansion.pieces import MovingPieces
 from companion.rules.expansion.raven import move_raven
 from companion.rules.expansion.web import token_dest
-from companion.rules.model import CARD_KINDS, GameState, position
+from companion.rules.model import CARD_KINDS, Card, GameState, position
 from companion.rules.turn import card_kind, card_turn, controlled_seat
 
 Memo = dict[tuple[int, str, int, RavenTiming | None], list[tuple[int, int]]]
@@ -89,7 +88,7 @@ def _tower_legal(st: GameState, s: int, k: int, steps: int, timing: RavenTiming 
 def module_card_moves(
     st: GameState,
     seat: int,
-    card: Any,
+    card: Card,
     rolls: tuple[int, ...] | None,
     memo: Memo | None = None,
 ) -> Iterator[MoveWizard | MoveTower]:
@@ -119,7 +118,8 @@ def module_card_moves(
         if card.dice:
             values = [(v, (v,)) for v in range(1, 7)] if rolls is None else [(rolls[-1], rolls)]
         else:
-            values = [(card.wizard if side == "wizard" else card.tower, ())]
+            v = card.wizard if side == "wizard" else card.tower
+            values = [] if v is None else [(v, ())]  # no number: card_kind refuses it
         timings: tuple[RavenTiming | None, ...] = (
             ("after", "before") if raven and card.dice else (None,)
         )
@@ -161,7 +161,7 @@ def module_card_moves(
 
 
 def card_playable(
-    st: GameState, seat: int, card: Any, steps: int | None = None, memo: Memo | None = None
+    st: GameState, seat: int, card: Card, steps: int | None = None, memo: Memo | None = None
 ) -> bool:
     """R-TURN-3 with module rules (a die card with any roll, or the final roll ``steps``)."""
     rolls = None if steps is None or not card.dice else (steps,)
@@ -169,7 +169,7 @@ def card_playable(
 
 
 def actions_for_card(
-    state: GameState, card: Any, rolls: tuple[int, ...] = ()
+    state: GameState, card: Card, rolls: tuple[int, ...] = ()
 ) -> list[MoveWizard | MoveTower]:
     """Legal moves of the current player with ``card`` (die card: the given rolls)."""
     return list(module_card_moves(state, state.turn.player, card, rolls if card.dice else None))

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from companion.rules import board
 from companion.rules.actions import Cast, IllegalAction
 from companion.rules.board import event as _ev
@@ -78,7 +76,7 @@ def _move_witch(w: ModulePieces, steps: int = 1) -> None:
     _witch_arrives(w, code)
 
 
-def witch_page(w: ModulePieces, page: bool, guess: Any) -> bool:
+def witch_page(w: ModulePieces, page: bool, guess: tuple[int, int] | None) -> bool:
     """A page card resolves the witch before the move (R-MOD-WITCH-2/9).
 
     :returns: False when the release guess was wrong (the turn ends; nothing else happens).
