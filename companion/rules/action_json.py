@@ -37,6 +37,7 @@ from companion.rules.model import KIND_INDEX, Card
 
 
 def card_to_json(card: Card) -> dict[str, Any]:
+    """The JSON of a move card (state-model.md §3): ``{"type", "wizard", "tower", "dice"}``."""
     return card.to_json()
 
 

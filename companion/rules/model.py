@@ -675,4 +675,5 @@ def make_state(
 
 
 def colours_of(table: Table, seats: Iterable[int]) -> list[str]:
+    """The colours of ``seats``, in the given order."""
     return [table.colours[s] for s in seats]

@@ -102,6 +102,9 @@ def deal(tb: Table, seed: int | None, rng: random.Random) -> CardState | None:
 
 
 def player_seat(tb: Table, player: object) -> int:
+    """The seat of colour ``player``.
+
+    :raises IllegalAction: not a player of this game (R-SETUP-2)."""
     seat = tb.seat_of.get(player) if isinstance(player, str) else None
     if seat is None:
         raise IllegalAction(f"{player!r} is not a player of this game", "R-SETUP-2")
@@ -198,6 +201,7 @@ def play_card(
 
 
 def dice_event(card: Card, rolls: tuple[int, ...], ev: list[Event]) -> None:
+    """Append ``dice_rolled`` for a die card (R-CARD-4; the last roll is used)."""
     if card.dice:
         ev.append(_tuple_new(Event, ("dice_rolled", {"rolls": list(rolls), "used": rolls[-1]})))
 
@@ -222,6 +226,10 @@ def wizard_card(st: GameState, a: MoveWizard) -> tuple[int, int, int]:
 
 
 def check_rolls(card: Card, rolls: tuple[int, ...]) -> None:
+    """Check the rolls of a die card: 1 to ``card.dice`` results, each 1..6.
+
+    :raises IllegalAction: a value card rolled, too many or no rolls, a face outside 1..6
+        (R-CARD-4/5)."""
     if not card.dice:
         raise IllegalAction("only die cards are rolled", "R-CARD-4")
     n = len(rolls)
@@ -432,6 +440,7 @@ def game_result(
 
 
 def game_over_event(tb: Table, result: Result) -> Event:
+    """The ``game_over`` event of ``result`` (R-END-3/4), players named by colour."""
     return _ev(
         "game_over",
         {
@@ -444,6 +453,9 @@ def game_over_event(tb: Table, result: Result) -> Event:
 
 
 def team_turn(st: GameState, player: str, other: str) -> tuple[int, int]:
+    """Seats of ``player`` and his partner ``other`` for a team action.
+
+    :raises IllegalAction: not the team variant, or not partners (R-TEAM-1)."""
     tb = st.table
     if not tb.config.teams:
         raise IllegalAction("only in the team variant", "R-TEAM-1")
@@ -455,6 +467,9 @@ def team_turn(st: GameState, player: str, other: str) -> tuple[int, int]:
 
 
 def give_potion(st: GameState, a: GivePotion) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.GivePotion` (R-TEAM-4, OPEN-06).
+
+    :raises IllegalAction: not partners, not during either partner's turn, too few potions."""
     seat, to = team_turn(st, a.player, a.to)
     tb = st.table
     if st.turn.player not in (seat, to) and not tb.config.options["team_potions_any_turn"]:
@@ -477,6 +492,10 @@ def give_potion(st: GameState, a: GivePotion) -> tuple[GameState, list[Event]]:
 
 
 def exchange_cards(st: GameState, a: ExchangeCards) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.ExchangeCards`, card help between partners (R-TEAM-2).
+
+    :raises IllegalAction: not partners, not the asking player's turn, the exchange limit is
+        reached, or a card is not held."""
     seat, partner = team_turn(st, a.player, a.partner)
     tb = st.table
     t = st.turn

@@ -1,4 +1,4 @@
-"""The end of a game with modules: witch vials count as potions for the goal (R-MOD-WITCH-8),
+"""The end of a game with modules: witch vials count as potions for the goal (R-MOD-WITCH-6),
 the end check, the result and End Turn's module steps."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ def module_qualifies(
     vials: tuple[Potion, ...] | None,
     seat: int,
 ) -> bool:
+    """R-END-1 for one seat with modules: an empty witch vial counts as an empty potion
+    (R-MOD-WITCH-6); the team variant asks the whole team (R-TEAM-8)."""
     for s in tb.team_of(seat):
         lo, hi = tb.wiz_range[s]
         if any(wiz[lo:hi]) or potions[s][1]:
@@ -42,6 +44,8 @@ def end_check_parts(
     turn: Turn,
     ev: list[Event],
 ) -> Progress:
+    """The end check of :func:`~companion.rules.turn.end_check` with witch vials counted
+    (R-END-1/2, R-MOD-WITCH-6, R-END-5); appends the events to ``ev``."""
     if game.end_triggered_by is not None or game.over:
         return game
     lo, hi = tb.wiz_range[0]
@@ -79,6 +83,8 @@ def module_result(
     vials: tuple[Potion, ...] | None,
     reason: str,
 ) -> Result:
+    """Winners with the witch module (R-END-3/4, R-MOD-WITCH-6): the base result, with
+    qualification recomputed when empty witch vials are held."""
     base = game_result(tb, wiz, potions, reason)
     if vials is None:
         return base

@@ -16,6 +16,11 @@ FEATHER_USES = ("extra_card", "free_spell", "move_wizard")
 
 
 def apply_feather(st: GameState, a: Feather) -> tuple[GameState, list[Event]]:
+    """Spend feathers (R-MOD-RAVEN-6, OPEN-13): an extra card, a free spell or a wizard
+    move of 1-6 steps.
+
+    :raises IllegalAction: not the player's turn, feathers already used this turn, too few
+        feathers, an unknown use, or an illegal wizard move."""
     tb = st.table
     seat = player_seat(tb, a.player)
     if st.modules is None or st.modules.feathers is None:

@@ -125,6 +125,9 @@ def _plain_move(
 
 
 def apply_module_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.MoveWizard` with modules (R-CARD-1, R-MOD-*).
+
+    :raises IllegalAction: as :func:`companion.rules.apply`."""
     seat, kidx, wi = wizard_card(st, a)
     m = st.modules
     assert m is not None
@@ -155,6 +158,10 @@ def apply_module_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, l
 
 
 def apply_module_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.MoveTower` with modules (R-CARD-2, R-MOD-GEN-3,
+    R-MOD-*).
+
+    :raises IllegalAction: as :func:`companion.rules.apply`."""
     seat = card_turn(st, a.player)
     kidx = card_kind(st, seat, a.card, "tower", a.steps, a.rolls)
     m = st.modules
@@ -185,6 +192,10 @@ def apply_module_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, lis
 
 
 def apply_module_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.DiscardCard` with modules: a page card still moves
+    the witch (R-TURN-3, R-MOD-WITCH-2).
+
+    :raises IllegalAction: as :func:`companion.rules.apply`."""
     seat = card_turn(st, a.player)
     tb = st.table
     card = a.card
@@ -240,6 +251,9 @@ def apply_module_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list
 
 
 def apply_module_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.Redraw` with modules (R-TURN-5).
+
+    :raises IllegalAction: as :func:`companion.rules.apply`."""
     seat = card_turn(st, a.player)
     tb = st.table
     if tb.solo:

@@ -67,6 +67,7 @@ def apply(state: GameState, action: Action) -> tuple[GameState, list[Event]]:
 
 
 def accepts(state: GameState, action: Action) -> bool:
+    """True when :func:`apply` accepts ``action`` on ``state`` (a state with modules)."""
     try:
         apply(state, action)
     except IllegalAction:

@@ -178,6 +178,8 @@ def actions_for_card(
 def spell_candidates(
     st: GameState, seat: int, spell: str, free: bool, memo: Memo | None = None
 ) -> Iterator[Cast]:
+    """The candidate targets of ``spell`` cast by ``seat`` over the whole argument domain,
+    before :func:`~companion.rules.expansion.play.apply` decides (R-SPELL, R-SPELLX)."""
     tb = st.table
     colour = tb.colours[seat]
     ids = tb.wizard_ids

@@ -54,6 +54,10 @@ def _pay(w: MovingPieces, seat: int, cost: int, spell: str, times: int) -> None:
 
 
 def apply_module_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
+    """:class:`~companion.rules.actions.Cast` with modules (R-SPELL, R-SPELLX, free casts
+    R-MOD-MAGICTOWER-5 / R-MOD-RAVEN-6).
+
+    :raises IllegalAction: as :func:`companion.rules.apply`."""
     w, seat, turn = cast_begin(st, a)
     if a.spell == "piggyback":
         return module_piggyback(st, a, seat, w, turn)
