@@ -1,4 +1,4 @@
-"""The end of a game with modules: witch vials count as potions for the goal (R-MOD-WITCH-6),
+"""The end of a game with modules: an empty witch vial counts as an empty potion (R-MOD-WITCH-6),
 the end check, the result and End Turn's module steps."""
 
 from __future__ import annotations
