@@ -37,7 +37,8 @@ from companion.rules.model import KIND_INDEX, Card
 
 
 def card_to_json(card: Card) -> dict[str, Any]:
-    """The JSON of a move card (state-model.md §3): ``{"type", "wizard", "tower", "dice"}``."""
+    """The JSON of a move card (``docs/state-model.md`` §3): ``type``, and ``wizard`` /
+    ``tower`` / ``dice`` as the card shows them."""
     return card.to_json()
 
 

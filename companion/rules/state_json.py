@@ -46,8 +46,8 @@ from companion.rules.model import (
 
 
 def dump_config(table: Table) -> dict[str, Any]:
-    """The JSON of a game's configuration (state-model.md §1): player count, variant, teams,
-    modules, spells on display, costs and options."""
+    """The JSON of a game's configuration (``docs/state-model.md`` §1): player count,
+    variant, teams, modules, spells on display, costs and options."""
     c = table.config
     pairs = c.team_pairs
     return {

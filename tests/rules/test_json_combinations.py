@@ -1,5 +1,5 @@
 """The state JSON round trip over every module combination and every spell choice setup
-allows (state-model.md §1-§2), and the load-time checks of the expansion's components."""
+allows (``docs/state-model.md`` §1-§2), and the load-time checks of the expansion's components."""
 
 from __future__ import annotations
 
