@@ -419,6 +419,8 @@ HANDLERS: dict[type, Callable[[GameState, Any], tuple[GameState, list[Event]]]] 
     GivePotion: give_potion,
     ExchangeCards: exchange_cards,
 }
+"""The base game's step for each action type (:func:`companion.rules.engine.apply` picks
+one by ``type(action)``; the action argument is that type)."""
 
 
 def _wizard_targets(st: GameState, seat: int, steps: int) -> Iterator[int]:

@@ -549,6 +549,7 @@ def representative(side: str, steps: int) -> tuple[Card, tuple[int, ...]]:
 
 
 ONE_DIE_CARD = next(c for c in CARD_KINDS if c.dice == 1)
+"""The 1-die card: the representative card for a move of 6 steps (hands unknown)."""
 
 
 def closing_actions(st: GameState, can_play: bool) -> Iterator[Action]:

@@ -53,6 +53,7 @@ HANDLERS: dict[type, Callable[[GameState, Any], tuple[GameState, list[Event]]]] 
     ExchangeCards: exchange_cards,
     Feather: apply_feather,
 }
+"""The modules' step for each action type, :class:`~companion.rules.actions.Feather` included."""
 
 
 def apply(state: GameState, action: Action) -> tuple[GameState, list[Event]]:
