@@ -202,11 +202,11 @@ class ModulePieces(board.Pieces):
         return carried
 
     def reveal(self, s: int, tier: int) -> None:
-        if self.lifted_witch == position(s, tier):
+        if self.lifted_witch == s << 4 | tier:  # inlined model.position: every tower move
             self.ev.append(_ev("witch_revealed", {"space": s, "tier": tier}))
 
     def seal(self, dest: int, hd: int) -> bool:
-        if self.witch == position(dest, hd):
+        if self.witch == dest << 4 | hd:  # inlined model.position: every tower move
             self.ev.append(_ev("witch_sealed", {"space": dest, "tier": hd}))
             return True
         return False
