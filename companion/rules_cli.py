@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from companion.rules import (
     DECK,
@@ -41,7 +41,11 @@ EXIT_MALFORMED = 2
 EXIT_ILLEGAL = 3
 
 
-def _read_json(stream: Any) -> Any:
+def _read_json(stream: TextIO) -> object:
+    """The JSON document on ``stream``.
+
+    :raises FormatError: the text is not JSON.
+    """
     text = stream.read()
     try:
         return json.loads(text)
@@ -49,7 +53,7 @@ def _read_json(stream: Any) -> Any:
         raise FormatError("input", f"not JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def _print(data: Any) -> None:
+def _print(data: object) -> None:
     sys.stdout.write(json.dumps(data, separators=(",", ":")) + "\n")
 
 

@@ -52,7 +52,8 @@ Bots: ``companion.sim.bots`` (``RandomBot(seed)``, ``GreedyBot(seed)``, ``play(c
 seed, "random")`` yields every applied step).
 
 Internals for fast code (tracker search): ``state.stacks[space-1]`` = tower indices bottom->top,
-``state.wizards[i]`` = ``space << 4 | tier`` (0 = in the castle), ``state.table`` = lookups
+``state.wizards[i]`` = packed ``position(space, tier)`` (``space_of``, ``tier_of`` of
+:mod:`companion.rules.model`; ``IN_CASTLE`` = 0), ``state.table`` = lookups
 (``wizard_ids``, ``wizard_owner``, ``tower_ids``, ``crest_space``, …).
 """
 

@@ -8,7 +8,7 @@ Actions are small immutable values that name things the way the table does (colo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from companion.rules.model import Card
 
@@ -39,6 +39,22 @@ class FormatError(ValueError):
 # --------------------------------------------------------------------------------------------
 # Actions (state-model.md §4)
 
+RavenTiming = Literal["before", "after"]
+"""R-MOD-RAVEN-2: the raven moves before or after the move of a die card."""
+
+ActionKind = Literal[
+    "move_wizard",
+    "move_tower",
+    "discard_card",
+    "redraw",
+    "cast",
+    "end_turn",
+    "give_potion",
+    "exchange_cards",
+    "feather",
+]
+"""The ``kind`` of each action type (its JSON ``kind``, state-model.md §4)."""
+
 
 @dataclass(frozen=True)
 class MoveWizard:
@@ -64,12 +80,12 @@ class MoveWizard:
     rolls: tuple[int, ...] = ()
     card_committed: bool = False
     page: bool = False
-    raven_timing: str | None = None
+    raven_timing: RavenTiming | None = None
     witch_guess: tuple[int, int] | None = None
     witch_protect: tuple[str, ...] = ()
     web_steps: int | None = None
 
-    kind = "move_wizard"
+    kind: ClassVar[Literal["move_wizard"]] = "move_wizard"
 
 
 @dataclass(frozen=True)
@@ -90,12 +106,12 @@ class MoveTower:
     rolls: tuple[int, ...] = ()
     card_committed: bool = False
     page: bool = False
-    raven_timing: str | None = None
+    raven_timing: RavenTiming | None = None
     witch_guess: tuple[int, int] | None = None
     witch_protect: tuple[str, ...] = ()
     physically_lifted: bool = False
 
-    kind = "move_tower"
+    kind: ClassVar[Literal["move_tower"]] = "move_tower"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +128,7 @@ class DiscardCard:
     witch_guess: tuple[int, int] | None = None
     witch_protect: tuple[str, ...] = ()
 
-    kind = "discard_card"
+    kind: ClassVar[Literal["discard_card"]] = "discard_card"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +139,7 @@ class Redraw:
     player: str
     push: tuple[int, int] | None = None
 
-    kind = "redraw"
+    kind: ClassVar[Literal["redraw"]] = "redraw"
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +177,7 @@ class Cast:
     witch_protect: tuple[str, ...] = ()
     web_steps: int | None = None
 
-    kind = "cast"
+    kind: ClassVar[Literal["cast"]] = "cast"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +197,7 @@ class Feather:
     witch_protect: tuple[str, ...] = ()
     web_steps: int | None = None
 
-    kind = "feather"
+    kind: ClassVar[Literal["feather"]] = "feather"
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +205,7 @@ class EndTurn:
     """End the turn: refill the hand, complete the round at the game's end, next player
     (R-TURN-4/8, R-END-2)."""
 
-    kind = "end_turn"
+    kind: ClassVar[Literal["end_turn"]] = "end_turn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +216,7 @@ class GivePotion:
     to: str
     count: int = 1
 
-    kind = "give_potion"
+    kind: ClassVar[Literal["give_potion"]] = "give_potion"
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +229,7 @@ class ExchangeCards:
     take: Card | None = None
     give: Card | None = None
 
-    kind = "exchange_cards"
+    kind: ClassVar[Literal["exchange_cards"]] = "exchange_cards"
 
 
 Action = (
@@ -229,7 +245,7 @@ Action = (
 )
 """Any action the engine accepts."""
 
-ACTION_KINDS: tuple[str, ...] = (
+ACTION_KINDS: tuple[ActionKind, ...] = (
     "move_wizard",
     "move_tower",
     "discard_card",

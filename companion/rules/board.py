@@ -26,7 +26,7 @@ happens in one place for every rule set:
 from __future__ import annotations
 
 from companion.rules.actions import Event, IllegalAction
-from companion.rules.model import MAX_ON_TOP, Table
+from companion.rules.model import MAX_ON_TOP, Table, position
 
 Stacks = tuple[tuple[int, ...], ...]
 Wizards = tuple[int, ...]
@@ -159,6 +159,8 @@ def wizard_move(
     tb = p.tb
     ids = tb.wizard_ids
     pos = wiz[wi]
+    # inlined model.position, space_of, tier_of (IN_CASTLE = 0), a hot path:
+    # this runs for every wizard move
     if pos == 0:
         raise IllegalAction(f"{ids[wi]} is already inside the raven castle", "R-WIZ-5")
     s = pos >> 4
@@ -228,7 +230,7 @@ def relocate_castle(p: Pieces) -> None:
                 continue
         elif not crest_space[sp]:
             continue
-        if p.occupied(sp << 4 | len(st)):
+        if p.occupied(position(sp, len(st))):
             continue
         p.ev.append(event("castle_moved", {"from": castle, "to": sp, "tier": len(st)}))
         p.castle = sp
@@ -250,7 +252,7 @@ def castle_nudge(p: Pieces, direction: int) -> None:
         sp = (castle - 1 + direction * j) % length + 1
         if skip[sp] if skip is not None else special[sp] is not None:
             continue
-        if p.occupied(sp << 4 | len(stacks[sp - 1])):
+        if p.occupied(position(sp, len(stacks[sp - 1]))):
             continue
         p.ev.append(event("castle_moved", {"from": castle, "to": sp, "tier": len(stacks[sp - 1])}))
         p.castle = sp
@@ -311,6 +313,8 @@ def tower_move(p: Pieces, s: int, k: int, steps: int, seat: int) -> tuple[int, i
     p.stacks = tuple(lst)
     wiz = p.wiz
     ids = tb.wizard_ids
+    # inlined model.position, space_of, tier_of (IN_CASTLE = 0), a hot path:
+    # this runs for every tower move; ``delta`` shifts a packed position to the destination
     lo = s << 4 | k
     delta = ((dest - s) << 4) + hd - k + 1
     # the wizards on the lifted part (tiers k..h; a single roof is the common case)

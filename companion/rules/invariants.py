@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from companion.rules.model import MAX_ON_TOP, GameState
+from companion.rules.model import MAX_ON_TOP, GameState, position, space_of, tier_of
 
 
 def check_invariants(state: GameState) -> list[str]:
@@ -16,7 +16,7 @@ def check_invariants(state: GameState) -> list[str]:
     for s0, stack in enumerate(state.stacks):
         s = s0 + 1
         h = len(stack)
-        top = wiz.count(s << 4 | h)
+        top = wiz.count(position(s, h))
         if top > MAX_ON_TOP:
             problems.append(f"2: {top} visible wizards on the top of space {s}")
         if s == state.castle and top:
@@ -30,7 +30,7 @@ def check_invariants(state: GameState) -> list[str]:
             if tb.tower_magic[t]:
                 problems.append(f"3: the magic tower is not on top of space {s}")
     for i, p in enumerate(wiz):
-        if p and (p & 15) > len(state.stacks[(p >> 4) - 1]):
+        if p and tier_of(p) > len(state.stacks[space_of(p) - 1]):
             problems.append(f"wizard {tb.wizard_ids[i]} floats above its stack")
     for seat in range(tb.n):
         team = tb.team_of(seat)
@@ -59,13 +59,13 @@ def _module_problems(state: GameState) -> list[str]:
     for name, code in (("witch", m.witch), ("raven", m.raven)):
         if code is None:
             continue
-        s, t = code >> 4, code & 15
+        s, t = space_of(code), tier_of(code)
         if not 1 <= s <= tb.length or t > len(state.stacks[s - 1]):
             problems.append(f"5: the {name} is not on the board")
             continue
         if tb.special[s] == "web":
             problems.append(f"5: the {name} stands on the web space {s}")
-    if m.raven is not None and (m.raven & 15) != len(state.stacks[(m.raven >> 4) - 1]):
+    if m.raven is not None and tier_of(m.raven) != len(state.stacks[space_of(m.raven) - 1]):
         problems.append("5: the raven is covered by a tower (R-MOD-RAVEN-7)")
     if m.feathers is not None:
         most = int(tb.config.options["max_feathers"])

@@ -10,6 +10,9 @@ Internal encoding (fast and compact; the public accessors and the JSON speak the
 * towers are indices into :attr:`Table.towers`; a stack is a tuple of tower indices bottom -> top;
 * a wizard's position is one int ``space << 4 | tier`` (tier 0..15), ``0`` = inside the castle;
 * players are seats ``0..n-1`` clockwise, seat 0 = start player; colours name them in JSON.
+
+The move cards live in :mod:`companion.rules.cards` and the fixed numbers, spells and OPEN
+defaults in :mod:`companion.rules.catalogue`; both are importable from here as well.
 """
 
 from __future__ import annotations
@@ -18,36 +21,23 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from companion.rules.cards import CARD_KINDS as CARD_KINDS
+from companion.rules.cards import DECK as DECK
+from companion.rules.cards import DECK_SIZE as DECK_SIZE
+from companion.rules.cards import KIND_INDEX as KIND_INDEX
+from companion.rules.cards import Card as Card
+from companion.rules.cards import full_deck as full_deck
+from companion.rules.catalogue import BASE_SPELLS as BASE_SPELLS
+from companion.rules.catalogue import DEFAULT_FEATHER_COSTS as DEFAULT_FEATHER_COSTS
+from companion.rules.catalogue import DEFAULT_OPTIONS as DEFAULT_OPTIONS
+from companion.rules.catalogue import DEFAULT_SPELL_COSTS as DEFAULT_SPELL_COSTS
+from companion.rules.catalogue import EXPANSION_SPELLS as EXPANSION_SPELLS
+from companion.rules.catalogue import MAX_ON_TOP as MAX_ON_TOP
+from companion.rules.catalogue import MODULES as MODULES
+from companion.rules.catalogue import SETUP_CAPACITIES as SETUP_CAPACITIES
+from companion.rules.catalogue import SETUP_COUNTS as SETUP_COUNTS
+from companion.rules.catalogue import WIZARDS_PER_COLOUR as WIZARDS_PER_COLOUR
 from companion.rules.observation import COLOURS
-
-# --------------------------------------------------------------------------------------------
-# Fixed numbers of the game (R-COMP, R-SETUP)
-
-WIZARDS_PER_COLOUR: Mapping[str, int] = {
-    "blue": 5,
-    "yellow": 5,
-    "red": 4,
-    "green": 4,
-    "orange": 3,
-    "purple": 3,
-}
-"""R-COMP-1: wooden wizards in the box per colour."""
-
-SETUP_COUNTS: Mapping[int, tuple[int, int]] = {
-    1: (12, 6),
-    2: (5, 6),
-    3: (4, 5),
-    4: (4, 5),
-    5: (3, 4),
-    6: (3, 4),
-}
-"""player count -> (wizards each, potions each); R-SETUP-2, solo R-SOLO-1/3 (OPEN-08)."""
-
-SETUP_CAPACITIES: tuple[int, ...] = (3, 3, 3, 2, 2, 2, 1, 1, 1)
-"""R-SETUP-6: wizards per tower during setup, towers in order clockwise from the castle."""
-
-MAX_ON_TOP = 6
-"""R-WIZ-4: a top surface holds at most 6 visible wizards."""
 
 # --------------------------------------------------------------------------------------------
 # Packed wizard positions: ``space << 4 | tier``; 0 = inside the castle
@@ -70,119 +60,6 @@ def space_of(p: int) -> int:
 def tier_of(p: int) -> int:
     """The tier (0..15) of a packed position: how many towers are under the wizard."""
     return p & 15
-
-
-BASE_SPELLS: tuple[str, ...] = (
-    "advance_wizard",
-    "advance_tower",
-    "swap_tower",
-    "headwind_wizard",
-    "headwind_tower",
-    "move_castle",
-    "piggyback",
-    "free_wizard",
-)
-"""The 8 base spells (R-SPELL table), in the rulebook's order."""
-
-EXPANSION_SPELLS: Mapping[str, str | None] = {
-    "wizard_control": None,
-    "wizard_sprint": None,
-    "tower_sprint": None,
-    "fountain_abundance": "fountain",
-    "precise_landing": "web",
-    "witch_control": "witch",
-    "summon_raven": "raven",
-    "fly_to_magic_tower": "magic_tower",
-}
-"""R-SPELLX: expansion spell id -> module it needs (None = any); rules in
-:mod:`companion.rules.expansion`."""
-
-MODULES: tuple[str, ...] = ("fountain", "web", "witch", "raven", "magic_tower")
-"""Expansion modules (R-MOD-*), in the order of R-SETUP-7 / R-ORDER-1."""
-
-DEFAULT_SPELL_COSTS: Mapping[str, int] = {
-    "advance_wizard": 2,
-    "advance_tower": 1,
-    "swap_tower": 1,  # OPEN-01
-    "headwind_wizard": 2,
-    "headwind_tower": 1,
-    "move_castle": 2,
-    "piggyback": 2,  # OPEN-01
-    "free_wizard": 2,  # OPEN-01
-    # OPEN-14 (expansion, §22)
-    "wizard_control": 2,
-    "wizard_sprint": 3,
-    "tower_sprint": 2,
-    "fountain_abundance": 1,
-    "precise_landing": 1,
-    "witch_control": 2,
-    "summon_raven": 1,
-    "fly_to_magic_tower": 2,
-}
-"""Spell costs in full potions (R-SPELL table; OPEN-01, OPEN-14)."""
-
-DEFAULT_FEATHER_COSTS: Mapping[str, int] = {"extra_card": 1, "free_spell": 2, "move_wizard": 3}
-"""R-MOD-RAVEN-6 feather costs (OPEN-13)."""
-
-DEFAULT_OPTIONS: Mapping[str, Any] = {
-    # OPEN-02: Swap a Tower between any two stacks (False: only with the stack 2 spaces clockwise)
-    "swap_any_distance": True,
-    # OPEN-03: Free a Wizard onto a top already holding 6 wizards is illegal; the freed wizard
-    # goes on top of the whole stack (False: on the roof of the tower that trapped him, the
-    # seed's literal words, which leaves him hidden when towers were stacked on it since)
-    "free_wizard_full_top_illegal": True,
-    "free_wizard_to_top_of_stack": True,
-    # OPEN-04: both piggyback wizards count for capacity; a double entry moves the castle once
-    "piggyback_both_count": True,
-    "piggyback_castle_moves_once": True,
-    # OPEN-05: an entry caused by another player (spell) moves the castle too
-    "others_entry_moves_castle": True,
-    # OPEN-06 team: card exchanges per turn (None = unlimited); round completion at the end
-    "team_exchanges_per_turn": None,
-    # OPEN-06 team: full potions change hands during either partner's turn (True: any turn)
-    "team_potions_any_turn": False,
-    "team_round_completion": True,
-    # OPEN-07: deadlock (all wizards in the castle, nobody qualifies) ends the game at once
-    "deadlock_end": True,
-    # OPEN-08 solo (R-SOLO): card limit, potions start full, potions are never filled, spells
-    "solo_card_limit": 30,
-    "solo_potions_full": True,
-    "solo_fill_potions": False,
-    "solo_spell_count": 3,
-    # R-MASTER-1: number of spells drawn for the master variant (8 = all)
-    "master_spell_count": 8,
-    # R-TURN-5 / BGA difference 5: the redraw push is optional
-    "redraw_push_optional": True,
-    # R-TURN-3 / FAQ: a playable card may be discarded as the 2nd action (never as the 1st)
-    "discard_playable_second_card": True,
-    # OPEN-24: a player may end the turn after one action keeping the 2nd card
-    "keep_second_card": False,
-    # OPEN-22: target chosen after rolling (the engine takes rolls with the action either way)
-    "target_after_roll": True,
-    # OPEN-25: an out-of-turn Free a Wizard uses up the caster's spell allowance
-    "free_wizard_counts_as_cast": True,
-    # R-COMP-2: colours limited by their wizard counts (BGA does not enforce it)
-    "colour_limits": True,
-    # Expansion OPEN defaults (rules of §16-§23 in companion.rules.expansion)
-    # R-MOD-MAGICTOWER-1: spells on display with the magic tower (base timing)
-    "magic_tower_spell_count": 5,
-    # R-MOD-RAVEN-5: most feathers a player holds
-    "max_feathers": 3,
-    # R-MOD-WITCH-1: witch vials in the supply
-    "witch_vials": 6,
-    "expansion_lift_penalty": True,  # OPEN-23
-    "fountain_web_crest": False,  # OPEN-11
-    "castle_spell_may_stop_on_fountain": False,  # OPEN-11
-    "magic_tower_crest": False,  # OPEN-15
-    "tokens_ride_towers": True,  # OPEN-16
-    "tokens_occupy_for_castle": True,  # OPEN-17
-    "witch_vial_exhausted_no_effect": True,  # OPEN-18
-    "web_continues_again": True,  # OPEN-19
-    "owner_benefits_when_moved": True,  # OPEN-20
-    "token_effects_visible_only": True,  # OPEN-21
-    "module_setup_on_base_spaces": True,  # OPEN-26
-}
-"""Every OPEN-nn switch of the rules reference (§24) with its stated default."""
 
 
 class FrozenMap(dict[str, Any]):
@@ -209,85 +86,6 @@ def _hashable(v: Any) -> Any:
     if isinstance(v, dict):
         return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
     return v
-
-
-# --------------------------------------------------------------------------------------------
-# Move cards (R-DECK-1, R-CARD)
-
-
-@dataclass(frozen=True, slots=True)
-class Card:
-    """The face of one move card (identical cards are interchangeable).
-
-    :param type: ``"wizard"``, ``"tower"`` or ``"either"`` (R-CARD-1/2/3).
-    :param wizard: wizard-side value 1..5, None when the card has no wizard side or is a die card.
-    :param tower: tower-side value 1..5, None when the card has no tower side or is a die card.
-    :param dice: 0 for a value card, else the number of dice shown (1..3, R-CARD-4).
-    """
-
-    type: str
-    wizard: int | None = None
-    tower: int | None = None
-    dice: int = 0
-
-    def has_side(self, side: str) -> bool:
-        """True when the card can move a ``side`` (``"wizard"`` or ``"tower"``)."""
-        return self.type == side or self.type == "either"
-
-    def value(self, side: str) -> int | None:
-        """Printed value for ``side``; None for a die card or a missing side."""
-        return self.wizard if side == "wizard" else self.tower
-
-    @property
-    def code(self) -> str:
-        """Short readable code: ``W3``, ``T5``, ``E2``, ``E1/5``, ``E-D1``, ``W-D2``, ``T-D3``."""
-        letter = self.type[0].upper()
-        if self.dice:
-            return f"{letter}-D{self.dice}"
-        if self.type == "either" and self.wizard != self.tower:
-            return f"E{self.wizard}/{self.tower}"
-        v = self.wizard if self.wizard is not None else self.tower
-        return f"{letter}{v}"
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"type": …, "value": n}``, ``{"type": "either", "wizard": w, "tower": t}`` or
-        ``{"type": …, "dice": k}`` (state-model.md §4 card field)."""
-        if self.dice:
-            return {"type": self.type, "dice": self.dice}
-        if self.type == "either" and self.wizard != self.tower:
-            return {"type": "either", "wizard": self.wizard, "tower": self.tower}
-        v = self.wizard if self.wizard is not None else self.tower
-        return {"type": self.type, "value": v}
-
-
-def _deck() -> tuple[tuple[Card, int], ...]:
-    rows: list[tuple[Card, int]] = []
-    rows += [(Card("wizard", wizard=v), 4) for v in range(1, 6)]
-    rows += [(Card("tower", tower=v), 4) for v in range(1, 6)]
-    rows += [(Card("either", wizard=v, tower=v), 3) for v in range(1, 5)]
-    rows += [(Card("either", wizard=w, tower=t), 6) for w, t in ((1, 5), (2, 4), (4, 2), (5, 1))]
-    rows += [(Card("either", dice=1), 6)]
-    rows += [(Card("tower", dice=2), 3), (Card("wizard", dice=2), 3)]
-    rows += [(Card("tower", dice=3), 1), (Card("wizard", dice=3), 1)]
-    return tuple(rows)
-
-
-DECK: tuple[tuple[Card, int], ...] = _deck()
-"""R-DECK-1: the 90-card move deck as (card face, copies); source BGA ``material.inc.php`` MOVES,
-confirmed by ALG ``client.html`` CARDS."""
-
-CARD_KINDS: tuple[Card, ...] = tuple(c for c, _ in DECK)
-"""The 23 distinct card faces; a hand or a pile stores indices into this tuple."""
-
-KIND_INDEX: Mapping[Card, int] = {c: i for i, c in enumerate(CARD_KINDS)}
-
-DECK_SIZE = sum(n for _, n in DECK)
-assert DECK_SIZE == 90
-
-
-def full_deck() -> tuple[int, ...]:
-    """All 90 cards as kind indices, in catalogue order (shuffle with a seeded RNG)."""
-    return tuple(i for i, (_, n) in enumerate(DECK) for _ in range(n))
 
 
 # --------------------------------------------------------------------------------------------
@@ -877,4 +675,5 @@ def make_state(
 
 
 def colours_of(table: Table, seats: Iterable[int]) -> list[str]:
+    """The colours of ``seats``, in the given order."""
     return [table.colours[s] for s in seats]

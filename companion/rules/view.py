@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.rules.model import MAX_ON_TOP, GameState
+from companion.rules.model import MAX_ON_TOP, GameState, position, space_of, tier_of
 from companion.rules.observation import Observation, SpaceObservation
 from companion.rules.serialize import dump_state
 
@@ -37,7 +37,7 @@ def observe(state: GameState, time: float = 0.0, frame: int = 0) -> Observation:
             top = tb.towers[stack[-1]].kind
         else:
             top = tb.special[s] or ("crest-space" if s in tb.track.raven_crest else "plain-space")
-        code = s << 4 | h
+        code = position(s, h)
         counts: dict[str, int] = {}
         if code in wiz:
             for i, p in enumerate(wiz):
@@ -76,7 +76,7 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
     hidden: dict[str, int] = {}
     for i, (wid, p) in enumerate(zip(tb.wizard_ids, state.wizards, strict=True)):
         if p:
-            s, t = p >> 4, p & 15
+            s, t = space_of(p), tier_of(p)
             if t < len(state.stacks[s - 1]):
                 shown = memory_aid == "all" or (memory_aid == "own" and tb.wizard_owner[i] in mine)
                 if not shown:
@@ -87,7 +87,7 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
     out["hidden"] = dict(sorted(hidden.items(), key=lambda kv: int(kv[0])))
     m = state.modules
     if m is not None and m.witch is not None and memory_aid != "all":
-        ws, wt = m.witch >> 4, m.witch & 15
+        ws, wt = space_of(m.witch), tier_of(m.witch)
         if wt < len(state.stacks[ws - 1]):
             out["witch"] = "sealed"  # R-MOD-WITCH-7: under some tower, like a trapped wizard
     cards = out["cards"]

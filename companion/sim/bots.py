@@ -30,7 +30,15 @@ from companion.rules.engine import (
     legal_actions,
     setup,
 )
-from companion.rules.model import CARD_KINDS, DECK, Card, Config, GameState
+from companion.rules.model import (
+    CARD_KINDS,
+    DECK,
+    Card,
+    Config,
+    GameState,
+    space_of,
+    tier_of,
+)
 
 _WEIGHTS = [n for _, n in DECK]
 
@@ -224,7 +232,7 @@ def score(state: GameState, seat: int) -> float:
         if p == 0:
             v = 12.0
         else:
-            s, t = p >> 4, p & 15
+            s, t = space_of(p), tier_of(p)
             dist = (castle - s) % length
             v = 6.0 - dist * 0.3
             if t < len(state.stacks[s - 1]):
@@ -301,7 +309,7 @@ def _mark_page(
         return action
     m = state.modules
     assert m is not None and m.witch is not None
-    space, tier = m.witch >> 4, m.witch & 15
+    space, tier = space_of(m.witch), tier_of(m.witch)
     guess = None
     if tier < len(state.stacks[space - 1]):
         guess = (space, tier + 1)

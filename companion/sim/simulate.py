@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypeVar
 
 from companion.rules.actions import Action, Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.engine import apply, setup
-from companion.rules.model import Config, GameState
+from companion.rules.model import Config, GameState, position
 from companion.rules.observation import COLOURS, Observation, SpaceObservation
 from companion.sim.bots import BOTS, Bot
 from companion.tracking.noise import space_views, view_to_space_observation
@@ -72,6 +72,20 @@ class CameraNoise:
             raise ValueError("noise: rates are probabilities 0..1")
 
 
+U = TypeVar("U", covariant=True)
+
+
+class FedTracker(Protocol[U]):
+    """What :meth:`SimInput.give` feeds: a tracker's three inputs, each returning an update
+    (``U``, the tracker's ``TrackerUpdate``)."""
+
+    def observe(self, obs: Observation, /) -> U: ...
+
+    def dice(self, rolls: list[int], dice_allowed: int, /) -> U: ...
+
+    def end_turn(self) -> U: ...
+
+
 @dataclass(frozen=True, slots=True)
 class SimInput:
     """One input to the tracker, with the truth at that moment.
@@ -92,10 +106,11 @@ class SimInput:
     dice_allowed: int = 0
     mid_move: bool = False
 
-    def give(self, tracker: Any) -> Any:
+    def give(self, tracker: FedTracker[U]) -> U:
         """Feed this input to ``tracker`` (a ``Tracker`` or anything with its ``observe``,
         ``dice`` and ``end_turn``, e.g. a journaled one) and return its ``TrackerUpdate``."""
         if self.kind == "observation":
+            assert self.observation is not None
             return tracker.observe(self.observation)
         if self.kind == "dice":
             return tracker.dice(list(self.rolls), self.dice_allowed)
@@ -223,7 +238,7 @@ def _mid_move(
             top = before.table.towers[rest[-1]].kind
         else:
             top = "crest-space" if before.table.crest_space[s] else "plain-space"
-        code = s << 4 | (k - 1)
+        code = position(s, k - 1)
         wiz: dict[str, int] = {}
         for i, p in enumerate(before.wizards):
             if p == code:
@@ -329,7 +344,7 @@ def _visible_change(a: GameState, b: GameState) -> bool:
     return a.stacks != b.stacks or a.wizards != b.wizards or a.castle != b.castle
 
 
-def truth_key(st: GameState) -> tuple[Any, ...]:
+def truth_key(st: GameState) -> tuple[object, ...]:
     """What the bench compares between truth and tracker: board (tower kinds, wizards per colour
     incl. hidden tiers, castle), potions, whose turn, game over."""
     tb = st.table

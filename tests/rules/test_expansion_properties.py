@@ -141,7 +141,7 @@ def _brute_force_moves_and_casts(state):  # type: ignore[no-untyped-def]
     """Every card move (each card face, final roll, raven timing) and every cast target
     that apply accepts: the slow oracle the listing must match."""
     from companion.rules import CARD_KINDS, Cast
-    from companion.rules.expansion import _spell_candidates
+    from companion.rules.expansion import spell_candidates as _spell_candidates
 
     tb = state.table
     m = state.modules

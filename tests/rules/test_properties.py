@@ -209,7 +209,7 @@ def test_a_boolean_is_not_a_step_count():
 
 def _superset(state):
     """Every move and spell action over the whole argument domain (hands unknown)."""
-    from companion.rules.engine import _representative
+    from companion.rules.turn import representative as _representative
 
     tb = state.table
     cur = state.current_player
