@@ -28,16 +28,8 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".installed-from"
-# What `mypy --strict` checks while MYPY_WHOLE_PACKAGE is off.
-STRICT = [
-    "companion/rules",
-    "companion/tracking",
-    "companion/sim/bots.py",
-    "companion/sim/simulate.py",
-]
-# True once `mypy --strict companion` is clean: then `test` checks the whole package, not STRICT
-# (tests/test_layout.py fails until it is on).
-MYPY_WHOLE_PACKAGE = False
+# `test` runs `mypy --strict` on these (tests/test_layout.py checks it is the whole package).
+MYPY_TARGETS = ["companion"]
 # pytest-xdist workers for `test`: the suite is CPU-bound and its tests independent, so two
 # workers halve its time on a 2-core machine.
 WORKERS = "2"
@@ -55,8 +47,8 @@ def _sh(*cmd: str | Path) -> int:
 
 
 def mypy_targets() -> list[str]:
-    """What ``test`` hands to ``mypy --strict``: the whole package, or STRICT until it is clean."""
-    return ["companion"] if MYPY_WHOLE_PACKAGE else list(STRICT)
+    """What ``test`` hands to ``mypy --strict``."""
+    return list(MYPY_TARGETS)
 
 
 def pytest_args(args: list[str]) -> list[str]:
