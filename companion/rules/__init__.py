@@ -11,9 +11,9 @@ Usage::
     state, events = apply(state, MoveWizard("blue", "blue-1", 3, Card("wizard", wizard=3)))
     observe(state)                                      # what the camera sees (Observation)
     view(state, "blue", memory_aid="own")               # what one player may be shown (JSON)
-    dump_state(state) / load_state(data)                # state-model.md JSON, exact round trip
+    dump_state(state) / load_state(data)                # docs/state-model.md JSON, exact round trip
     dump_action(a) / load_action(data, "actions[2]")    # FormatError names the bad field
-    check_invariants(state)                             # state-model.md §2.4, [] when fine
+    check_invariants(state)                             # docs/state-model.md §2.4, [] when fine
     describe_action(a) / describe_event(e)              # one English sentence each
 
 Actions (``MoveWizard``, ``MoveTower``, ``DiscardCard``, ``Redraw``, ``Cast``, ``EndTurn``,

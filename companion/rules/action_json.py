@@ -75,7 +75,7 @@ def card_from_json(data: Any, where: str = "card") -> Card:
 
 
 def dump_action(action: Action) -> dict[str, Any]:
-    """An action as JSON-ready data (state-model.md §4)."""
+    """An action as JSON-ready data (docs/state-model.md §4)."""
     if isinstance(action, MoveWizard):
         out: dict[str, Any] = {
             "kind": "move_wizard",
@@ -167,7 +167,7 @@ def dump_action(action: Action) -> dict[str, Any]:
 
 
 def _dump_module_fields(action: Any, out: dict[str, Any]) -> None:
-    """Card fields of the expansion (state-model.md §4): page, raven_timing, witch_guess,
+    """Card fields of the expansion (docs/state-model.md §4): page, raven_timing, witch_guess,
     witch_protect."""
     if getattr(action, "page", False):
         out["page"] = True
@@ -358,7 +358,7 @@ def load_action(data: Any, where: str = "action") -> Action:
 
 
 def _module_fields(d: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """page, raven_timing, witch_guess, witch_protect of a card action (state-model.md §4)."""
+    """page, raven_timing, witch_guess, witch_protect of a card action (docs/state-model.md §4)."""
     timing = d.get("raven_timing")
     if timing is not None and timing not in ("before", "after"):
         raise FormatError(f"{where}.raven_timing", "expected 'before' or 'after'")
@@ -384,7 +384,7 @@ def _module_fields(d: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def dump_event(event: Event) -> dict[str, Any]:
-    """``{"kind": …, **data}`` (state-model.md §5)."""
+    """``{"kind": …, **data}`` (docs/state-model.md §5)."""
     return event.to_json()
 
 

@@ -2,7 +2,7 @@
 
 Actions are small immutable values that name things the way the table does (colours, wizard ids
 ``blue-2``, space numbers, tiers) so that an action prints as something you can paste back
-(state-model.md §4). Events are the engine's explanation of what happened (§5).
+(docs/state-model.md §4). Events are the engine's explanation of what happened (§5).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ class IllegalAction(ValueError):  # noqa: N818 - the name is the API (python-che
     """The action breaks a rule; the state it was applied to is unchanged.
 
     :param reason: what is wrong, in the players' words.
-    :param rule: the rule id of ``rules/wandering-towers.md`` (e.g. ``R-TOWER-5``).
+    :param rule: the rule id of ``docs/rules.md`` (e.g. ``R-TOWER-5``).
     """
 
     def __init__(self, reason: str, rule: str) -> None:
@@ -37,7 +37,7 @@ class FormatError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------
-# Actions (state-model.md §4)
+# Actions (docs/state-model.md §4)
 
 RavenTiming = Literal["before", "after"]
 """R-MOD-RAVEN-2: the raven moves before or after the move of a die card."""
@@ -53,7 +53,7 @@ ActionKind = Literal[
     "exchange_cards",
     "feather",
 ]
-"""The ``kind`` of each action type (its JSON ``kind``, state-model.md §4)."""
+"""The ``kind`` of each action type (its JSON ``kind``, docs/state-model.md §4)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class MoveWizard:
     ``card_committed`` (master variant, R-MASTER-9): the card was already played before a
     spell; if the move has become impossible the card is lost instead of the action refused.
 
-    Expansion fields (state-model.md §4 card fields): ``page`` = the card shows the witch's
+    Expansion fields (docs/state-model.md §4 card fields): ``page`` = the card shows the witch's
     page symbol (R-MOD-WITCH-2; the camera cannot read cards, OPEN-12); ``raven_timing`` =
     ``"before"``/``"after"`` the move for a die card with the raven (R-MOD-RAVEN-2, None =
     after); ``witch_guess`` = ``(space, tier)`` of the tower lifted to release a sealed witch
@@ -259,7 +259,7 @@ ACTION_KINDS: tuple[ActionKind, ...] = (
 
 
 # --------------------------------------------------------------------------------------------
-# Events (state-model.md §5)
+# Events (docs/state-model.md §5)
 
 
 class Event(NamedTuple):

@@ -44,7 +44,7 @@ class Card:
 
     def to_json(self) -> dict[str, Any]:
         """``{"type": …, "value": n}``, ``{"type": "either", "wizard": w, "tower": t}`` or
-        ``{"type": …, "dice": k}`` (state-model.md §4 card field)."""
+        ``{"type": …, "dice": k}`` (docs/state-model.md §4 card field)."""
         if self.dice:
             return {"type": self.type, "dice": self.dice}
         if self.type == "either" and self.wizard != self.tower:

@@ -1,4 +1,5 @@
-"""The invariants of ``state-model.md`` §2.4, checked on any state (tests, tracker, loading)."""
+"""The invariants of ``docs/state-model.md`` §2.4, checked on any state (tests, tracker,
+loading)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from companion.rules.model import MAX_ON_TOP, GameState, position, space_of, tie
 
 
 def check_invariants(state: GameState) -> list[str]:
-    """Every broken invariant of state-model.md §2.4 as a readable message (empty = fine)."""
+    """Every broken invariant of docs/state-model.md §2.4 as a readable message (empty = fine)."""
     tb = state.table
     problems: list[str] = []
     seen = sorted(t for stack in state.stacks for t in stack)
@@ -51,7 +52,7 @@ def check_invariants(state: GameState) -> list[str]:
 
 
 def _module_problems(state: GameState) -> list[str]:
-    """Expansion invariants (state-model.md §2.4 items 3-5, R-MOD-*)."""
+    """Expansion invariants (docs/state-model.md §2.4 items 3-5, R-MOD-*)."""
     tb = state.table
     m = state.modules
     assert m is not None

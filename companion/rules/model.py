@@ -168,7 +168,7 @@ MAGIC_TOWER = TowerSpec("MT", "magic")
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Static choices of one game (state-model.md §1).
+    """Static choices of one game (docs/state-model.md §1).
 
     :param player_count: 1..6 (1 = solo, R-SOLO).
     :param variant: ``"base"`` (R-SPELL-2 timing) or ``"master"`` (R-MASTER-*).
@@ -457,7 +457,7 @@ class Table:
 
 
 class Turn(NamedTuple):
-    """The current turn (state-model.md §2.3).
+    """The current turn (docs/state-model.md §2.3).
 
     ``casts``: every cast this turn as ``(seat, spell, window, times)``; a window is the card
     action a spell belongs to (R-MASTER-4; 0 before/during the 1st action, 1 afterwards).
@@ -490,7 +490,7 @@ class Result(NamedTuple):
 
 
 class Progress(NamedTuple):
-    """Game progress (state-model.md §2.3 ``game``).
+    """Game progress (docs/state-model.md §2.3 ``game``).
 
     ``remaining_turns``: turns still played after the current one before the game ends
     (R-END-2), None while the end is not triggered. ``cards_played``: move cards played or

@@ -1,6 +1,6 @@
 """What a camera can see of the table: the Observation contract between vision and the tracker.
 
-The JSON shape is fixed by ``design/architecture.md`` ("The two JSON contracts")::
+The JSON shape is fixed by ``docs/architecture.md`` ("The two JSON contracts")::
 
     {"time": 1732270000.25, "frame": 1841,
      "spaces": {"1": {"towers": 0, "top": "crest-space", "wizards": {"blue": 1},
@@ -11,7 +11,7 @@ The JSON shape is fixed by ``design/architecture.md`` ("The two JSON contracts")
 top surface: ``crest-space``, ``plain-space``, ``fountain``, ``web`` (no tower) or ``crest``,
 ``plain``, ``magic`` (roof of the top tower); ``wizards`` counts the *visible* wizards on the top
 surface by colour. Hidden wizards, hands, potions in the box are never part of an observation
-(state-model.md §3).
+(docs/state-model.md §3).
 
 This module is pure: no I/O, no clock.
 """

@@ -156,7 +156,7 @@ def _potion_json(t: tuple[int, int, int]) -> dict[str, int]:
 
 
 def dump_state(state: GameState) -> dict[str, Any]:
-    """The state as JSON-ready data (state-model.md §1-§2)."""
+    """The state as JSON-ready data (docs/state-model.md §1-§2)."""
     tb = state.table
     colours = tb.colours
     towers = tb.towers
@@ -255,7 +255,7 @@ _STATE_FIELDS = {
 
 
 def load_state(data: Any) -> GameState:
-    """Parse and validate a state (state-model.md §1-§2, invariants §2.4).
+    """Parse and validate a state (docs/state-model.md §1-§2, invariants §2.4).
 
     :raises FormatError: naming the bad field.
     """

@@ -117,7 +117,7 @@ def describe_action(action: Action) -> str:
 
 
 def describe_event(event: Event) -> str:
-    """One sentence describing ``event`` (state-model.md §5 vocabulary)."""
+    """One sentence describing ``event`` (docs/state-model.md §5 vocabulary)."""
     d = event.data
     k = event.kind
     if k == "wizard_moved":

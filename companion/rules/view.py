@@ -1,7 +1,7 @@
 """What can be seen of a state: the camera's :class:`Observation` and one player's view.
 
 A camera sees per space the number of towers, the top surface, the visible wizards and the
-castle (state-model.md §3); a player additionally knows the public content of the castle, the
+castle (docs/state-model.md §3); a player additionally knows the public content of the castle, the
 potions, his own hand and - depending on the memory aid - where hidden wizards are.
 """
 
