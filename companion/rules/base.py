@@ -34,7 +34,6 @@ from companion.rules.model import (
     BASE_SPELLS,
     BASE_TOWERS,
     CARD_KINDS,
-    KIND_INDEX,
     Card,
     CardState,
     Config,
@@ -57,11 +56,12 @@ from companion.rules.turn import (
     HAND_SIZE,
     card_kind,
     card_turn,
-    check_rolls,
     closing_actions,
     controlled_seat,
     deal,
     dice_event,
+    discard_played,
+    discarded_card,
     draw_cards,
     end_check,
     end_turn,
@@ -213,46 +213,15 @@ def card_playable(st: GameState, seat: int, card: Card, steps: int | None = None
 def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event]]:
     seat = card_turn(st, a.player)
     tb = st.table
+    kidx = discarded_card(st, seat, a, card_playable)
     card = a.card
-    if card is None:
-        if st.cards is not None:
-            raise IllegalAction("name the discarded card: the hands are known", "R-TURN-3")
-        if a.rolls:
-            raise IllegalAction("name the die card whose rolls are given", "R-TURN-3")
-        kidx = -1
-    else:
-        found = KIND_INDEX.get(card) if isinstance(card, Card) else None
-        if found is None:
-            raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
-        kidx = found
-        if a.rolls:
-            check_rolls(card, a.rolls)
-        if st.cards is not None:
-            if kidx not in st.cards.hands[seat]:
-                raise IllegalAction(f"{a.player} holds no {card.code} card", "R-TURN-2")
-            second = st.turn.cards_used >= 1 and tb.config.options["discard_playable_second_card"]
-            steps = a.rolls[-1] if a.rolls else None
-            if not second and card_playable(st, seat, card, steps):
-                raise IllegalAction(
-                    f"the {card.code} card can still move a wizard or a tower; only an "
-                    "unplayable card (or the second card) may be discarded",
-                    "R-TURN-3",
-                )
     ev = [
         _ev(
             "card_discarded_without_effect",
             {"player": a.player, "card": None if card is None else card.to_json()},
         )
     ]
-    if kidx < 0:
-        t = st.turn
-        turn = t._replace(cards_used=t.cards_used + 1)
-        game = st.game
-        if tb.solo:
-            game = game._replace(cards_played=game.cards_played + 1)
-        cards = None
-    else:
-        turn, cards, game = play_card(st, seat, kidx, ev, False)
+    turn, cards, game = discard_played(st, seat, kidx, ev)
     return (
         make_state(tb, st.stacks, st.wizards, st.castle, st.potions, turn, game, cards, st.modules),
         ev,

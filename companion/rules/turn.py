@@ -9,11 +9,12 @@ Pure functions on immutable :class:`~companion.rules.model.GameState` values; th
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from companion.rules.actions import (
     Action,
+    DiscardCard,
     EndTurn,
     Event,
     ExchangeCards,
@@ -198,6 +199,62 @@ def play_card(
         data = {"player": st.table.colours[player], "reason": "castle_entry"}
         ev.append(_tuple_new(Event, ("turn_ended", data)))
     return turn, cards, game
+
+
+def discarded_card(
+    st: GameState,
+    seat: int,
+    a: DiscardCard,
+    playable: Callable[[GameState, int, Card, int | None], bool],
+) -> int:
+    """The deck kind index of the card ``a`` discards, or -1 when the hands are unknown and no
+    card is named (R-TURN-3). ``playable`` says whether the card could still move a piece (the
+    base game's or the modules' reach); only an unplayable card, or the second card where the
+    ``discard_playable_second_card`` option allows it, may be discarded.
+
+    :raises IllegalAction: no card named though the hands are known, an unknown card (R-DECK-1),
+        a card the player does not hold (R-TURN-2), bad rolls (R-CARD-4), a playable card.
+    """
+    card = a.card
+    if card is None:
+        if st.cards is not None:
+            raise IllegalAction("name the discarded card: the hands are known", "R-TURN-3")
+        if a.rolls:
+            raise IllegalAction("name the die card whose rolls are given", "R-TURN-3")
+        return -1
+    found = KIND_INDEX.get(card) if isinstance(card, Card) else None
+    if found is None:
+        raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
+    if a.rolls:
+        check_rolls(card, a.rolls)
+    if st.cards is not None:
+        if found not in st.cards.hands[seat]:
+            raise IllegalAction(f"{a.player} holds no {card.code} card", "R-TURN-2")
+        options = st.table.config.options
+        second = st.turn.cards_used >= 1 and options["discard_playable_second_card"]
+        steps = a.rolls[-1] if a.rolls else None
+        if not second and playable(st, seat, card, steps):
+            raise IllegalAction(
+                f"the {card.code} card can still move a wizard or a tower; only an "
+                "unplayable card (or the second card) may be discarded",
+                "R-TURN-3",
+            )
+    return found
+
+
+def discard_played(
+    st: GameState, seat: int, kidx: int, ev: list[Event]
+) -> tuple[Turn, CardState | None, Progress]:
+    """Turn, cards and game progress after a discard of deck kind ``kidx`` (-1 = a card the
+    tracker cannot name: only the count of cards used moves on, and solo play counts it as
+    played)."""
+    if kidx >= 0:
+        return play_card(st, seat, kidx, ev, False)
+    t = st.turn
+    game = st.game
+    if st.table.solo:
+        game = game._replace(cards_played=game.cards_played + 1)
+    return t._replace(cards_used=t.cards_used + 1), None, game
 
 
 def dice_event(card: Card, rolls: tuple[int, ...], ev: list[Event]) -> None:

@@ -12,13 +12,14 @@ from companion.rules.expansion.pieces import MovingPieces
 from companion.rules.expansion.raven import move_raven, raven_timing_of
 from companion.rules.expansion.reach import card_playable
 from companion.rules.expansion.witch import witch_page
-from companion.rules.model import CARD_KINDS, KIND_INDEX, CardState, GameState, make_state
+from companion.rules.model import CardState, GameState, make_state
 from companion.rules.turn import (
     HAND_SIZE,
     card_kind,
     card_turn,
-    check_rolls,
     dice_event,
+    discard_played,
+    discarded_card,
     draw_cards,
     play_card,
     wizard_card,
@@ -197,32 +198,8 @@ def apply_module_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list
 
     :raises IllegalAction: as :func:`companion.rules.apply`."""
     seat = card_turn(st, a.player)
-    tb = st.table
+    kidx = discarded_card(st, seat, a, card_playable)
     card = a.card
-    kidx = -1
-    if card is None:
-        if st.cards is not None:
-            raise IllegalAction("name the discarded card: the hands are known", "R-TURN-3")
-        if a.rolls:
-            raise IllegalAction("name the die card whose rolls are given", "R-TURN-3")
-    else:
-        found = KIND_INDEX.get(card) if isinstance(card, type(CARD_KINDS[0])) else None
-        if found is None:
-            raise IllegalAction(f"{card!r} is not a card of the move deck", "R-DECK-1")
-        kidx = found
-        if a.rolls:
-            check_rolls(card, a.rolls)
-        if st.cards is not None:
-            if kidx not in st.cards.hands[seat]:
-                raise IllegalAction(f"{a.player} holds no {card.code} card", "R-TURN-2")
-            second = st.turn.cards_used >= 1 and tb.config.options["discard_playable_second_card"]
-            steps = a.rolls[-1] if a.rolls else None
-            if not second and card_playable(st, seat, card, steps):
-                raise IllegalAction(
-                    f"the {card.code} card can still move a wizard or a tower; only an "
-                    "unplayable card (or the second card) may be discarded",
-                    "R-TURN-3",
-                )
     w = MovingPieces(st, a.witch_protect)
     if not witch_page(w, a.page, a.witch_guess):
         if kidx < 0:
@@ -237,15 +214,7 @@ def apply_module_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list
             {"player": a.player, "card": None if card is None else card.to_json()},
         )
     )
-    if kidx < 0:
-        t = st.turn
-        turn = t._replace(cards_used=t.cards_used + 1)
-        game = st.game
-        if tb.solo:
-            game = game._replace(cards_played=game.cards_played + 1)
-        cards = None
-    else:
-        turn, cards, game = play_card(st, seat, kidx, w.ev, False)
+    turn, cards, game = discard_played(st, seat, kidx, w.ev)
     game = module_end_check(w, game, turn)
     return w.state(st, turn, game, cards), w.ev
 
