@@ -44,6 +44,8 @@ class _Listening(Protocol):
     """What this module uses of a waitress server (``waitress.create_server``)."""
 
     effective_port: int
+    _map: dict[int, object]
+    """The server's socket map (fd -> dispatcher): the listener and every open connection."""
 
     def run(self) -> None: ...
 
@@ -65,6 +67,8 @@ class BackgroundServer:
             app, host=host, port=port, threads=_threads(threads), ident="companion"
         )
         self._app = app
+        # the server's own socket map (waitress keeps one per server): listener and connections
+        self._server_map: dict[int, object] = self._server._map
         self.host = host
         self.port: int = int(self._server.effective_port)
         self.url = f"http://{host}:{self.port}"
@@ -92,6 +96,12 @@ class BackgroundServer:
         if dispatcher is not None:
             dispatcher.shutdown(cancel_pending=True, timeout=timeout_s)
         self._server.close()
+        # Connections still open (a phone's keep-alive or a stalled stream) are closed here: the
+        # serving loop runs until its socket map is empty, and a socket left in it would only be
+        # closed by the garbage collector, with a ResourceWarning at some later moment.
+        from waitress import wasyncore
+
+        wasyncore.close_all(self._server_map, ignore_all=True)
         self._thread.join(timeout=timeout_s)
 
     def __enter__(self) -> BackgroundServer:

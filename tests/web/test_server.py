@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -142,3 +143,29 @@ def test_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
     for key in ("missed_updates", "request_ms_p50", "request_ms_p99", "server_rss_mib"):
         assert key in figures
     assert figures["server_rss_mib"] > 10
+
+
+def test_closing_the_server_closes_a_phone_connection_still_open() -> None:
+    """A phone that keeps its connection open (HTTP keep-alive) when the companion stops gets
+    it closed by the server; it is not left to the garbage collector (which warns about an
+    unclosed socket, at a random later moment)."""
+    svc = FakeTableService(seed=4, setup={"players": 3})
+    srv = BackgroundServer(create_app({"SSE_HEARTBEAT_S": 0.5}, svc)).start()
+    phone = socket.create_connection((srv.host, srv.port), timeout=5.0)
+    try:
+        phone.sendall(b"GET /healthz HTTP/1.1\r\nHost: table\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += phone.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 200")
+        svc.close()
+        srv.close()
+        phone.settimeout(5.0)
+        rest = b""
+        while True:  # the rest of the answer, then the end of the stream
+            chunk = phone.recv(4096)
+            if not chunk:
+                break
+            rest += chunk
+    finally:
+        phone.close()
