@@ -35,7 +35,6 @@ from companion.rules.model import (
     BASE_TOWERS,
     CARD_KINDS,
     Card,
-    CardState,
     Config,
     GameState,
     Progress,
@@ -53,7 +52,7 @@ from companion.rules.spells import (
     swap_towers,
 )
 from companion.rules.turn import (
-    HAND_SIZE,
+    begin_redraw,
     card_kind,
     card_turn,
     closing_actions,
@@ -62,11 +61,11 @@ from companion.rules.turn import (
     dice_event,
     discard_played,
     discarded_card,
-    draw_cards,
     end_check,
     end_turn,
     exchange_cards,
     give_potion,
+    piggyback_riders,
     place_wizards,
     play_card,
     player_seat,
@@ -229,33 +228,13 @@ def _apply_discard(st: GameState, a: DiscardCard) -> tuple[GameState, list[Event
 
 
 def _apply_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event]]:
-    seat = card_turn(st, a.player)
+    seat, cards, turn, push = begin_redraw(st, a)
     tb = st.table
-    if tb.solo:
-        raise IllegalAction("the redraw alternative is not available in solo play", "R-SOLO-2")
-    if st.turn.cards_used:
-        raise IllegalAction(
-            "the hand may be redrawn only before any card is played this turn", "R-TURN-5"
-        )
     ev: list[Event] = [_ev("hand_discarded_and_redrawn", {"player": a.player})]
-    cards = st.cards
-    if cards is not None:
-        hand = cards.hands[seat]
-        hands = cards.hands[:seat] + ((),) + cards.hands[seat + 1 :]
-        cards = CardState(hands, cards.draw, cards.discard + hand, cards.seed, cards.reshuffles)
-        cards, _ = draw_cards(cards, seat, HAND_SIZE, tb.solo)
     p = Pieces(tb, st.stacks, st.wizards, st.castle, st.potions, ev)
     game = st.game
-    turn = st.turn._replace(redrawn=True)
-    push = a.push
-    if push is None:
-        if not tb.config.options["redraw_push_optional"]:
-            raise IllegalAction("the redraw push is mandatory with this option", "R-TURN-5")
-    else:
-        if not isinstance(push, tuple) or len(push) != 2:
-            raise IllegalAction("the push names a (space, tier)", "R-TURN-5")
-        if board.tower_move(p, push[0], push[1], 1, seat)[2]:
-            game = end_check(tb, p.wiz, p.potions, game, turn, ev)
+    if push is not None and board.tower_move(p, push[0], push[1], 1, seat)[2]:
+        game = end_check(tb, p.wiz, p.potions, game, turn, ev)
     return (
         make_state(tb, p.stacks, p.wiz, p.castle, p.potions, turn, game, cards, st.modules),
         ev,
@@ -339,23 +318,8 @@ def _piggyback(
 ) -> tuple[GameState, list[Event]]:
     """R-SPELL-11: the current player's wizard move carries the caster's wizard along."""
     tb = st.table
-    m = a.then
-    if not isinstance(m, MoveWizard):
-        raise IllegalAction("piggyback rides on the current player's wizard move", "R-SPELL-11")
-    cur = card_turn(st, m.player)
-    kidx = card_kind(st, cur, m.card, "wizard", m.steps, m.rolls)
-    wi = tb.wizard_index.get(m.wizard)
-    if wi is None:
-        raise IllegalAction(f"there is no wizard {m.wizard!r} in this game", "R-SETUP-2")
+    m, cur, kidx, wi, ri = piggyback_riders(st, a, seat)
     wiz = st.wizards
-    ctrl = controlled_seat(tb, wiz, cur)
-    if tb.wizard_owner[wi] != ctrl:
-        raise IllegalAction(f"a wizard card moves only {tb.colours[ctrl]}'s wizards", "R-CARD-1")
-    ri = tb.wizard_index.get(a.rider) if isinstance(a.rider, str) else None
-    if ri is None or tb.wizard_owner[ri] != seat:
-        raise IllegalAction(f"the rider must be one of {a.player}'s wizards", "R-SPELL-11")
-    if ri == wi:
-        raise IllegalAction("the rider must be another wizard", "R-SPELL-11")
     if wiz[ri] != wiz[wi] or wiz[ri] == 0:
         raise IllegalAction(f"{a.rider} is not on the same top surface as {m.wizard}", "R-SPELL-11")
     dice_event(m.card, m.rolls, ev)

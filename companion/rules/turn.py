@@ -14,6 +14,7 @@ from typing import Any
 
 from companion.rules.actions import (
     Action,
+    Cast,
     DiscardCard,
     EndTurn,
     Event,
@@ -21,6 +22,7 @@ from companion.rules.actions import (
     GivePotion,
     IllegalAction,
     MoveWizard,
+    Redraw,
 )
 from companion.rules.board import event as _ev
 from companion.rules.model import (
@@ -255,6 +257,71 @@ def discard_played(
     if st.table.solo:
         game = game._replace(cards_played=game.cards_played + 1)
     return t._replace(cards_used=t.cards_used + 1), None, game
+
+
+def piggyback_riders(st: GameState, a: Cast, seat: int) -> tuple[MoveWizard, int, int, int, int]:
+    """The checks of R-SPELL-11 that do not depend on where the pieces stand: ``(move, mover's
+    seat, deck kind index of its card, carrying wizard, rider)`` for the *Piggyback* cast ``a``
+    of ``seat`` (indices into ``table.wizard_ids``). The caller checks that both stand on the
+    same top surface.
+
+    :raises IllegalAction: the carried move is not a wizard move of the current player with a
+        card of theirs (R-CARD-1), or the rider is not another wizard of the caster (R-SPELL-11).
+    """
+    tb = st.table
+    m = a.then
+    if not isinstance(m, MoveWizard):
+        raise IllegalAction("piggyback rides on the current player's wizard move", "R-SPELL-11")
+    cur = card_turn(st, m.player)
+    kidx = card_kind(st, cur, m.card, "wizard", m.steps, m.rolls)
+    wi = tb.wizard_index.get(m.wizard)
+    if wi is None:
+        raise IllegalAction(f"there is no wizard {m.wizard!r} in this game", "R-SETUP-2")
+    ctrl = controlled_seat(tb, st.wizards, cur)
+    if tb.wizard_owner[wi] != ctrl:
+        raise IllegalAction(f"a wizard card moves only {tb.colours[ctrl]}'s wizards", "R-CARD-1")
+    ri = tb.wizard_index.get(a.rider) if isinstance(a.rider, str) else None
+    if ri is None or tb.wizard_owner[ri] != seat:
+        raise IllegalAction(f"the rider must be one of {a.player}'s wizards", "R-SPELL-11")
+    if ri == wi:
+        raise IllegalAction("the rider must be another wizard", "R-SPELL-11")
+    return m, cur, kidx, wi, ri
+
+
+def begin_redraw(
+    st: GameState, a: Redraw
+) -> tuple[int, CardState | None, Turn, tuple[int, int] | None]:
+    """The checks and the card bookkeeping of a redraw (R-TURN-5): ``(seat, cards after the
+    whole hand is discarded and a new one drawn (None when the hands are unknown), the turn
+    marked redrawn, the (space, tier) of the tower to push one space or None)``. Moving the
+    pushed tower is the caller's (base game or modules).
+
+    :raises IllegalAction: solo play (R-SOLO-2), a card already played this turn, no push though
+        the ``redraw_push_optional`` option makes it mandatory, or a push that is not a pair.
+    """
+    seat = card_turn(st, a.player)
+    tb = st.table
+    if tb.solo:
+        raise IllegalAction("the redraw alternative is not available in solo play", "R-SOLO-2")
+    if st.turn.cards_used:
+        raise IllegalAction(
+            "the hand may be redrawn only before any card is played this turn", "R-TURN-5"
+        )
+    cards = st.cards
+    if cards is not None:
+        hand = cards.hands[seat]
+        hands = cards.hands[:seat] + ((),) + cards.hands[seat + 1 :]
+        cards = CardState(hands, cards.draw, cards.discard + hand, cards.seed, cards.reshuffles)
+        cards, _ = draw_cards(cards, seat, HAND_SIZE, tb.solo)
+    turn = st.turn._replace(redrawn=True)
+    push = a.push
+    if push is None:
+        if not tb.config.options["redraw_push_optional"]:
+            raise IllegalAction("the redraw push is mandatory with this option", "R-TURN-5")
+        return seat, cards, turn, None
+    if not isinstance(push, tuple) or len(push) != 2:
+        raise IllegalAction("the push names a (space, tier)", "R-TURN-5")
+    return seat, cards, turn, (push[0], push[1])
 
 
 def dice_event(card: Card, rolls: tuple[int, ...], ev: list[Event]) -> None:

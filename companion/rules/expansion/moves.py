@@ -12,15 +12,14 @@ from companion.rules.expansion.pieces import MovingPieces
 from companion.rules.expansion.raven import move_raven, raven_timing_of
 from companion.rules.expansion.reach import card_playable
 from companion.rules.expansion.witch import witch_page
-from companion.rules.model import CardState, GameState, make_state
+from companion.rules.model import GameState, make_state
 from companion.rules.turn import (
-    HAND_SIZE,
+    begin_redraw,
     card_kind,
     card_turn,
     dice_event,
     discard_played,
     discarded_card,
-    draw_cards,
     play_card,
     wizard_card,
 )
@@ -223,30 +222,10 @@ def apply_module_redraw(st: GameState, a: Redraw) -> tuple[GameState, list[Event
     """:class:`~companion.rules.actions.Redraw` with modules (R-TURN-5).
 
     :raises IllegalAction: as :func:`companion.rules.apply`."""
-    seat = card_turn(st, a.player)
-    tb = st.table
-    if tb.solo:
-        raise IllegalAction("the redraw alternative is not available in solo play", "R-SOLO-2")
-    if st.turn.cards_used:
-        raise IllegalAction(
-            "the hand may be redrawn only before any card is played this turn", "R-TURN-5"
-        )
+    seat, cards, turn, push = begin_redraw(st, a)
     w = MovingPieces(st)
     w.ev.append(_ev("hand_discarded_and_redrawn", {"player": a.player}))
-    cards = st.cards
-    if cards is not None:
-        hand = cards.hands[seat]
-        hands = cards.hands[:seat] + ((),) + cards.hands[seat + 1 :]
-        cards = CardState(hands, cards.draw, cards.discard + hand, cards.seed, cards.reshuffles)
-        cards, _ = draw_cards(cards, seat, HAND_SIZE, tb.solo)
-    turn = st.turn._replace(redrawn=True)
-    push = a.push
-    if push is None:
-        if not tb.config.options["redraw_push_optional"]:
-            raise IllegalAction("the redraw push is mandatory with this option", "R-TURN-5")
-    else:
-        if not isinstance(push, tuple) or len(push) != 2:
-            raise IllegalAction("the push names a (space, tier)", "R-TURN-5")
+    if push is not None:
         board.tower_move(w, push[0], push[1], 1, seat)
     game = module_end_check(w, st.game, turn)
     return w.state(st, turn, game, cards), w.ev

@@ -4,7 +4,7 @@ the magic tower and feathers, the effects of the base and expansion spells."""
 from __future__ import annotations
 
 from companion.rules import board
-from companion.rules.actions import Cast, Event, IllegalAction, MoveWizard
+from companion.rules.actions import Cast, Event, IllegalAction
 from companion.rules.board import event as _ev
 from companion.rules.expansion.ending import module_end_check
 from companion.rules.expansion.magic_tower import fly_to_tower
@@ -23,10 +23,9 @@ from companion.rules.spells import (
     swap_towers,
 )
 from companion.rules.turn import (
-    card_kind,
-    card_turn,
     controlled_seat,
     dice_event,
+    piggyback_riders,
     play_card,
     player_seat,
 )
@@ -207,22 +206,7 @@ def module_piggyback(
 ) -> tuple[GameState, list[Event]]:
     """R-SPELL-11 with module rules: the rider lands with the current player's wizard."""
     tb = st.table
-    m = a.then
-    if not isinstance(m, MoveWizard):
-        raise IllegalAction("piggyback rides on the current player's wizard move", "R-SPELL-11")
-    cur = card_turn(st, m.player)
-    kidx = card_kind(st, cur, m.card, "wizard", m.steps, m.rolls)
-    wi = tb.wizard_index.get(m.wizard)
-    if wi is None:
-        raise IllegalAction(f"there is no wizard {m.wizard!r} in this game", "R-SETUP-2")
-    ctrl = controlled_seat(tb, st.wizards, cur)
-    if tb.wizard_owner[wi] != ctrl:
-        raise IllegalAction(f"a wizard card moves only {tb.colours[ctrl]}'s wizards", "R-CARD-1")
-    ri = tb.wizard_index.get(a.rider) if isinstance(a.rider, str) else None
-    if ri is None or tb.wizard_owner[ri] != seat:
-        raise IllegalAction(f"the rider must be one of {a.player}'s wizards", "R-SPELL-11")
-    if ri == wi:
-        raise IllegalAction("the rider must be another wizard", "R-SPELL-11")
+    m, cur, kidx, wi, ri = piggyback_riders(st, a, seat)
     if w.wiz[ri] != w.wiz[wi] or w.wiz[ri] == 0:
         raise IllegalAction(f"{a.rider} is not on the same top surface as {m.wizard}", "R-SPELL-11")
     timing = raven_timing_of(w, m)
