@@ -168,6 +168,20 @@ class ModulePieces(board.Pieces):
         space = space_of(code)
         return sorted({owner[i] for i, p in enumerate(self.wiz) if p and space_of(p) == space})
 
+    def token_effect(self, code: int, token: str) -> list[int]:
+        """Effect A of the witch or the raven (``token``) stopping on top surface ``code``: the
+        seats it hits (:meth:`owners_on`), with a ``<token>_effect`` event naming them
+        (R-MOD-WITCH-4, R-MOD-RAVEN-3, OPEN-21)."""
+        seats = self.owners_on(code)
+        if seats:
+            self.ev.append(
+                _ev(
+                    f"{token}_effect",
+                    {"space": space_of(code), "players": [self.tb.colours[s] for s in seats]},
+                )
+            )
+        return seats
+
     def occupied(self, code: int) -> bool:
         """A top surface the castle may not take (R-RAVEN-3, OPEN-17)."""
         if code in self.wiz:

@@ -12,17 +12,7 @@ from companion.rules.model import position, space_of, tier_of
 
 def raven_arrives(w: ModulePieces, code: int, why: str = "raven_arrived") -> None:
     """Effect A of the raven, also after popping up (R-MOD-RAVEN-3/7)."""
-    if code not in w.wiz and w.tb.config.options["token_effects_visible_only"]:
-        return
-    seats = w.owners_on(code)
-    if seats:
-        w.ev.append(
-            _ev(
-                "raven_effect",
-                {"space": space_of(code), "players": [w.tb.colours[s] for s in seats]},
-            )
-        )
-    for s in seats:
+    for s in w.token_effect(code, "raven"):
         w.add_feather(s, why)
 
 

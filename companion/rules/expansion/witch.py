@@ -48,17 +48,7 @@ def witch_hit(w: ModulePieces, seat: int, why: str) -> None:
 
 def _witch_arrives(w: ModulePieces, code: int) -> None:
     """The witch stops on top surface ``code``: effect A (R-MOD-WITCH-4, OPEN-21)."""
-    if code not in w.wiz and w.tb.config.options["token_effects_visible_only"]:
-        return
-    seats = w.owners_on(code)
-    if seats:
-        w.ev.append(
-            _ev(
-                "witch_effect",
-                {"space": space_of(code), "players": [w.tb.colours[s] for s in seats]},
-            )
-        )
-    for s in seats:
+    for s in w.token_effect(code, "witch"):
         witch_hit(w, s, "witch_arrived")
 
 
