@@ -13,7 +13,13 @@ Records (one row each, JSON payload, in order):
 * outputs: ``commit`` (the committed actions and events of the input just before it; for
   review — a restore re-derives them);
 * ``snapshot`` — ``Tracker.to_json()`` every :attr:`Journal.snapshot_every` inputs, so a restart
-  does not replay a whole evening.
+  does not replay a whole evening;
+* ``page`` — what the phone pages showed beside the game (``lines`` of the log, a player's
+  ``report``, the ``dice`` display), so a restart shows them again (not part of a game record).
+
+Beside the records, a ``meta`` table keeps the table's settings that are not the game: the join
+tokens, the pages' epoch and version, the game settings and a note on a salvaged journal
+(:meth:`Journal.get_meta`, :meth:`Journal.set_meta`; docs/architecture.md, "Restart").
 
 A finished game is exported as JSON lines in the vocabulary of ``docs/state-model.md`` (§1-§5):
 the setup state, then the actions (``{"kind": "move_tower", …}``), events, dice rolls, answers and
@@ -35,7 +41,7 @@ from companion.tracking import Tracker, TrackerUpdate
 INPUT_KINDS: frozenset[str] = frozenset(
     {"observation", "dice", "end_turn", "answer", "undo", "correct"}
 )
-RECORD_KINDS: frozenset[str] = INPUT_KINDS | {"start", "commit", "snapshot"}
+RECORD_KINDS: frozenset[str] = INPUT_KINDS | {"start", "commit", "snapshot", "page"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -43,7 +49,14 @@ CREATE TABLE IF NOT EXISTS records (
     kind TEXT NOT NULL,
     payload TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
+
+RECORD_COLUMNS = ("seq", "kind", "payload")
+"""The columns of the ``records`` table, in order (a file with others is not a journal)."""
 
 
 class JournalError(RuntimeError):
@@ -64,21 +77,92 @@ class Journal:
 
     :param path: the database file (created if absent); ``":memory:"`` for tests.
     :param snapshot_every: write a tracker snapshot after this many inputs (0 = never).
-    :raises JournalError: when the file exists but is not a journal.
+    :param create: create the file when it is absent; False = open an existing journal only
+        (a file that is not one is then left exactly as it was).
+    :raises JournalError: when the file exists but is not a journal (another schema, not
+        SQLite), or it is absent and ``create`` is False.
     """
 
-    def __init__(self, path: str | Path, snapshot_every: int = 200) -> None:
+    def __init__(self, path: str | Path, snapshot_every: int = 200, *, create: bool = True) -> None:
         self.path = str(path)
         self.snapshot_every = snapshot_every
+        if not create and not Path(self.path).is_file():
+            raise JournalError(f"{self.path}: no journal file there")
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            tables = {
+                str(r[0])
+                for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if tables:
+                self._check_schema(tables)
+            elif not create:
+                raise JournalError(f"{self.path}: not a journal (no records table)")
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
+            self._db.close()
             raise JournalError(f"{self.path}: not a journal ({exc})") from exc
+        except JournalError:
+            self._db.close()
+            raise
         self.wal = bool(mode and str(mode[0]).lower() == "wal")
         self._inputs_since_snapshot = 0
+
+    def _check_schema(self, tables: set[str]) -> None:
+        """:raises JournalError: the file's tables are not a journal's (nothing is changed)."""
+        if "records" not in tables:
+            raise JournalError(f"{self.path}: not a journal (tables: {', '.join(sorted(tables))})")
+        cols = tuple(str(r[1]) for r in self._db.execute("PRAGMA table_info(records)"))
+        if cols != RECORD_COLUMNS:
+            raise JournalError(
+                f"{self.path}: not a journal (records columns {', '.join(cols)}; "
+                f"expected {', '.join(RECORD_COLUMNS)})"
+            )
+
+    # -- settings beside the records ---------------------------------------------------------
+
+    def get_meta(self, key: str) -> Any:
+        """The JSON value kept under ``key``, None when there is none.
+
+        :raises JournalError: the stored value is not JSON.
+        """
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except json.JSONDecodeError as exc:
+            raise JournalError(f"meta {key}: not JSON ({exc})") from exc
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Keep ``value`` (JSON) under ``key``, durable on return (None removes the key).
+
+        :raises ValueError: the value is not JSON.
+        """
+        if value is None:
+            self._db.execute("DELETE FROM meta WHERE key = ?", (key,))
+            return
+        try:
+            text = json.dumps(value, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"journal: meta {key} is not JSON ({exc})") from exc
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, text))
+
+    def recent(self, kind: str, limit: int) -> list[Record]:
+        """The last ``limit`` records of ``kind``, oldest first (a corrupt payload is skipped)."""
+        rows = self._db.execute(
+            "SELECT seq, kind, payload FROM records WHERE kind = ? ORDER BY seq DESC LIMIT ?",
+            (kind, limit),
+        ).fetchall()
+        out: list[Record] = []
+        for seq, k, text in reversed(rows):
+            try:
+                out.append(Record(int(seq), str(k), json.loads(text)))
+            except json.JSONDecodeError:
+                continue
+        return out
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -380,7 +464,7 @@ def export_jsonl(journal: Journal, out: IO[str]) -> int:
     out.write(json.dumps({"kind": "game", "tracker": start.payload}, sort_keys=True) + "\n")
     n += 1
     for rec in journal.records():
-        if rec.kind in ("start", "snapshot"):
+        if rec.kind in ("start", "snapshot", "page"):
             continue
         out.write(json.dumps({"kind": rec.kind, **rec.payload}, sort_keys=True) + "\n")
         n += 1

@@ -14,9 +14,11 @@ the queue, waiting for their result; a bad command raises
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import queue
 import secrets
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -27,8 +29,15 @@ from typing import Any, TypeAlias
 
 from companion.config import Config
 from companion.hardware import Hardware
+from companion.journal import JournalError
 from companion.rules import GameState, Observation
-from companion.service.driver import DiceRoll, GameDriver, PublishedGame, QuestionView
+from companion.service.driver import (
+    DiceRoll,
+    GameDriver,
+    PublishedGame,
+    QuestionView,
+    TableMemory,
+)
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import (
@@ -45,8 +54,9 @@ from companion.service.inputs import (
     StopInput,
     UndoInput,
 )
+from companion.service.journal_check import JournalDamage
 from companion.service.memory import IdleCollector
-from companion.service.tracked import TrackedDriver
+from companion.service.tracked import JournalRefused, TrackedDriver
 from companion.tracking import TrackerUpdate
 from companion.web.service import (
     PLAYER_COMMANDS,
@@ -70,6 +80,16 @@ COMMAND_TIMEOUT_S = 10.0
 HARDWARE_ERRORS = (OSError, RuntimeError, ValueError)
 """What the panel facade raises when its pins, serial LED ring or dice machine refuse."""
 
+VERSION_BLOCK = 256
+"""Versions reserved in the journal at a time: a restart continues above the last reserved
+one, so a page that saw version ``n`` before a restart takes every later snapshot, at the cost
+of one journal write per this many changes."""
+
+REVOKED_KEPT = 64
+"""Revoked join tokens remembered (as hashes) to tell their phones why they are refused."""
+
+MEMORY_ERRORS = (OSError, ValueError, sqlite3.Error, JournalError)
+"""What keeping the pages' memory in the journal can raise (logged; the game goes on)."""
 DriverFactory: TypeAlias = "Callable[[CompanionService, GameSettings, bool], GameDriver]"
 """Builds the game driver for a new game: ``(service, settings, restore) -> driver``."""
 
@@ -114,8 +134,13 @@ class CompanionService(SeatTokens):
         self.free.set()
         self._cond = threading.Condition()
         self._version = 1
+        self._version_reserved = 0  # kept in the journal; a restart continues above it
+        self._epoch = secrets.token_hex(4)
         self._host_token = secrets.token_urlsafe(16)
         self._tokens: dict[str, str] = {}  # colour -> token
+        self._revoked: set[str] = set()  # hashes of revoked tokens
+        self._damage: JournalDamage | None = None
+        self._memory: TableMemory | None = None
         self._settings = GameSettings.from_config(config.game)
         self._driver: GameDriver | None = None
         self._published: PublishedGame | None = None
@@ -193,6 +218,14 @@ class CompanionService(SeatTokens):
             report["line"] = self._health_line
             report["camera_status"] = self._camera_status
             report["version"] = self._version
+            damage = self._damage
+            restored = self._memory is not None and self._memory.restored
+        if damage is not None:
+            report["ok"] = False
+            report["journal"] = {"ok": False, "detail": damage.line(), **damage.to_json()}
+        else:
+            detail = "restored" if restored else ("new game" if self._driver else "no game yet")
+            report["journal"] = {"ok": True, "detail": detail}
         return report
 
     # ------------------------------------------------------------------------------------------
@@ -265,21 +298,112 @@ class CompanionService(SeatTokens):
         :raises CommandError: the rules core refuses the settings.
         """
         settings = settings or self._settings
-        driver = self._driver_factory(self, settings, restore)
+        try:
+            driver = self._driver_factory(self, settings, restore)
+        except JournalRefused as exc:
+            if not restore:
+                raise
+            # a damaged journal: no game over it until the host sets one up
+            log.error("%s", exc.damage.line())
+            with self._cond:
+                self._damage = exc.damage
+                self._health_line = exc.damage.line()
+                self._log.append("journal damaged: no game started (see the host page)")
+                self._bump_locked()
+            return
+        memory = driver if isinstance(driver, TableMemory) else None
+        restored = memory is not None and memory.restored
+        kept = memory.recall() if memory is not None and restored else {}
         with self._cond:
             old = self._driver
             self._settings = driver.settings
             self._driver = driver
-            self._tokens = {c: secrets.token_urlsafe(16) for c in driver.settings.colours}
+            self._memory = memory
+            self._damage = memory.damage if memory is not None else None
+            self._take_kept(kept, list(driver.settings.colours))
         if old is not None and old is not driver:
             old.close()
-        self._sync_from_driver(["new game: " + ", ".join(driver.settings.colours)])
+        self._keep_tokens()
+        if restored:
+            line = "game restored: " + ", ".join(driver.settings.colours)
+        else:
+            line = "new game: " + ", ".join(driver.settings.colours)
+            kept_as = getattr(driver, "kept_damaged", "")
+            if kept_as:
+                line += f" (the damaged journal is kept as {kept_as.rsplit('/', 1)[-1]})"
+        self._sync_from_driver([line])
         if self.hardware is not None:
             try:
                 self.hardware.set_seats(list(driver.settings.colours))
             except HARDWARE_ERRORS as exc:
                 self.heartbeats.trouble("hardware", f"seats: {exc}")
             self._update_leds()
+
+    def _take_kept(self, kept: Mapping[str, Any], colours: list[str]) -> None:
+        """Take the tokens, epoch, version and page memory a restored journal kept (under
+        ``_cond``); what it lacks is made anew (player tokens) or kept (host token, epoch)."""
+        tokens = kept.get("tokens")
+        players = tokens.get("players") if isinstance(tokens, dict) else None
+        if isinstance(tokens, dict) and isinstance(tokens.get("host"), str):
+            self._host_token = tokens["host"]
+        if isinstance(players, dict) and sorted(players) == sorted(colours):
+            self._tokens = {c: str(players[c]) for c in colours}
+        else:
+            self._tokens = {c: secrets.token_urlsafe(16) for c in colours}
+        epoch = kept.get("epoch")
+        version = kept.get("version")
+        if isinstance(version, int) and isinstance(epoch, str):
+            self._epoch = epoch
+            self._version = max(self._version, version + 1)
+        self._version_reserved = 0  # reserve afresh in this journal at the next change
+        revoked = kept.get("revoked")
+        if isinstance(revoked, list):
+            self._revoked = {str(h) for h in revoked}
+        page = kept.get("page") or []
+        if page:
+            self._log.clear()
+            self._reports.clear()
+        for entry in page:
+            if not isinstance(entry, dict):
+                continue
+            lines = entry.get("lines")
+            if isinstance(lines, list):
+                self._log.extend(str(x) for x in lines)
+            if isinstance(entry.get("report"), dict):
+                self._reports.append(entry["report"])
+            if isinstance(entry.get("dice"), dict):
+                self._dice = entry["dice"]
+
+    def _keep_tokens(self) -> None:
+        """Write the join tokens, epoch and revoked tokens into the journal."""
+        memory = self._memory
+        if memory is None:
+            return
+        with self._cond:
+            tokens = {"host": self._host_token, "players": dict(self._tokens)}
+            revoked = sorted(self._revoked)
+        self._keep("tokens", tokens)
+        self._keep("epoch", self._epoch)
+        self._keep("revoked", revoked)
+
+    def _keep(self, key: str, value: object) -> None:
+        memory = self._memory
+        if memory is None:
+            return
+        try:
+            memory.keep(key, value)
+        except MEMORY_ERRORS as exc:
+            log.error("journal: %s not kept: %s", key, exc)
+            self.heartbeats.trouble("tracker", f"journal: {key} not kept: {exc}")
+
+    def _remember(self, entry: dict[str, object]) -> None:
+        memory = self._memory
+        if memory is None:
+            return
+        try:
+            memory.remember(entry)
+        except MEMORY_ERRORS as exc:
+            log.error("journal: page record not kept: %s", exc)
 
     def run(self, stop: threading.Event, tick_s: float = 0.5) -> None:
         """The service loop: handle queue items until ``stop`` is set or a stop item comes.
@@ -398,7 +522,7 @@ class CompanionService(SeatTokens):
                         "value": roll.event.get("used"),
                     }
                 if self._driver is not None:
-                    self._sync_from_driver(self._driver.dice(roll))
+                    self._sync_from_driver(self._driver.dice(roll), {"dice": self._dice})
             case DoneInput():
                 if self._driver is not None:
                     self._sync_from_driver(self._driver.end_turn())
@@ -425,10 +549,12 @@ class CompanionService(SeatTokens):
             return
         driver.prepare(obs)
 
-    def _sync_from_driver(self, lines: list[str]) -> None:
+    def _sync_from_driver(self, lines: list[str], extra: dict[str, object] | None = None) -> None:
         driver = self._driver
         if driver is None:
             return
+        if lines or extra:
+            self._remember({**(extra or {}), **({"lines": lines} if lines else {})})
         published = driver.published
         with self._cond:
             changed = bool(lines) or published != self._published
@@ -442,6 +568,9 @@ class CompanionService(SeatTokens):
 
     def _bump_locked(self) -> None:
         self._version += 1
+        if self._memory is not None and self._version > self._version_reserved:
+            self._version_reserved = self._version + VERSION_BLOCK
+            self._keep("version", self._version_reserved)
         self.published_at = self._clock()
         self._snap_cache.clear()
         self._cond.notify_all()
@@ -484,6 +613,10 @@ class CompanionService(SeatTokens):
                 return {"players": list(self._settings.colours)}
             case "roll" | "keep" | "dice_mode":
                 return self._dice_command(name, cmd)
+            case "reissue_tokens":
+                return self._reissue(str(cmd.get("who", "")))
+            case "accept_journal":
+                return self._accept_journal()
         driver = self._driver
         if driver is None:
             raise CommandError("no game is set up yet", 409)
@@ -494,8 +627,62 @@ class CompanionService(SeatTokens):
             with self._cond:
                 self._reports.append(entry)
                 self._bump_locked()
+            self._remember({"report": entry})
         self._sync_from_driver(driver.command(cmd, audience))
         return None
+
+    def _reissue(self, who: str) -> CommandResult:
+        """New join tokens for ``who`` (``players``, ``host`` or a seat's colour); the old ones
+        stop working at once (their phones get a 401 saying so).
+
+        :raises CommandError: ``who`` names no seat of this game (400).
+        """
+        with self._cond:
+            if who not in ("players", "host") and who not in self._tokens:
+                raise CommandError(f"reissue_tokens.who: {who!r} is not a seat of this game")
+            old: list[str] = []
+            if who == "host":
+                old.append(self._host_token)
+                self._host_token = secrets.token_urlsafe(16)
+            else:
+                for colour in list(self._tokens):
+                    if who in ("players", colour):
+                        old.append(self._tokens[colour])
+                        self._tokens[colour] = secrets.token_urlsafe(16)
+            self._revoked.update(_token_hash(t) for t in old)
+            while len(self._revoked) > REVOKED_KEPT:
+                self._revoked.pop()
+            self._log.append("host issued new join links: " + who)
+            self._bump_locked()
+            host_link = f"/join/{self._host_token}"
+        self._keep_tokens()
+        self._remember({"lines": ["host issued new join links: " + who]})
+        result: dict[str, object] = {
+            "message": f"new join links for {who}: the old ones no longer work"
+        }
+        if who == "host":
+            result["host_link"] = host_link  # the host page follows it to keep its seat
+        return result
+
+    def _accept_journal(self) -> CommandResult:
+        """The host took note of a salvaged journal (its notice goes away)."""
+        memory = self._memory
+        with self._cond:
+            if self._damage is None:
+                raise CommandError("the journal is not damaged", 409)
+            if memory is None or self._driver is None:
+                raise CommandError(
+                    "no game was salvaged: start a new game (the damaged journal is kept)", 409
+                )
+        try:
+            memory.accept_damage()
+        except MEMORY_ERRORS as exc:
+            raise CommandError(f"journal: {exc}", 500) from None
+        with self._cond:
+            self._damage = None
+            self._log.append("host continues the salvaged game")
+            self._bump_locked()
+        return {"message": "the salvaged game goes on"}
 
     def _dice_command(self, name: str, cmd: Mapping[str, object]) -> CommandResult | None:
         hw = self.hardware
@@ -524,13 +711,25 @@ class CompanionService(SeatTokens):
 
     def _build_snapshot(self, audience: Audience) -> Snapshot:
         host: dict[str, object] | None = None
+        damage = self._damage
         if audience.role == "host":
             host = {"settings": self._settings.to_json(), "source": self.config.camera.source}
+            if damage is not None:
+                host["journal"] = {
+                    **damage.to_json(),
+                    "line": damage.line(),
+                    "kept_name": damage.kept_as.rsplit("/", 1)[-1],
+                    "game": self._driver is not None,
+                }
             if self.extra_status is not None:
                 host.update(self.extra_status())
         published = self._published
+        health_line = self._health_line
+        if damage is not None and self._driver is not None:
+            health_line = f"{health_line} · journal damaged: see the host page"
         return build_snapshot(
             version=self._version,
+            epoch=self._epoch,
             audience=audience,
             phase=published.phase if published is not None else "setup",
             memory_aid=self._settings.memory_aid,
@@ -538,8 +737,8 @@ class CompanionService(SeatTokens):
             dice=self._dice,
             panel=self._panel,
             question=published.question if published is not None else None,
-            health_ok=self.heartbeats.all_fresh(),
-            health_line=self._health_line,
+            health_ok=self.heartbeats.all_fresh() and damage is None,
+            health_line=health_line,
             log=self._log,
             reports=self._reports,
             camera=self._camera_status,
@@ -585,3 +784,8 @@ class CompanionService(SeatTokens):
 
     def queue_size(self) -> int:
         return self._queue.qsize()
+
+
+def _token_hash(token: str) -> str:
+    """What is kept of a revoked token: its SHA-256 (hex), never the token itself."""
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from companion.rules import GameState, Observation
 from companion.service.game import GameSettings
+from companion.service.journal_check import JournalDamage
 from companion.tracking import TrackerUpdate
 from companion.web.service import Audience
 
@@ -139,4 +140,34 @@ class GameDriver(Protocol):
 
     def close(self) -> None:
         """Release the journal."""
+        ...
+
+
+@runtime_checkable
+class TableMemory(Protocol):
+    """A driver that keeps, with its journal, what the pages need after a restart: the join
+    tokens, the pages' epoch and version, the log lines, reports and dice they showed, and a
+    note on a damaged journal it salvaged (:class:`~companion.service.tracked.TrackedDriver`).
+    """
+
+    restored: bool
+    """The game was continued from the journal (not a new game)."""
+
+    damage: JournalDamage | None
+    """A damaged journal's note not yet accepted by the host, or None."""
+
+    def recall(self) -> dict[str, Any]:
+        """What was kept: ``tokens``, ``epoch``, ``version``, ``revoked``, ``page`` records."""
+        ...
+
+    def keep(self, key: str, value: object) -> None:
+        """Keep one page setting (JSON), durable on return."""
+        ...
+
+    def remember(self, entry: Mapping[str, object]) -> None:
+        """Journal what the pages showed beside the game."""
+        ...
+
+    def accept_damage(self) -> None:
+        """The host took note of the salvaged journal."""
         ...

@@ -1,12 +1,19 @@
-"""The game driver: the tracker with its journal (implements :class:`GameDriver`).
+"""The game driver: the tracker with its journal (implements :class:`GameDriver` and
+:class:`TableMemory`).
 
 Every input goes through ``companion.journal.JournaledTracker``: it is on disk (SQLite, WAL,
 ``synchronous=FULL``) before the service publishes its result, and a restart replays the journal
-to the identical belief — the same state and the same hidden wizards. The game's settings that
-the rules core does not hold (memory aid) are kept beside the journal in ``<journal>.game.json``.
+to the identical belief — the same state and the same hidden wizards. The game's settings, the
+join tokens, the pages' epoch and version and what the pages showed beside the game (log lines,
+reports, dice) are kept in the same journal (``meta`` table and ``page`` records), so phones that
+had joined keep working after a restart; the settings are also written beside it as
+``<journal>.game.json`` for people reading the data directory.
 
-A new game (the host's setup) archives the old journal as ``<journal>.<n>`` and starts a fresh
-one.
+A restart first checks the journal on a copy (:mod:`companion.service.journal_check`). A damaged
+journal is never replaced silently: what can be read is salvaged into a fresh journal and the
+damaged files are kept as ``<journal>.damaged-<n>``; when nothing can be salvaged no game starts
+(:class:`JournalRefused`) until the host sets one up. A new game from the host archives the old
+journal as ``<journal>.<n>`` and starts a fresh one.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from companion.config import Config
 from companion.journal import Journal, JournaledTracker, JournalError, restore
@@ -24,14 +32,32 @@ from companion.rules import GameState, Observation, SpaceObservation, dump_event
 from companion.service.driver import DiceRoll, OptionView, PublishedGame, QuestionView
 from companion.service.game import GameSettings, describe_events
 from companion.service.heartbeat import Heartbeats
+from companion.service.journal_check import (
+    JournalDamage,
+    check_journal,
+    keep_damaged,
+    kept_name,
+    salvage,
+)
 from companion.tracking import Committed, Question, Tracker, TrackerUpdate, describe
 from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)
 
 RESTORE_ERRORS = (OSError, ValueError, KeyError, TypeError, JournalError, sqlite3.Error)
-"""What reading back a damaged journal or its ``.game.json`` can raise (then a new game starts
-and the old journal is kept aside)."""
+"""What reading back a damaged journal or its settings can raise."""
+
+PAGE_MEMORY = 200
+"""``page`` records read back at a restart (the pages keep fewer log lines than this)."""
+
+
+class JournalRefused(CommandError):
+    """The journal at the configured path is damaged and nothing could be salvaged (or the
+    path is a directory): no game is started over it without the host's say (409)."""
+
+    def __init__(self, damage: JournalDamage) -> None:
+        super().__init__(damage.line(), 409)
+        self.damage = damage
 
 
 def _meta_path(journal_path: Path) -> Path:
@@ -47,12 +73,31 @@ def _write_json_atomic(path: Path, data: object) -> None:
     os.replace(tmp, path)
 
 
+def _settings_from_start(tracker: Tracker, config: Config) -> GameSettings:
+    """The settings a journal's start state stands for (memory aid from the config: the rules
+    core does not keep it)."""
+    table = tracker.initial_state.table
+    c = table.config
+    return GameSettings(
+        players=c.player_count,
+        colours=tuple(table.colours),
+        variant=c.variant,
+        teams=c.teams,
+        modules=tuple(sorted(c.modules)),
+        memory_aid=GameSettings.from_config(config.game).memory_aid,
+        options=dict(c.options),
+        spells=tuple(table.spells),
+    )
+
+
 class TrackedDriver:
     """Tracker + journal for one game (see the module doc).
 
     :param config: the companion's configuration (``data.journal_path()``).
     :param heartbeats: where a journal that cannot be restored is reported (``tracker``).
     :param restore: continue the game in the journal when there is one.
+    :raises JournalRefused: (restore) the journal is damaged beyond salvage, or (either) the
+        journal path is a directory; nothing was changed on disk.
     :raises CommandError: the rules core refuses the settings (400).
     :raises OSError: the data directory cannot be written.
     """
@@ -65,18 +110,27 @@ class TrackedDriver:
         restore: bool = True,
     ) -> None:
         path = config.data.journal_path()
+        if path.is_dir():
+            raise JournalRefused(
+                JournalDamage(f"{path} is a directory, not a journal file", str(path))
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         self.journal_path = path
         meta = _meta_path(path)
         self.restored = False
-        restored = self._restore(path, meta, heartbeats) if restore else None
+        self.damage: JournalDamage | None = None
+        self.kept_damaged = ""
+        """Where a damaged journal found at a new game's start was kept ("" = none)."""
+        restored = self._restore(path, meta, config) if restore and path.exists() else None
         if restored is not None:
             settings, tracker, journal = restored
             self.restored = True
+            heartbeats.beat("tracker", "journal restored")
         else:
             tracker = Tracker.new(settings.rules_config())
             self._archive(path)
             journal = Journal(path)
+            journal.set_meta("settings", settings.to_json())
             _write_json_atomic(meta, settings.to_json())
         self._settings = settings
         self.tracker = tracker
@@ -91,27 +145,92 @@ class TrackedDriver:
             phase="over" if tracker.state.game.over else "playing",
         )
 
-    @staticmethod
     def _restore(
-        path: Path, meta: Path, heartbeats: Heartbeats
+        self, path: Path, meta: Path, config: Config
     ) -> tuple[GameSettings, Tracker, Journal] | None:
-        if not (path.exists() and meta.exists()):
-            return None
-        journal: Journal | None = None
+        """Continue the journal at ``path``: whole, or salvaged into a fresh one.
+
+        :raises JournalRefused: damaged and nothing salvageable (the file is left as it was).
+        """
+        problem = check_journal(path)
+        if not problem:
+            journal = Journal(path, create=False)
+            if journal.count() == 0:  # created, then stopped before the game began: no game
+                journal.close()
+                return None
+            try:
+                tracker = restore(journal)
+            except RESTORE_ERRORS as exc:
+                journal.close()
+                problem = f"does not replay: {exc}"
+            else:
+                self.damage = JournalDamage.from_json(journal.get_meta("damage"))
+                settings = self._settings_of(journal, meta, tracker, config, path)
+                return settings, tracker, journal
+        return self._salvage(path, meta, config, problem)
+
+    def _settings_of(
+        self, journal: Journal, meta: Path, tracker: Tracker, config: Config, path: Path
+    ) -> GameSettings:
+        """The game's settings: ``.game.json``, else the journal's copy, else the start state
+        (a missing or unreadable ``.game.json`` is noted as damage and written again)."""
+        try:
+            return GameSettings.from_json(json.loads(meta.read_text()))
+        except RESTORE_ERRORS as exc:
+            why = "missing" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc})"
+        try:
+            settings = GameSettings.from_json(journal.get_meta("settings"))
+            source = "the settings were read from the journal"
+        except RESTORE_ERRORS:
+            settings = _settings_from_start(tracker, config)
+            source = "the settings were read from the start of the game (memory aid from config)"
+        log.error("journal %s: %s is %s; %s", path, meta.name, why, source)
+        if self.damage is None:
+            self.damage = JournalDamage(f"{meta.name} beside it was {why}; {source}", str(path))
+            journal.set_meta("damage", self.damage.to_json())
+        journal.set_meta("settings", settings.to_json())
+        _write_json_atomic(meta, settings.to_json())
+        return settings
+
+    def _salvage(
+        self, path: Path, meta: Path, config: Config, problem: str
+    ) -> tuple[GameSettings, Tracker, Journal]:
+        kept = kept_name(path)
+        log.error("journal %s damaged: %s; salvaging", path, problem)
+        found = salvage(path)
+        if found.tracker is None:
+            raise JournalRefused(JournalDamage(problem, str(kept)))
+        keep_damaged(path, kept)
+        journal = Journal(path)
+        journal.append_many(found.rows)
+        for key, value in found.meta.items():
+            if key != "damage":
+                journal.set_meta(key, value)
+        self.damage = JournalDamage(problem, str(kept), found.inputs)
+        journal.set_meta("damage", self.damage.to_json())
+        tracker = found.tracker
+        journal._inputs_since_snapshot = found.inputs
         try:
             settings = GameSettings.from_json(json.loads(meta.read_text()))
-            journal = Journal(path)
-            return settings, restore(journal), journal
-        except RESTORE_ERRORS as exc:  # unreadable journal: keep it aside, start afresh
-            log.error("journal %s not restorable (%s); starting a new game", path, exc)
-            heartbeats.trouble("tracker", f"journal not restorable: {exc}")
-            if journal is not None:
-                journal.close()
-            return None
+        except RESTORE_ERRORS:
+            try:
+                settings = GameSettings.from_json(found.meta.get("settings") or {})
+            except RESTORE_ERRORS:
+                settings = _settings_from_start(tracker, config)
+        journal.set_meta("settings", settings.to_json())
+        _write_json_atomic(meta, settings.to_json())
+        log.error("journal %s: %d inputs salvaged; kept as %s", path, found.inputs, kept)
+        return settings, tracker, journal
 
-    @staticmethod
-    def _archive(path: Path) -> None:
-        if not path.exists():
+    def _archive(self, path: Path) -> None:
+        """Move an old journal aside for a new game: ``<journal>.<n>``, or when it is damaged
+        ``<journal>.damaged-<n>`` (named in :attr:`kept_damaged`)."""
+        if not path.is_file():
+            return
+        if check_journal(path):
+            target = kept_name(path)
+            keep_damaged(path, target)
+            self.kept_damaged = str(target)
             return
         n = 1
         while path.with_name(f"{path.name}.{n}").exists():
@@ -119,8 +238,40 @@ class TrackedDriver:
         target = path.with_name(f"{path.name}.{n}")
         for suffix in ("", "-wal", "-shm"):
             src = path.with_name(path.name + suffix)
-            if src.exists():
+            if src.is_file():
                 os.replace(src, target.with_name(target.name + suffix))
+
+    # -- what the pages keep across a restart (TableMemory) ----------------------------------
+
+    def recall(self) -> dict[str, Any]:
+        """What the journal keeps for the pages: ``tokens`` (``host``, ``players``), ``epoch``,
+        ``version``, ``revoked``, and the ``page`` records (log ``lines``, ``report``,
+        ``dice``) oldest first; empty for a new game."""
+        j = self.journal
+        out: dict[str, Any] = {}
+        for key in ("tokens", "epoch", "version", "revoked"):
+            try:
+                out[key] = j.get_meta(key)
+            except RESTORE_ERRORS:
+                out[key] = None
+        try:
+            out["page"] = [r.payload for r in j.recent("page", PAGE_MEMORY)]
+        except RESTORE_ERRORS:
+            out["page"] = []
+        return out
+
+    def keep(self, key: str, value: object) -> None:
+        """Keep a page setting (tokens, epoch, version, revoked) in the journal."""
+        self.journal.set_meta(key, value)
+
+    def remember(self, entry: Mapping[str, object]) -> None:
+        """Journal what the pages showed beside the game (``lines``, ``report``, ``dice``)."""
+        self.journal.append("page", dict(entry))
+
+    def accept_damage(self) -> None:
+        """The host took note of the salvaged journal: stop reporting it."""
+        self.damage = None
+        self.journal.set_meta("damage", None)
 
     def close(self) -> None:
         self.journal.close()

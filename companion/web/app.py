@@ -63,6 +63,12 @@ CSRF_HEADER = "X-CSRF-Token"
 COOKIE_MAX_AGE_S = 12 * 3600
 """Join cookies last one long game evening (seconds)."""
 
+REVOKED = (
+    "{who} page: the host issued new join links and this one no longer works: "
+    "ask the host for the current QR code"
+)
+"""The 401 answer to a join cookie the host revoked."""
+
 DEFAULTS: Mapping[str, object] = {
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,  # 0 = an event stream stays open until the client leaves
@@ -119,10 +125,14 @@ def _audience(want: str | None) -> Audience:
         token = request.cookies.get(HOST_COOKIE, "")
         if token and _same(token, svc.host_token):
             return Audience.host()
+        if token and svc.token_revoked(token):
+            raise ApiError(REVOKED.format(who="host"), 401)
         raise ApiError("host page: open the host's join link first (token missing or wrong)", 401)
     if role == "player":
         token = request.cookies.get(PLAYER_COOKIE, "")
         colour = svc.player_for_token(token) if token else None
+        if colour is None and token and svc.token_revoked(token):
+            raise ApiError(REVOKED.format(who="player"), 401)
         if colour is None:
             raise ApiError("player page: scan your join QR code first (no valid token)", 401)
         return Audience.player(colour)

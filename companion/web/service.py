@@ -8,7 +8,9 @@ and development.
 
 Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
 
-    {"version": 41,                       # increments on every change (SSE id, ETag)
+    {"version": 41,                       # increments on every change (SSE id, ETag),
+                                          # across restarts too
+     "epoch": "3f9c01aa",                  # another epoch: take the snapshot whatever its version
      "audience": {"role": "player", "colour": "blue"},
      "phase": "setup" | "playing" | "over",
      "memory_aid": "off" | "own" | "all",  # what a player's page shows of trapped wizards
@@ -73,6 +75,8 @@ CommandName = Literal[
     "calibrate_board",
     "calibrate_profile",
     "calibrate_reset",
+    "reissue_tokens",
+    "accept_journal",
 ]
 """Every command name a page may send (``{"command": NAME, ...}``)."""
 
@@ -113,6 +117,7 @@ class Snapshot(TypedDict):
     """
 
     version: int
+    epoch: str
     audience: AudienceJson
     phase: Phase
     memory_aid: MemoryAid
@@ -148,6 +153,7 @@ class HealthReport(TypedDict):
     camera_status: NotRequired[str]
     version: NotRequired[int]
     missing_parts: NotRequired[dict[str, object]]
+    journal: NotRequired[dict[str, object]]
 
 
 class CommandError(ValueError):
@@ -245,6 +251,10 @@ class TableService(Protocol):
 
     def player_for_token(self, token: str) -> str | None:
         """The colour a player's join token belongs to, None for an unknown token."""
+        ...
+
+    def token_revoked(self, token: str) -> bool:
+        """True when the host revoked this once valid join token (its phone is told so)."""
         ...
 
     def player_tokens(self) -> Mapping[str, str]:

@@ -9,6 +9,7 @@ show of hidden wizards and hands is decided by the rules core, never here.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import threading
 from collections.abc import Mapping, Sequence
@@ -21,12 +22,14 @@ from companion.web.service import Audience, MemoryAid, Phase, Snapshot
 class SeatTokens:
     """Version and tokens of a ``TableService``: the host's token and one secret token per seat
     colour (the link each player's phone joins with). Subclasses create ``_cond`` (a
-    ``threading.Condition``), ``_version``, ``_host_token`` and ``_tokens`` (colour -> token)."""
+    ``threading.Condition``), ``_version``, ``_host_token`` and ``_tokens`` (colour -> token);
+    ``_revoked`` holds the SHA-256 (hex) of tokens the host revoked."""
 
     _cond: threading.Condition
     _version: int
     _host_token: str
     _tokens: dict[str, str]
+    _revoked: set[str] | frozenset[str] = frozenset()
 
     @property
     def version(self) -> int:
@@ -45,6 +48,12 @@ class SeatTokens:
                 if hmac.compare_digest(given, t.encode()):
                     return colour
         return None
+
+    def token_revoked(self, token: str) -> bool:
+        """True when the host revoked this (once valid) join token."""
+        digest = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+        with self._cond:
+            return digest in self._revoked
 
     def player_tokens(self) -> dict[str, str]:
         with self._cond:
@@ -68,6 +77,7 @@ def question_for(
 def build_snapshot(
     *,
     version: int,
+    epoch: str = "",
     audience: Audience,
     phase: Phase,
     memory_aid: MemoryAid,
@@ -86,6 +96,8 @@ def build_snapshot(
 
     :param state: the game state (``GameState``) or None before a game is set up; shown through
         :func:`companion.rules.view.audience_view` with ``memory_aid``.
+    :param epoch: the pages' epoch: a page that sees another epoch takes the snapshot whatever
+        its version (a restart that could not read the last version back).
     :param host: the host page's extra section (settings, calibration, …); only the host gets it.
     """
     state_json = None
@@ -94,6 +106,7 @@ def build_snapshot(
         state_json = audience_view(state, colour, memory_aid)
     snap: Snapshot = {
         "version": version,
+        "epoch": epoch,
         "audience": audience.to_json(),
         "phase": phase,
         "memory_aid": memory_aid,

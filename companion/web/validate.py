@@ -302,6 +302,8 @@ COMMAND_FIELDS: Mapping[CommandName, Mapping[str, Field]] = {
     "calibrate_board": _NOTHING,
     "calibrate_profile": _NOTHING,
     "calibrate_reset": _NOTHING,
+    "reissue_tokens": {"who": Field(Text(choices=("players", "host", *COLOURS)), required=True)},
+    "accept_journal": _NOTHING,
 }
 """Command name -> its fields (besides ``"command"``); a key not listed is refused."""
 

@@ -87,17 +87,22 @@ const WT = (() => {
   }
 
   /* Live snapshots: Server-Sent Events first; polling /api/state with an ETag while the
-     event stream is down. onSnapshot(snap) gets every newer snapshot, onStatus(kind, text)
-     gets "live" | "poll" | "down" | "auth". */
+     event stream is down. onSnapshot(snap) gets every newer snapshot (a snapshot of another
+     epoch is newer whatever its version: the companion restarted without its last version),
+     onStatus(kind, text) gets "live" | "poll" | "down" | "auth". */
   function connect(as, onSnapshot, onStatus) {
     let version = -1;
+    let epoch = null;
     let etag = null;
     let pollTimer = null;
     let es = null;
 
     function deliver(snap) {
-      if (!snap || typeof snap.version !== "number" || snap.version < version) return;
+      if (!snap || typeof snap.version !== "number") return;
+      const sameEpoch = epoch === null || snap.epoch === epoch;
+      if (sameEpoch && snap.version < version) return;
       version = snap.version;
+      epoch = snap.epoch;
       onSnapshot(snap);
     }
 

@@ -251,6 +251,40 @@
     add(data.host, "Host (keep private)");
   }
 
+  async function reissue(who) {
+    const r = await send({ command: "reissue_tokens", who }, `New join links for ${who}`);
+    if (r.ok && r.data.host_link) { window.location.assign(r.data.host_link); return; }
+    if (r.ok && tab === "codes") loadCodes();
+  }
+  function buildReissue(snap) {
+    const box = $("reissue");
+    const colours = ((snap.host || {}).settings || {}).colours || [];
+    const want = ["players", ...colours, "host"].join(",");
+    if (box.dataset.built === want) return;
+    box.dataset.built = want;
+    clear(box);
+    box.append(el("button", { "data-reissue": "players", on: { click: () => reissue("players") } },
+      "New links for all players"));
+    for (const c of colours) {
+      box.append(el("button", { "data-reissue": c, on: { click: () => reissue(c) } },
+        WT.chip(c), ` New link for ${cap(c)}`));
+    }
+    box.append(el("button", { "data-reissue": "host", class: "danger",
+      on: { click: () => reissue("host") } }, "New host link"));
+  }
+
+  // ------------------------------------------------------------ a damaged journal
+  function renderJournal(snap) {
+    const j = (snap.host || {}).journal;
+    $("journal").classList.toggle("hidden", !j);
+    if (!j) return;
+    $("journal-line").textContent = j.line;
+    $("journal-accept").classList.toggle("hidden", !j.game);
+    $("journal-new").textContent = `Start a new game (the damaged journal is kept as ${j.kept_name})`;
+  }
+  $("journal-accept").addEventListener("click", () => send({ command: "accept_journal" }, "The salvaged game goes on"));
+  $("journal-new").addEventListener("click", () => showTab("setup"));
+
   // ------------------------------------------------------------ every snapshot
   function show(snap) {
     snapNow = snap;
@@ -267,6 +301,8 @@
     WT.renderQuestion($("question"), snap, () => true,
       (q, opt) => send({ command: "answer", question: q.id, option: opt.id }, `Answered: ${opt.label}`));
     renderCalibration(snap);
+    renderJournal(snap);
+    buildReissue(snap);
     if (tab !== "setup") buildSetup(snap, false);
     if (snap.phase === "setup" && !snap.state && tab === "game" && !document.body.dataset.version) showTab("setup");
     document.body.dataset.version = String(snap.version);
