@@ -222,7 +222,7 @@ class CompanionService(SeatTokens):
             restored = self._memory is not None and self._memory.restored
         if damage is not None:
             report["ok"] = False
-            report["journal"] = {"ok": False, "detail": damage.line(), **damage.to_json()}
+            report["journal"] = {**damage.to_json(), "ok": False, "detail": damage.line()}
         else:
             detail = "restored" if restored else ("new game" if self._driver else "no game yet")
             report["journal"] = {"ok": True, "detail": detail}

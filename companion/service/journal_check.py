@@ -141,6 +141,8 @@ def _read_copy(path: Path, with_wal: bool, salvage: Salvage) -> None:
 
 def _read_db(db: sqlite3.Connection, salvage: Salvage) -> None:
     try:
+        # a file cut short is read up to its end, not refused whole (the copy is never written)
+        db.execute("PRAGMA writable_schema=ON")
         tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master")}
         cols = tuple(str(r[1]) for r in db.execute("PRAGMA table_info(records)"))
     except sqlite3.DatabaseError as exc:
