@@ -12,8 +12,11 @@ Records (one row each, JSON payload, in order):
   ``end_turn``, ``answer`` (``question``, ``option``), ``undo``, ``correct`` (a full state JSON);
 * outputs: ``commit`` (the committed actions and events of the input just before it; for
   review — a restore re-derives them);
-* ``snapshot`` — ``Tracker.to_json()`` every :attr:`Journal.snapshot_every` inputs, so a restart
-  does not replay a whole evening;
+* ``snapshot`` — ``Tracker.to_json()`` every :attr:`Journal.snapshot_every` inputs or once the
+  tracker worked :attr:`Journal.snapshot_after_s` seconds since the last one, whichever comes
+  first, so a restart replays at most about that much tracker work (the tracker takes a few
+  tenths of a second per board; the snapshot ~25 ms to write). The snapshot before the last is
+  then emptied (``{"pruned": true}``, its row kept so the numbering stays whole);
 * ``page`` — what the phone pages showed beside the game (``lines`` of the log, a player's
   ``report``, the ``dice`` display), so a restart shows them again (not part of a game record).
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,15 +81,25 @@ class Journal:
 
     :param path: the database file (created if absent); ``":memory:"`` for tests.
     :param snapshot_every: write a tracker snapshot after this many inputs (0 = never).
+    :param snapshot_after_s: ... or once the tracker worked this many seconds since the last one.
     :param create: create the file when it is absent; False = open an existing journal only
         (a file that is not one is then left exactly as it was).
     :raises JournalError: when the file exists but is not a journal (another schema, not
         SQLite), or it is absent and ``create`` is False.
     """
 
-    def __init__(self, path: str | Path, snapshot_every: int = 200, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        snapshot_every: int = 200,
+        *,
+        create: bool = True,
+        snapshot_after_s: float = 1.0,
+    ) -> None:
         self.path = str(path)
         self.snapshot_every = snapshot_every
+        self.snapshot_after_s = snapshot_after_s
+        self._work_since_snapshot = 0.0
         if not create and not Path(self.path).is_file():
             raise JournalError(f"{self.path}: no journal file there")
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -214,6 +228,18 @@ class Journal:
                 raise JournalError(f"record {seq}: payload is not JSON ({exc})") from exc
             yield Record(int(seq), str(kind), payload)
 
+    def last_seq(self, kind: str) -> int | None:
+        """The ``seq`` of the last record of ``kind``, None without one."""
+        row = self._db.execute("SELECT MAX(seq) FROM records WHERE kind = ?", (kind,)).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def prune_snapshot(self, seq: int) -> None:
+        """Empty an older snapshot (a restore only reads the last one); the row stays."""
+        self._db.execute(
+            "UPDATE records SET payload = ? WHERE seq = ? AND kind = 'snapshot'",
+            ('{"pruned": true}', seq),
+        )
+
     def last(self, kind: str) -> Record | None:
         row = self._db.execute(
             "SELECT seq, kind, payload FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1",
@@ -291,6 +317,7 @@ class JournaledTracker:
         except ValueError:
             return False
         before = self.tracker.checkpoint()
+        t0 = time.perf_counter()
         try:
             update = self.tracker.observe(parsed)
             after = self.tracker.checkpoint()
@@ -298,19 +325,31 @@ class JournaledTracker:
             return False
         finally:
             self.tracker.rollback(before)
-        self._prepared = _Prepared(parsed, before, update, after)
+        self._prepared = _Prepared(parsed, before, update, after, time.perf_counter() - t0)
         self.prepared += 1
         return True
 
-    def _record(self, kind: str, payload: dict[str, Any], update: TrackerUpdate) -> TrackerUpdate:
+    def _record(
+        self, kind: str, payload: dict[str, Any], update: TrackerUpdate, work_s: float = 0.0
+    ) -> TrackerUpdate:
         self._prepared = None  # any input taken makes a prepared update stale
         rows = [(kind, payload), *_update_rows(update)]
         j = self.journal
         j._inputs_since_snapshot += 1
-        if j.snapshot_every and j._inputs_since_snapshot >= j.snapshot_every:
+        j._work_since_snapshot += work_s
+        snapshot = j.snapshot_every and (
+            j._inputs_since_snapshot >= j.snapshot_every
+            or j._work_since_snapshot >= j.snapshot_after_s
+        )
+        previous = j.last_seq("snapshot") if snapshot else None
+        if snapshot:
             rows.append(("snapshot", self.tracker.to_json()))
-            j._inputs_since_snapshot = 0
         j.append_many(rows)
+        if snapshot:
+            j._inputs_since_snapshot = 0
+            j._work_since_snapshot = 0.0
+            if previous is not None:
+                j.prune_snapshot(previous)
         return update
 
     def observe(self, obs: Observation | dict[str, Any]) -> TrackerUpdate:
@@ -321,24 +360,29 @@ class JournaledTracker:
         parsed = self.tracker.parse_observation(obs)
         before = self.tracker.checkpoint()
         prepared, self._prepared = self._prepared, None
+        t0 = time.perf_counter()
         if prepared is not None and prepared.fits(parsed, before):
             update = prepared.update
             self.tracker.rollback(prepared.after)
             self.prepared_used += 1
+            work = prepared.work_s
         else:
             update = self.tracker.observe(parsed)
+            work = time.perf_counter() - t0
         try:
-            return self._record("observation", parsed.to_json(), update)
+            return self._record("observation", parsed.to_json(), update, work)
         except BaseException:
             self.tracker.rollback(before)
             raise
 
     def dice(self, rolls: list[int] | tuple[int, ...], dice_allowed: int) -> TrackerUpdate:
         before = self.tracker.checkpoint()
+        t0 = time.perf_counter()
         update = self.tracker.dice(rolls, dice_allowed)
+        work = time.perf_counter() - t0
         try:
             return self._record(
-                "dice", {"rolls": list(rolls), "dice_allowed": dice_allowed}, update
+                "dice", {"rolls": list(rolls), "dice_allowed": dice_allowed}, update, work
             )
         except BaseException:
             self.tracker.rollback(before)
@@ -346,27 +390,33 @@ class JournaledTracker:
 
     def end_turn(self) -> TrackerUpdate:
         before = self.tracker.checkpoint()
+        t0 = time.perf_counter()
         update = self.tracker.end_turn()
+        work = time.perf_counter() - t0
         try:
-            return self._record("end_turn", {}, update)
+            return self._record("end_turn", {}, update, work)
         except BaseException:
             self.tracker.rollback(before)
             raise
 
     def answer(self, question_id: str, option: int) -> TrackerUpdate:
         before = self.tracker.checkpoint()
+        t0 = time.perf_counter()
         update = self.tracker.answer(question_id, option)
+        work = time.perf_counter() - t0
         try:
-            return self._record("answer", {"question": question_id, "option": option}, update)
+            return self._record("answer", {"question": question_id, "option": option}, update, work)
         except BaseException:
             self.tracker.rollback(before)
             raise
 
     def undo(self) -> TrackerUpdate:
         before = self.tracker.checkpoint()
+        t0 = time.perf_counter()
         update = self.tracker.undo()
+        work = time.perf_counter() - t0
         try:
-            return self._record("undo", {}, update)
+            return self._record("undo", {}, update, work)
         except BaseException:
             self.tracker.rollback(before)
             raise
@@ -374,9 +424,11 @@ class JournaledTracker:
     def correct(self, state: Any) -> TrackerUpdate:
         """Replace the belief with a full state (a GameState or its JSON) from the host page."""
         before = self.tracker.checkpoint()
+        t0 = time.perf_counter()
         update = self.tracker.correct(state)
+        work = time.perf_counter() - t0
         try:
-            return self._record("correct", {"state": self.tracker.state_json()}, update)
+            return self._record("correct", {"state": self.tracker.state_json()}, update, work)
         except BaseException:
             self.tracker.rollback(before)
             raise
@@ -390,6 +442,7 @@ class _Prepared:
     before: dict[str, Any]
     update: TrackerUpdate
     after: dict[str, Any]
+    work_s: float = 0.0
 
     def fits(self, obs: Observation, now: dict[str, Any]) -> bool:
         """True when ``obs`` equals the prepared observation and the belief ``now`` is the very
@@ -442,11 +495,13 @@ def restore(journal: Journal) -> Tracker:
         raise JournalError(f"{journal.path}: no start record")
     tracker = Tracker.from_json(base.payload)
     inputs = 0
+    t0 = time.perf_counter()
     for rec in journal.records(after=base.seq):
         if rec.kind in INPUT_KINDS:
             apply_input(tracker, rec)
             inputs += 1
     journal._inputs_since_snapshot = inputs
+    journal._work_since_snapshot = time.perf_counter() - t0
     return tracker
 
 

@@ -624,10 +624,10 @@ class CompanionService(SeatTokens):
             who = audience.colour if audience.role == "player" else cmd.get("player")
             entry = {k: v for k, v in cmd.items() if k != "command"}
             entry.update({"kind": name, "by": who or "host"})
+            self._remember({"report": entry})  # on disk before any page shows it
             with self._cond:
                 self._reports.append(entry)
                 self._bump_locked()
-            self._remember({"report": entry})
         self._sync_from_driver(driver.command(cmd, audience))
         return None
 
@@ -652,11 +652,13 @@ class CompanionService(SeatTokens):
             self._revoked.update(_token_hash(t) for t in old)
             while len(self._revoked) > REVOKED_KEPT:
                 self._revoked.pop()
-            self._log.append("host issued new join links: " + who)
-            self._bump_locked()
             host_link = f"/join/{self._host_token}"
         self._keep_tokens()
-        self._remember({"lines": ["host issued new join links: " + who]})
+        line = "host issued new join links: " + who
+        self._remember({"lines": [line]})
+        with self._cond:
+            self._log.append(line)
+            self._bump_locked()
         result: dict[str, object] = {
             "message": f"new join links for {who}: the old ones no longer work"
         }
