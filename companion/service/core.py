@@ -14,11 +14,9 @@ the queue, waiting for their result; a bad command raises
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import queue
 import secrets
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -29,7 +27,6 @@ from typing import Any, TypeAlias
 
 from companion.config import Config
 from companion.hardware import Hardware
-from companion.journal import JournalError
 from companion.rules import GameState, Observation
 from companion.service.driver import (
     DiceRoll,
@@ -56,6 +53,7 @@ from companion.service.inputs import (
 )
 from companion.service.journal_check import JournalDamage
 from companion.service.memory import IdleCollector
+from companion.service.pagememory import VERSION_BLOCK, PageMemory
 from companion.service.tracked import JournalRefused, TrackedDriver
 from companion.tracking import TrackerUpdate
 from companion.web.service import (
@@ -66,7 +64,7 @@ from companion.web.service import (
     HealthReport,
     Snapshot,
 )
-from companion.web.snapshot import SeatTokens, build_snapshot
+from companion.web.snapshot import build_snapshot
 from companion.web.validate import check_command, command_name
 
 log = logging.getLogger(__name__)
@@ -80,16 +78,6 @@ COMMAND_TIMEOUT_S = 10.0
 HARDWARE_ERRORS = (OSError, RuntimeError, ValueError)
 """What the panel facade raises when its pins, serial LED ring or dice machine refuse."""
 
-VERSION_BLOCK = 256
-"""Versions reserved in the journal at a time: a restart continues above the last reserved
-one, so a page that saw version ``n`` before a restart takes every later snapshot, at the cost
-of one journal write per this many changes."""
-
-REVOKED_KEPT = 64
-"""Revoked join tokens remembered (as hashes) to tell their phones why they are refused."""
-
-MEMORY_ERRORS = (OSError, ValueError, sqlite3.Error, JournalError)
-"""What keeping the pages' memory in the journal can raise (logged; the game goes on)."""
 DriverFactory: TypeAlias = "Callable[[CompanionService, GameSettings, bool], GameDriver]"
 """Builds the game driver for a new game: ``(service, settings, restore) -> driver``."""
 
@@ -102,7 +90,7 @@ def tracked_driver(service: CompanionService, settings: GameSettings, restore: b
     return TrackedDriver(service.config, service.heartbeats, settings, restore=restore)
 
 
-class CompanionService(SeatTokens):
+class CompanionService(PageMemory):
     """The table service (see the module doc). Thread-safe.
 
     :param config: the validated :class:`~companion.config.Config`.
@@ -339,72 +327,6 @@ class CompanionService(SeatTokens):
                 self.heartbeats.trouble("hardware", f"seats: {exc}")
             self._update_leds()
 
-    def _take_kept(self, kept: Mapping[str, Any], colours: list[str]) -> None:
-        """Take the tokens, epoch, version and page memory a restored journal kept (under
-        ``_cond``); what it lacks is made anew (player tokens) or kept (host token, epoch)."""
-        tokens = kept.get("tokens")
-        players = tokens.get("players") if isinstance(tokens, dict) else None
-        if isinstance(tokens, dict) and isinstance(tokens.get("host"), str):
-            self._host_token = tokens["host"]
-        if isinstance(players, dict) and sorted(players) == sorted(colours):
-            self._tokens = {c: str(players[c]) for c in colours}
-        else:
-            self._tokens = {c: secrets.token_urlsafe(16) for c in colours}
-        epoch = kept.get("epoch")
-        version = kept.get("version")
-        if isinstance(version, int) and isinstance(epoch, str):
-            self._epoch = epoch
-            self._version = max(self._version, version + 1)
-        self._version_reserved = 0  # reserve afresh in this journal at the next change
-        revoked = kept.get("revoked")
-        if isinstance(revoked, list):
-            self._revoked = {str(h) for h in revoked}
-        page = kept.get("page") or []
-        if page:
-            self._log.clear()
-            self._reports.clear()
-        for entry in page:
-            if not isinstance(entry, dict):
-                continue
-            lines = entry.get("lines")
-            if isinstance(lines, list):
-                self._log.extend(str(x) for x in lines)
-            if isinstance(entry.get("report"), dict):
-                self._reports.append(entry["report"])
-            if isinstance(entry.get("dice"), dict):
-                self._dice = entry["dice"]
-
-    def _keep_tokens(self) -> None:
-        """Write the join tokens, epoch and revoked tokens into the journal."""
-        memory = self._memory
-        if memory is None:
-            return
-        with self._cond:
-            tokens = {"host": self._host_token, "players": dict(self._tokens)}
-            revoked = sorted(self._revoked)
-        self._keep("tokens", tokens)
-        self._keep("epoch", self._epoch)
-        self._keep("revoked", revoked)
-
-    def _keep(self, key: str, value: object) -> None:
-        memory = self._memory
-        if memory is None:
-            return
-        try:
-            memory.keep(key, value)
-        except MEMORY_ERRORS as exc:
-            log.error("journal: %s not kept: %s", key, exc)
-            self.heartbeats.trouble("tracker", f"journal: {key} not kept: {exc}")
-
-    def _remember(self, entry: dict[str, object]) -> None:
-        memory = self._memory
-        if memory is None:
-            return
-        try:
-            memory.remember(entry)
-        except MEMORY_ERRORS as exc:
-            log.error("journal: page record not kept: %s", exc)
-
     def run(self, stop: threading.Event, tick_s: float = 0.5) -> None:
         """The service loop: handle queue items until ``stop`` is set or a stop item comes.
 
@@ -631,61 +553,6 @@ class CompanionService(SeatTokens):
         self._sync_from_driver(driver.command(cmd, audience))
         return None
 
-    def _reissue(self, who: str) -> CommandResult:
-        """New join tokens for ``who`` (``players``, ``host`` or a seat's colour); the old ones
-        stop working at once (their phones get a 401 saying so).
-
-        :raises CommandError: ``who`` names no seat of this game (400).
-        """
-        with self._cond:
-            if who not in ("players", "host") and who not in self._tokens:
-                raise CommandError(f"reissue_tokens.who: {who!r} is not a seat of this game")
-            old: list[str] = []
-            if who == "host":
-                old.append(self._host_token)
-                self._host_token = secrets.token_urlsafe(16)
-            else:
-                for colour in list(self._tokens):
-                    if who in ("players", colour):
-                        old.append(self._tokens[colour])
-                        self._tokens[colour] = secrets.token_urlsafe(16)
-            self._revoked.update(_token_hash(t) for t in old)
-            while len(self._revoked) > REVOKED_KEPT:
-                self._revoked.pop()
-            host_link = f"/join/{self._host_token}"
-        self._keep_tokens()
-        line = "host issued new join links: " + who
-        self._remember({"lines": [line]})
-        with self._cond:
-            self._log.append(line)
-            self._bump_locked()
-        result: dict[str, object] = {
-            "message": f"new join links for {who}: the old ones no longer work"
-        }
-        if who == "host":
-            result["host_link"] = host_link  # the host page follows it to keep its seat
-        return result
-
-    def _accept_journal(self) -> CommandResult:
-        """The host took note of a salvaged journal (its notice goes away)."""
-        memory = self._memory
-        with self._cond:
-            if self._damage is None:
-                raise CommandError("the journal is not damaged", 409)
-            if memory is None or self._driver is None:
-                raise CommandError(
-                    "no game was salvaged: start a new game (the damaged journal is kept)", 409
-                )
-        try:
-            memory.accept_damage()
-        except MEMORY_ERRORS as exc:
-            raise CommandError(f"journal: {exc}", 500) from None
-        with self._cond:
-            self._damage = None
-            self._log.append("host continues the salvaged game")
-            self._bump_locked()
-        return {"message": "the salvaged game goes on"}
-
     def _dice_command(self, name: str, cmd: Mapping[str, object]) -> CommandResult | None:
         hw = self.hardware
         if hw is None:
@@ -786,8 +653,3 @@ class CompanionService(SeatTokens):
 
     def queue_size(self) -> int:
         return self._queue.qsize()
-
-
-def _token_hash(token: str) -> str:
-    """What is kept of a revoked token: its SHA-256 (hex), never the token itself."""
-    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
