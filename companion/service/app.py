@@ -144,17 +144,20 @@ class Companion:
             self.recorder.attach(self.service.settings, cfg, self.mode, self._detector)
             self.service.on_input = self.recorder.on_input
             self.service.on_result = self.recorder.on_result
+        # the restored game is served before the camera starts (opening it, loading its
+        # calibration or the simulated camera's renderer take seconds): phones get their
+        # page back as soon as the journal is read
+        self._start_service_thread()
+        self._install_calibration_commands()
+        if self.want_web:
+            self._start_web()
+        else:
+            self.heartbeats.beat("web", "not served (pipeline only)")
         if self.table is not None:
             self.service.on_new_game = self.table.restart
             self.table.start()
         else:
             self._start_camera_pipeline()
-        self._start_service_thread()
-        if self.want_web:
-            self._start_web()
-        else:
-            self.heartbeats.beat("web", "not served (pipeline only)")
-        self._install_calibration_commands()
         self._start_supervisor()
         self._started = True
         self.notifier.ready(f"serving {self.url or 'no web'}; {self.mode}")
