@@ -104,6 +104,9 @@ def _write_config(folder: Path, game: dict[str, Any], seed: int, port: int, pict
 class Process:
     """``python -m companion run`` with its output in a log file."""
 
+    code = ""
+    """Where the companion's code is taken from ("" = this one; another checkout compares)."""
+
     def __init__(self, cfg: Path, log: Path) -> None:
         self.log = log
         self.offset = log.stat().st_size if log.exists() else 0
@@ -113,7 +116,11 @@ class Process:
                 [sys.executable, "-m", "companion", "run", "--config", str(cfg), "--no-qr"],
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={
+                    **os.environ,
+                    "PYTHONUNBUFFERED": "1",
+                    **({"PYTHONPATH": Process.code} if Process.code else {}),
+                },
             )
 
     def output(self) -> str:
@@ -265,7 +272,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--first", type=int, default=0, help="index of the first run (batches)")
     p.add_argument("--picture", action="store_true", help="render the simulated camera")
     p.add_argument("--keep", type=Path, default=None, help="keep the run folders here")
+    p.add_argument(
+        "--code", default="", help="run the companion from this checkout (a before/after check)"
+    )
     args = p.parse_args(argv)
+    Process.code = args.code
     rng = random.Random(args.seed)
     for _ in range(args.first):  # the same draws as a single long run
         rng.randrange(1, 10_000)
