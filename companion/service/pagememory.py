@@ -180,9 +180,11 @@ class PageMemory(SeatTokens):
             memory.accept_damage()
         except MEMORY_ERRORS as exc:
             raise CommandError(f"journal: {exc}", 500) from None
+        line = "host continues the salvaged game"
+        self._remember({"lines": [line]})
         with self._cond:
             self._damage = None
-            self._log.append("host continues the salvaged game")
+            self._log.append(line)
             self._bump_locked()
         return {"message": "the salvaged game goes on"}
 
