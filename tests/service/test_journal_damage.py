@@ -20,7 +20,7 @@ from companion.sim.testing import sim_config
 from companion.tracking import Tracker, board_key
 from companion.web.service import Audience, CommandError
 
-INPUTS = 40
+INPUTS = 24
 
 
 def write_game(cfg, seed: int) -> tuple[Path, list]:
@@ -29,7 +29,7 @@ def write_game(cfg, seed: int) -> tuple[Path, list]:
     sim = simulate(Config(player_count=2), seed, CameraNoise(rate=0.0, gap="action"))
     path = cfg.data.journal_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    journal = Journal(path, snapshot_every=15)
+    journal = Journal(path, snapshot_every=10)
     jt = JournaledTracker(Tracker(sim.start), journal)
     states = [jt.tracker.state]
     for inp in sim.inputs[:INPUTS]:

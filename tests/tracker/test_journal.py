@@ -203,3 +203,22 @@ def test_kill_9_at_a_random_moment_loses_nothing_acknowledged(tmp_path, kill_see
         else:
             ref.end_turn()
     assert restored == ref.to_json()
+
+
+def test_a_snapshot_follows_tracker_work_so_a_restart_replays_little(tmp_path):
+    """A snapshot is written once the tracker worked ``snapshot_after_s`` since the last one
+    (here: after every input), and only the last one is kept whole."""
+    sim, inputs = _game(limit=6)
+    j = Journal(tmp_path / "g.sqlite", snapshot_every=200, snapshot_after_s=0.0)
+    jt = JournaledTracker(Tracker(sim.start), j)
+    for inp in inputs:
+        _feed(jt, inp)
+    snaps = [r for r in j.records() if r.kind == "snapshot"]
+    assert len(snaps) == len(inputs)
+    assert [s.payload == {"pruned": True} for s in snaps] == [True] * (len(inputs) - 1) + [False]
+    assert restore(j).to_json() == jt.tracker.to_json()
+    slow = Journal(tmp_path / "h.sqlite", snapshot_every=200, snapshot_after_s=1e9)
+    jt = JournaledTracker(Tracker(sim.start), slow)
+    for inp in inputs:
+        _feed(jt, inp)
+    assert slow.count("snapshot") == 0
