@@ -208,7 +208,8 @@ def test_kill_9_at_a_random_moment_loses_nothing_acknowledged(tmp_path, kill_see
 def test_a_snapshot_follows_tracker_work_so_a_restart_replays_little(tmp_path):
     """A snapshot is written once the tracker worked ``snapshot_after_s`` since the last one
     (here: after every input), and only the last one is kept whole."""
-    sim, inputs = _game(limit=6)
+    sim = simulate(Config(player_count=2), 3, CameraNoise(rate=0.0, gap="action"))
+    inputs = list(sim.inputs[:6])
     j = Journal(tmp_path / "g.sqlite", snapshot_every=200, snapshot_after_s=0.0)
     jt = JournaledTracker(Tracker(sim.start), j)
     for inp in inputs:
