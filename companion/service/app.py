@@ -175,8 +175,11 @@ class Companion:
     # -- hardware ------------------------------------------------------------------------------
 
     def _start_hardware(self) -> None:
+        """Build the dice panel. When the configured pins cannot be opened (no GPIO chip: not a
+        Pi, pins busy), the virtual panel on gpiozero's mock pins stands in, so the host page's
+        dice controls work, and the hardware part says so (not ok, with the reason)."""
         hc = self.config.hardware
-        hw_config = {
+        hw_config: dict[str, dict[str, object]] = {
             "pins": dict(self.config.pins),
             "hardware": {
                 "backend": hc.backend,
@@ -191,11 +194,21 @@ class Companion:
         except ValueError as exc:  # a bad [pins] or [hardware] key: the config must change
             raise StartError(f"hardware: {exc}") from None
         except (GPIOZeroError, OSError, RuntimeError) as exc:  # pins busy, no GPIO chip
-            self.heartbeats.trouble("hardware", f"error: {type(exc).__name__}: {exc}")
-            self.say(f"hardware: not available ({exc}); the page's dice controls still work")
-            return
+            reason = f"{type(exc).__name__}: {exc}"
+            virtual = {**hw_config, "hardware": {**hw_config["hardware"], "backend": "mock"}}
+            try:
+                self.hardware = create_hardware(virtual, self.service.hardware_event)
+            except (GPIOZeroError, OSError, RuntimeError, ValueError) as again:
+                self.heartbeats.trouble("hardware", f"error: {reason}; virtual panel: {again}")
+                self.say(f"hardware: not available ({reason}); the page has no dice controls")
+                return
+            problem = f"GPIO pins not available ({reason}): the page's virtual dice panel stands in"
+            self.service.hardware_problem = problem
+            self.heartbeats.beat("hardware", problem, working=False)
+            self.say(f"hardware: {problem}")
+        else:
+            self.heartbeats.beat("hardware", str(self.hardware.backend))
         self.service.hardware = self.hardware
-        self.heartbeats.beat("hardware", str(self.hardware.backend))
 
     # -- camera + vision -----------------------------------------------------------------------
 
@@ -356,8 +369,10 @@ class Companion:
             server = BackgroundServer(app, host=wc.host, port=wc.port, threads=wc.threads)
         except OSError as exc:
             raise StartError(f"web.port: cannot listen on {wc.host}:{wc.port}: {exc}") from None
-        except ValueError as exc:
-            raise StartError(f"web.threads: {exc}") from None
+        except ValueError as exc:  # too few threads, or waitress refuses the address
+            if str(exc).startswith("threads:"):
+                raise StartError(f"web.{exc}") from None
+            raise StartError(f"web.host: cannot listen on {wc.host!r}: {exc}") from None
         self.web_server = server
         self.port = server.port
         self.url = base_url(wc.public_url, wc.host, self.port)
