@@ -131,6 +131,7 @@ class Companion:
             raise StartError(f"data.dir: cannot create {cfg.data.dir}: {exc}") from None
         self._start_hardware()
         self.mode = self._choose_mode()
+        self.say(self._starting_line())
         if self.mode == "simulated":
             if self.simulation is None:
                 raise StartError(
@@ -158,6 +159,15 @@ class Companion:
         self._start_supervisor()
         self._started = True
         self.notifier.ready(f"serving {self.url or 'no web'}; {self.mode}")
+
+    def _starting_line(self) -> str:
+        """What is starting, for the terminal (the web address follows once it serves)."""
+        if self.mode != "simulated":
+            return f"starting the camera {self.config.camera.source} and the tracker …"
+        sim = self.config.simulation
+        camera = "its camera renders in a child process" if sim.picture else "no camera picture"
+        players = len(self.service.settings.colours)
+        return f"starting the simulated table (seed {sim.seed}, {players} players; {camera}) …"
 
     def _choose_mode(self) -> str:
         spec = self.config.camera.source

@@ -134,3 +134,18 @@ def test_sqlite_errors_count_as_journal_errors():
     from companion.service.core import JOURNAL_ERRORS
 
     assert issubclass(sqlite3.ProgrammingError, JOURNAL_ERRORS)
+
+
+def test_the_terminal_says_what_is_starting_before_the_web_address(tmp_path):
+    out = io.StringIO()
+    cfg = sim_config(tmp_path / "data", seed=5, players=3)
+    c = simulated_companion(cfg, without_picture=NO_PICTURE, web=True, out=out)
+    c.start()
+    try:
+        lines = out.getvalue().splitlines()
+        starting = next(i for i, x in enumerate(lines) if x.startswith("starting the simulated"))
+        web = next(i for i, x in enumerate(lines) if "open http://" in x)
+        assert starting < web
+        assert "seed 5, 3 players" in lines[starting]
+    finally:
+        c.stop()
