@@ -570,10 +570,13 @@ class CompanionService(SeatTokens):
     def _build_snapshot(self, audience: Audience) -> Snapshot:
         host: dict[str, object] | None = None
         health = self.heartbeats.report()
-        troubles = [
-            f"{n}: {p['detail'] or 'not ok'}" for n, p in health["parts"].items() if not p["ok"]
-        ]
-        host_line = " · ".join([self._health_line, *troubles])
+        failing = {n: p["detail"] or "not ok" for n, p in health["parts"].items() if not p["ok"]}
+        if audience.role == "host":  # the host page says why, with ports and errors
+            line = " · ".join([self._health_line, *(f"{n}: {d}" for n, d in failing.items())])
+        elif failing:  # the players' pages name what is wrong, the host page says more
+            line = f"{self._health_line} · not ok: {', '.join(failing)} (see the host page)"
+        else:
+            line = self._health_line
         if audience.role == "host":
             host = {
                 "settings": self._settings.to_json(),
@@ -593,7 +596,7 @@ class CompanionService(SeatTokens):
             panel=self._panel,
             question=published.question if published is not None else None,
             health_ok=health["ok"],
-            health_line=self._health_line if audience.role != "host" else host_line,
+            health_line=line,
             log=self._log,
             reports=self._reports,
             camera=self._camera_status,

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from companion.hardware import on_raspberry_pi
+from companion.rules import observe
 from companion.service.app import Companion, StartError
 from companion.service.cli import run_main
 from companion.service.core import ring_problem
@@ -21,7 +22,7 @@ from companion.web.service import Audience
 NO_PICTURE = "renderer left out in these tests"
 
 
-def wait_for(check, timeout_s: float = 5.0):
+def wait_for(check, timeout_s: float = 20.0):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         got = check()
@@ -82,6 +83,7 @@ def test_a_missing_led_ring_port_shows_on_the_host_page_and_healthz(tmp_path):
         # the players' pages say something is wrong, without the detail
         public = c.service.snapshot(Audience.public())["health"]
         assert public["ok"] is False and port not in public["line"]
+        assert "hardware" in public["line"] and "(see the host page)" in public["line"]
     finally:
         c.stop()
 
@@ -95,11 +97,11 @@ def test_ring_problem_names_the_port_and_the_error():
 
 
 def test_the_journal_is_a_part_of_health_and_a_failed_write_shows(direct_companion):
-    c = direct_companion()
+    c = direct_companion(simulation={"speed": 0.01})  # one move in minutes: only ours count
     journal = wait_for(lambda: (p := c.service.health()["parts"]["journal"])["ok"] and p)
-    assert journal and "journal" in journal["detail"]
-    assert str(c.service.driver.journal_path) in journal["detail"]
+    assert journal and str(c.service.driver.journal_path) in journal["detail"]
     c.service.driver.journal.close()  # the disk goes away under the game
+    c.service.post_observation(observe(c.service.state))  # the next input cannot be written
     failed = wait_for(lambda: not (p := c.service.health()["parts"]["journal"])["ok"] and p)
     assert failed, "a journal that cannot be written is not ok"
     assert "cannot write" in failed["detail"] and "ProgrammingError" in failed["detail"]
