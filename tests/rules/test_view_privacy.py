@@ -4,14 +4,16 @@ apart from the other wizards of its colour (docs/state-model.md §2.5).
 
 Property over positions sampled from seeded bot games (``companion rules play``), base game and
 all modules: moving another player's trapped wizard under another tower, or swapping it with a
-wizard of its colour in view, leaves X's view unchanged (``companion.bench.views``).
+wizard of its colour in view, leaves X's view unchanged (``companion.sim.viewprobe``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from companion.bench.views import (
+from companion.rules import MODULES, GameState
+from companion.rules.model import space_of, tier_of
+from companion.sim.viewprobe import (
     may_see,
     page,
     positions,
@@ -19,8 +21,6 @@ from companion.bench.views import (
     swaps,
     trapped,
 )
-from companion.rules import MODULES, GameState
-from companion.rules.model import space_of, tier_of
 
 
 def sampled(modules: frozenset[str]) -> list[GameState]:
