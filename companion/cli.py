@@ -14,7 +14,15 @@ import sys
 from collections.abc import Callable, Sequence
 
 
+def _starting(argv: list[str]) -> None:
+    """Say at once that the companion is starting: loading OpenCV, Flask and the tracker takes
+    seconds on a Pi or a fresh clone, and the next line comes only once they are loaded."""
+    if not {"-h", "--help"} & set(argv):
+        print("companion: starting (loading OpenCV, Flask and the tracker) …", flush=True)
+
+
 def _run(argv: list[str]) -> int:
+    _starting(argv)
     # imported here: the service loads OpenCV, Flask and the tracker
     from companion.service.cli import run_main
     from companion.sim.simulation import SimulatedTable
@@ -23,6 +31,7 @@ def _run(argv: list[str]) -> int:
 
 
 def _demo(argv: list[str]) -> int:
+    _starting(argv)
     from companion.service.cli import demo_main  # OpenCV, Flask, the tracker: see _run
     from companion.sim.simulation import SimulatedTable
 
@@ -30,6 +39,7 @@ def _demo(argv: list[str]) -> int:
 
 
 def _record(argv: list[str]) -> int:
+    _starting(argv)
     from companion.service.cli import record_main  # OpenCV, Flask, the tracker: see _run
     from companion.sim.simulation import SimulatedTable
 

@@ -78,3 +78,44 @@ def test_a_bad_config_is_one_line_naming_the_key_and_exit_2_before_anything_star
         assert rc == 2, (key, err)
         assert err.count("\n") == 1 and key in err, err
         assert "Traceback" not in err and out == "", out  # nothing started, nothing printed
+
+
+def test_run_says_it_is_starting_before_loading_the_service(tmp_path):
+    # the first line comes before OpenCV, Flask and the tracker are loaded (seconds on a Pi);
+    # here the config is missing, so the run stops right after it
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    probe = (
+        "import sys, runpy; sys.argv = ['companion', 'run', '--config', sys.argv[1]];"
+        "import companion.cli as c;"
+        "orig = c._starting;"
+        "c._starting = lambda a: (orig(a), print('cv2 loaded:', 'cv2' in sys.modules, flush=True));"
+        "raise SystemExit(c.main())"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "missing.toml")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [
+        "companion: starting (loading OpenCV, Flask and the tracker) …",
+        "cv2 loaded: False",
+    ]
+    assert done.returncode == 2 and "config: cannot read" in done.stderr
+
+
+def test_help_of_run_is_not_preceded_by_the_starting_line(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert not capsys.readouterr().out.startswith("companion: starting")

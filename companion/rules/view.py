@@ -54,13 +54,18 @@ def observe(state: GameState, time: float = 0.0, frame: int = 0) -> Observation:
 
 
 def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, Any]:
-    """The state JSON as ``player`` may be shown it.
+    """The state JSON as ``player`` may be shown it: what he could see at the table, plus what
+    the memory aid remembers for him (docs/state-model.md §2.5).
 
-    Hidden wizards of other players are removed unless ``memory_aid == "all"``; with ``"off"``
-    even the player's own hidden wizards are removed (``"hidden"`` then counts what was left
-    out per space). A sealed witch (expansion) belongs to nobody: her place is shown only with
-    ``"all"``, otherwise ``"witch"`` is the string ``"sealed"``. Other players' hands and the
-    pile order are replaced by counts.
+    Trapped wizards of other players are left out unless ``memory_aid == "all"``; with
+    ``"off"`` the player's own trapped wizards are left out too. Nothing tells where a left-out
+    wizard is, nor which one it is: there is no count per space, and the wizards of a colour
+    whose trapped ones are left out carry reading-order labels (``yellow-a``, ``yellow-b`` …
+    by space, tier, the castle last) instead of their ids, as wizards of one colour look alike
+    on the table. ``"trapped"`` counts the left-out wizards per colour (what anyone can count:
+    a colour's wizards minus those in view and in the castle). A sealed witch (expansion)
+    belongs to nobody: her place is shown only with ``"all"``, otherwise ``"witch"`` is the
+    string ``"sealed"``. Other players' hands and the pile order are replaced by counts.
 
     :raises ValueError: unknown player or memory aid.
     """
@@ -70,21 +75,12 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
     if player not in tb.seat_of:
         raise ValueError(f"player: {player!r} is not a player of this game")
     seat = tb.seat_of[player]
-    mine = {seat}
+    if memory_aid == "all":
+        remembered = set(range(len(tb.colours)))
+    else:
+        remembered = {seat} if memory_aid == "own" else set()
     out = dump_state(state)
-    wizards: dict[str, Any] = {}
-    hidden: dict[str, int] = {}
-    for i, (wid, p) in enumerate(zip(tb.wizard_ids, state.wizards, strict=True)):
-        if p:
-            s, t = space_of(p), tier_of(p)
-            if t < len(state.stacks[s - 1]):
-                shown = memory_aid == "all" or (memory_aid == "own" and tb.wizard_owner[i] in mine)
-                if not shown:
-                    hidden[str(s)] = hidden.get(str(s), 0) + 1
-                    continue
-        wizards[wid] = out["wizards"][wid]
-    out["wizards"] = wizards
-    out["hidden"] = dict(sorted(hidden.items(), key=lambda kv: int(kv[0])))
+    out["wizards"], out["trapped"] = _wizards_seen(state, remembered, out["wizards"])
     m = state.modules
     if m is not None and m.witch is not None and memory_aid != "all":
         ws, wt = space_of(m.witch), tier_of(m.witch)
@@ -103,11 +99,47 @@ def view(state: GameState, player: str, memory_aid: str = "own") -> dict[str, An
     return out
 
 
+def _wizards_seen(
+    state: GameState, remembered: set[int], dumped: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """The ``wizards`` of a view and the left-out count per colour.
+
+    Seats in ``remembered`` keep their ids and trapped wizards; the other seats' wizards in view
+    or in the castle get reading-order labels, their trapped ones are left out."""
+    tb = state.table
+    wizards: dict[str, Any] = {}
+    others: dict[int, list[tuple[int, int, int]]] = {}
+    left_out: dict[str, int] = {}
+    for i, (wid, p) in enumerate(zip(tb.wizard_ids, state.wizards, strict=True)):
+        owner = tb.wizard_owner[i]
+        if owner in remembered:
+            wizards[wid] = dumped[wid]
+        elif not p:  # in the raven castle: everybody saw it go in (R-TURN-6)
+            others.setdefault(owner, []).append((1, 0, 0))
+        elif tier_of(p) < len(state.stacks[space_of(p) - 1]):
+            colour = tb.colours[owner]
+            left_out[colour] = left_out.get(colour, 0) + 1
+        else:
+            others.setdefault(owner, []).append((0, space_of(p), tier_of(p)))
+    for owner, places in sorted(others.items()):
+        colour = tb.colours[owner]
+        for n, (castle, s, t) in enumerate(sorted(places)):
+            wizards[f"{colour}-{_label(n)}"] = "castle" if castle else {"space": s, "tier": t}
+    ordered = dict(sorted(wizards.items()))
+    return ordered, {c: left_out[c] for c in tb.colours if c in left_out}
+
+
+def _label(n: int) -> str:
+    """``a`` … ``z`` (a colour has at most a handful of wizards, R-SETUP-2)."""
+    return chr(ord("a") + n)
+
+
 def table_view(state: GameState, memory_aid: str = "own") -> dict[str, Any]:
     """The state JSON for a page without a seat (the public table page, the host's page).
 
-    Nobody's hand; hidden wizards only when the whole table plays with ``memory_aid == "all"``
-    (``"hidden"`` counts the others per space); ``"viewer"`` is ``{"player": None, …}``.
+    Nobody's hand; trapped wizards only when the whole table plays with ``memory_aid == "all"``
+    (otherwise as :func:`view` with ``"off"``: labels, no count per space); ``"viewer"`` is
+    ``{"player": None, …}``.
 
     :raises ValueError: unknown memory aid.
     """

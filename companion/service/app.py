@@ -131,6 +131,7 @@ class Companion:
             raise StartError(f"data.dir: cannot create {cfg.data.dir}: {exc}") from None
         self._start_hardware()
         self.mode = self._choose_mode()
+        self.say(self._starting_line())
         if self.mode == "simulated":
             if self.simulation is None:
                 raise StartError(
@@ -162,6 +163,15 @@ class Companion:
         self._started = True
         self.notifier.ready(f"serving {self.url or 'no web'}; {self.mode}")
 
+    def _starting_line(self) -> str:
+        """What is starting, for the terminal (the web address follows once it serves)."""
+        if self.mode != "simulated":
+            return f"starting the camera {self.config.camera.source} and the tracker …"
+        sim = self.config.simulation
+        camera = "its camera renders in a child process" if sim.picture else "no camera picture"
+        players = len(self.service.settings.colours)
+        return f"starting the simulated table (seed {sim.seed}, {players} players; {camera}) …"
+
     def _choose_mode(self) -> str:
         spec = self.config.camera.source
         if spec == "simulated":
@@ -178,8 +188,11 @@ class Companion:
     # -- hardware ------------------------------------------------------------------------------
 
     def _start_hardware(self) -> None:
+        """Build the dice panel. When the configured pins cannot be opened (no GPIO chip: not a
+        Pi, pins busy), the virtual panel on gpiozero's mock pins stands in, so the host page's
+        dice controls work, and the hardware part says so (not ok, with the reason)."""
         hc = self.config.hardware
-        hw_config = {
+        hw_config: dict[str, dict[str, object]] = {
             "pins": dict(self.config.pins),
             "hardware": {
                 "backend": hc.backend,
@@ -194,11 +207,21 @@ class Companion:
         except ValueError as exc:  # a bad [pins] or [hardware] key: the config must change
             raise StartError(f"hardware: {exc}") from None
         except (GPIOZeroError, OSError, RuntimeError) as exc:  # pins busy, no GPIO chip
-            self.heartbeats.trouble("hardware", f"error: {type(exc).__name__}: {exc}")
-            self.say(f"hardware: not available ({exc}); the page's dice controls still work")
-            return
+            reason = f"{type(exc).__name__}: {exc}"
+            virtual = {**hw_config, "hardware": {**hw_config["hardware"], "backend": "mock"}}
+            try:
+                self.hardware = create_hardware(virtual, self.service.hardware_event)
+            except (GPIOZeroError, OSError, RuntimeError, ValueError) as again:
+                self.heartbeats.trouble("hardware", f"error: {reason}; virtual panel: {again}")
+                self.say(f"hardware: not available ({reason}); the page has no dice controls")
+                return
+            problem = f"GPIO pins not available ({reason}): the page's virtual dice panel stands in"
+            self.service.hardware_problem = problem
+            self.heartbeats.beat("hardware", problem, working=False)
+            self.say(f"hardware: {problem}")
+        else:
+            self.heartbeats.beat("hardware", str(self.hardware.backend))
         self.service.hardware = self.hardware
-        self.heartbeats.beat("hardware", str(self.hardware.backend))
 
     # -- camera + vision -----------------------------------------------------------------------
 
@@ -359,8 +382,10 @@ class Companion:
             server = BackgroundServer(app, host=wc.host, port=wc.port, threads=wc.threads)
         except OSError as exc:
             raise StartError(f"web.port: cannot listen on {wc.host}:{wc.port}: {exc}") from None
-        except ValueError as exc:
-            raise StartError(f"web.threads: {exc}") from None
+        except ValueError as exc:  # too few threads, or waitress refuses the address
+            if str(exc).startswith("threads:"):
+                raise StartError(f"web.{exc}") from None
+            raise StartError(f"web.host: cannot listen on {wc.host!r}: {exc}") from None
         self.web_server = server
         self.port = server.port
         self.url = base_url(wc.public_url, wc.host, self.port)

@@ -116,6 +116,15 @@ def _run(
     return 0
 
 
+def _config_error(exc: ConfigError) -> None:
+    """``companion: config: <key>: <why>`` on stderr, the key named once (an error about the
+    file itself already starts with ``config:``)."""
+    text = str(exc)
+    print(
+        f"companion: {text if text.startswith('config:') else 'config: ' + text}", file=sys.stderr
+    )
+
+
 def run_main(argv: list[str], simulation: SimulationFactory | None = None) -> int:
     """``companion run``: see the module doc. ``simulation`` builds the simulated table used
     when there is no camera."""
@@ -124,7 +133,7 @@ def run_main(argv: list[str], simulation: SimulationFactory | None = None) -> in
     try:
         config = config_from_args(args)
     except ConfigError as exc:
-        print(f"companion: config: {exc}", file=sys.stderr)
+        _config_error(exc)
         return 2
     return _run(args, config, simulation)
 
@@ -136,7 +145,7 @@ def demo_main(argv: list[str], simulation: SimulationFactory | None = None) -> i
     try:
         config = config_from_args(args, force_simulated=True)
     except ConfigError as exc:
-        print(f"companion: config: {exc}", file=sys.stderr)
+        _config_error(exc)
         return 2
     return _run(args, config, simulation)
 
@@ -154,7 +163,7 @@ def record_main(argv: list[str], simulation: SimulationFactory | None = None) ->
         config = config_from_args(args)
         recorder = Recorder(Path(args.dir), all_frames=args.all_frames, lossless=args.png)
     except ConfigError as exc:
-        print(f"companion: config: {exc}", file=sys.stderr)
+        _config_error(exc)
         return 2
     except RecordError as exc:
         print(f"companion record: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import queue
 import secrets
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -27,6 +28,7 @@ from typing import Any, TypeAlias
 
 from companion.config import Config
 from companion.hardware import Hardware
+from companion.journal import JournalError
 from companion.rules import GameState, Observation
 from companion.service.driver import (
     DiceRoll,
@@ -78,6 +80,9 @@ COMMAND_TIMEOUT_S = 10.0
 HARDWARE_ERRORS = (OSError, RuntimeError, ValueError)
 """What the panel facade raises when its pins, serial LED ring or dice machine refuse."""
 
+JOURNAL_ERRORS = (sqlite3.Error, JournalError, OSError)
+"""What writing the journal raises (disk full, file gone, database locked)."""
+
 DriverFactory: TypeAlias = "Callable[[CompanionService, GameSettings, bool], GameDriver]"
 """Builds the game driver for a new game: ``(service, settings, restore) -> driver``."""
 
@@ -88,6 +93,15 @@ CommandHook: TypeAlias = Callable[[Mapping[str, object]], CommandResult | None]
 def tracked_driver(service: CompanionService, settings: GameSettings, restore: bool) -> GameDriver:
     """The default :data:`DriverFactory`: the tracker with its journal."""
     return TrackedDriver(service.config, service.heartbeats, settings, restore=restore)
+
+
+def ring_problem(panel: Mapping[str, object]) -> str:
+    """Why the LED ring in a panel snapshot (``Hardware.snapshot``) does not work, "" when it
+    does or none is configured: the port and the link's error."""
+    ring = panel.get("ring")
+    if not isinstance(ring, Mapping) or not ring.get("error"):
+        return ""
+    return f"LED ring {ring.get('port')}: {ring.get('error')}"
 
 
 class CompanionService(PageMemory):
@@ -143,6 +157,11 @@ class CompanionService(PageMemory):
         self._listeners: list[Callable[[CompanionService], None]] = []
         self._hooks: dict[str, CommandHook] = {}
         self.hardware: Hardware | None = None
+        self.hardware_problem = ""
+        """Why the hardware does not run as configured ("" = it does), e.g. GPIO pins missing
+        and the page's virtual panel standing in (set by the companion at start)."""
+        self._journal_error = ""
+        self._failing: tuple[str, ...] = ()
         self.extra_status: Callable[[], dict[str, object]] | None = None
         self.on_input: Callable[[ServiceInput], None] | None = None
         """Called (service thread) with each input before it is handled (the recorder)."""
@@ -384,6 +403,15 @@ class CompanionService(PageMemory):
 
     def _idle(self) -> None:
         self.heartbeats.beat("tracker", self._health_line)
+        self._beat_journal()
+        self._check_hardware()
+        failing = tuple(n for n, p in self.heartbeats.report()["parts"].items() if not p["ok"])
+        with self._cond:
+            if failing != self._failing:  # the pages' health changed: show it
+                self._failing = failing
+                self._bump_locked()
+
+    def _check_hardware(self) -> None:
         hw = self.hardware
         if hw is None:
             return
@@ -392,19 +420,36 @@ class CompanionService(PageMemory):
         except HARDWARE_ERRORS as exc:
             self.heartbeats.trouble("hardware", f"panel: {exc}")
             return
-        self.heartbeats.beat("hardware", str(hw.backend))
+        problem = self.hardware_problem or ring_problem(panel)
+        self.heartbeats.beat("hardware", problem or str(hw.backend), working=not problem)
         with self._cond:
             if panel != self._panel:
                 self._panel = panel
                 self._bump_locked()
+
+    def _beat_journal(self) -> None:
+        """The ``journal`` part: open and the last write went through, or why not."""
+        driver = self._driver
+        if driver is None:
+            self.heartbeats.trouble("journal", "no game yet")
+        elif self._journal_error:
+            self.heartbeats.trouble("journal", self._journal_error)
+        else:
+            path = getattr(driver, "journal_path", None)
+            self.heartbeats.beat("journal", f"writing {path}" if path else "in memory")
 
     def _handle(self, item: ServiceInput) -> None:
         """One item, at the top of the service thread: whatever goes wrong is logged, the state
         is kept and the loop goes on (a waiting page gets an internal error, never a hang)."""
         try:
             self._handle_item(item)
+            if isinstance(item, GAME_INPUTS):
+                self._journal_error = ""  # it reached the driver, which journals first
         except Exception as exc:  # the thread's top: log, keep the service alive
             log.exception("service: handling %s failed; state kept", item.kind)
+            if isinstance(exc, JOURNAL_ERRORS):
+                self._journal_error = f"cannot write: {type(exc).__name__}: {exc}"
+                self.heartbeats.trouble("journal", self._journal_error)
             self.heartbeats.trouble("tracker", f"error while handling {item.kind}")
             if isinstance(item, CommandInput) and not item.future.done():
                 item.future.set_exception(
@@ -581,8 +626,23 @@ class CompanionService(PageMemory):
     def _build_snapshot(self, audience: Audience) -> Snapshot:
         host: dict[str, object] | None = None
         damage = self._damage
+        health = self.heartbeats.report()
+        failing = {n: p["detail"] or "not ok" for n, p in health["parts"].items() if not p["ok"]}
+        base_line = self._health_line
+        if damage is not None and self._driver is not None:
+            base_line = f"{base_line} · journal damaged: see the host page"
+        if audience.role == "host":  # the host page says why, with ports and errors
+            line = " · ".join([base_line, *(f"{n}: {d}" for n, d in failing.items())])
+        elif failing:  # the players' pages name what is wrong, the host page says more
+            line = f"{base_line} · not ok: {', '.join(failing)} (see the host page)"
+        else:
+            line = base_line
         if audience.role == "host":
-            host = {"settings": self._settings.to_json(), "source": self.config.camera.source}
+            host = {
+                "settings": self._settings.to_json(),
+                "source": self.config.camera.source,
+                "parts": health["parts"],
+            }
             if damage is not None:
                 host["journal"] = {
                     **damage.to_json(),
@@ -593,9 +653,6 @@ class CompanionService(PageMemory):
             if self.extra_status is not None:
                 host.update(self.extra_status())
         published = self._published
-        health_line = self._health_line
-        if damage is not None and self._driver is not None:
-            health_line = f"{health_line} · journal damaged: see the host page"
         return build_snapshot(
             version=self._version,
             epoch=self._epoch,
@@ -606,8 +663,8 @@ class CompanionService(PageMemory):
             dice=self._dice,
             panel=self._panel,
             question=published.question if published is not None else None,
-            health_ok=self.heartbeats.all_fresh() and damage is None,
-            health_line=health_line,
+            health_ok=health["ok"] and damage is None,
+            health_line=line,
             log=self._log,
             reports=self._reports,
             camera=self._camera_status,

@@ -151,7 +151,7 @@ class CameraThread:
                 if raw.kind == "ended":
                     self.ended = True
                     self._set_status("ended")
-                    self.heartbeats.trouble("camera", "source ended")
+                    self.heartbeats.trouble("camera", f"source {raw}")  # why, if it says
                     with self._cond:
                         self._cond.notify_all()
                     # keep the thread alive (and quiet) until stopped

@@ -43,7 +43,7 @@ from companion.web.snapshot import SeatTokens, build_snapshot
 
 LOG_LINES = 60
 UNDO_DEPTH = 200
-HEALTH_PARTS = ("camera", "detector", "tracker", "hardware", "web")
+HEALTH_PARTS = ("camera", "detector", "tracker", "hardware", "journal", "web")
 
 
 class DiceJson(TypedDict):

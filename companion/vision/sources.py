@@ -45,10 +45,21 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from companion.vision.images import (  # the decoding helpers; imported from here too
+    IMAGE_EXTENSIONS,
+    MAX_FRAME_PIXELS,
+    as_bgr,
+    decode_image,
+    image_file_too_large,
+    read_image_file,
+    too_large,
+)
+
+__all__ = ["IMAGE_EXTENSIONS", "MAX_FRAME_PIXELS", "as_bgr", "decode_image", "read_image_file"]
+
 Clock = Callable[[], float]
 StatusKind = Literal["ok", "no signal", "ended", "error"]
 
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 SESSION_FORMAT = "companion-session"
 SESSION_VERSION = 1
 
@@ -100,58 +111,6 @@ class FrameSourceError(ValueError):
     """A malformed source spec or session folder (raised when opening, never by ``read``)."""
 
 
-# -- decoding helpers --------------------------------------------------------------------------
-def as_bgr(image: Any) -> NDArray[np.uint8]:
-    """``(H, W, 3) uint8`` BGR from grey ``(H, W)``, ``(H, W, 1)``, BGR or BGRA uint8.
-
-    :raises ValueError: any other shape or dtype, or an empty image.
-    """
-    arr = np.asarray(image)
-    if arr.dtype != np.uint8 or arr.size == 0 or arr.ndim not in (2, 3):
-        raise ValueError(f"not an 8-bit image: {arr.dtype} {arr.shape}")
-    if arr.ndim == 2 or arr.shape[2] == 1:
-        return np.asarray(cv2.cvtColor(arr.reshape(arr.shape[:2]), cv2.COLOR_GRAY2BGR), np.uint8)
-    if arr.shape[2] == 3:
-        return arr
-    if arr.shape[2] == 4:
-        return np.asarray(cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR), np.uint8)
-    raise ValueError(f"not an image: shape {arr.shape}")
-
-
-def decode_image(data: bytes) -> tuple[NDArray[np.uint8] | None, str]:
-    """Decode JPEG/PNG/... bytes into ``(H, W, 3) uint8`` BGR.
-
-    Truncated JPEG (no end-of-image marker) and PNG (no ``IEND`` chunk) are refused even where
-    the decoder would return a half-grey picture.
-
-    :returns: ``(image, "")`` or ``(None, reason)``; never raises.
-    """
-    if not data:
-        return None, "empty frame data"
-    if data[:2] == b"\xff\xd8" and b"\xff\xd9" not in data[-64:]:
-        return None, f"truncated JPEG ({len(data)} bytes, no end-of-image marker)"
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-32:]:
-        return None, f"truncated PNG ({len(data)} bytes, no IEND chunk)"
-    try:
-        img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    except cv2.error as exc:
-        return None, f"undecodable image: {exc.err}"
-    if img is None:
-        return None, f"undecodable image ({len(data)} bytes)"
-    return np.asarray(img, np.uint8), ""
-
-
-def read_image_file(path: str | Path) -> tuple[NDArray[np.uint8] | None, str]:
-    """Read an image file as ``(H, W, 3) uint8`` BGR; ``(None, reason)`` when missing,
-    unreadable, truncated or not an image. Never raises."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return None, f"{Path(path).name}: {exc.strerror or exc}"
-    img, why = decode_image(data)
-    return img, (f"{Path(path).name}: {why}" if why else "")
-
-
 # -- the interface -----------------------------------------------------------------------------
 class FrameSource:
     """Base of every frame source.
@@ -201,6 +160,10 @@ class FrameSource:
             bgr = as_bgr(image)
         except ValueError as exc:
             self._status = SourceStatus("error", f"bad frame: {exc}")
+            return None
+        why = too_large(int(bgr.shape[1]), int(bgr.shape[0]))
+        if why:  # a camera or video delivering more than any Pi camera: not handed on
+            self._status = SourceStatus("error", why)
             return None
         self._status = OK
         return Frame(bgr, index, t)
@@ -414,6 +377,10 @@ class VideoFileSource(FrameSource):
         if not self.path.is_file():
             self._set_status("error", f"video not found: {self.path}")
             return
+        why = image_file_too_large(self.path)
+        if why:  # OpenCV would decode a still image whole just to open it
+            self._set_status("error", f"{self.path.name}: {why}")
+            return
         try:
             cap = cv2.VideoCapture(str(self.path))
         except cv2.error as exc:
@@ -421,6 +388,13 @@ class VideoFileSource(FrameSource):
             return
         if not cap.isOpened():
             self._set_status("error", f"cannot open video {self.path.name}")
+            return
+        why = too_large(
+            int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+        )
+        if why:
+            cap.release()
+            self._set_status("error", f"{self.path.name}: {why}")
             return
         self._cap = cap
         self._set_status("no signal", "not read yet")
@@ -466,6 +440,7 @@ class ImageFolderSource(FrameSource):
         self.loop = loop
         self.files: list[Path] = []
         self._pos = 0
+        self._refused = ""  # why the last unreadable image was refused
         if not self.path.is_dir():
             self._set_status("error", f"folder not found: {self.path}")
             return
@@ -486,7 +461,8 @@ class ImageFolderSource(FrameSource):
             return None
         if self._pos >= len(self.files):
             if not self.loop:
-                self._set_status("ended", f"all {len(self.files)} images read")
+                refused = f", the last refused: {self._refused}" if self._refused else ""
+                self._set_status("ended", f"all {len(self.files)} images read{refused}")
                 return None
             self._pos = 0
         path = self.files[self._pos]
@@ -496,6 +472,7 @@ class ImageFolderSource(FrameSource):
         image, why = read_image_file(path)
         if image is None:
             self._set_status("error", why)
+            self._refused = why
             return None
         return image, index, index / self.fps
 

@@ -63,12 +63,16 @@ class SeatTokens:
 def question_for(
     question: Mapping[str, object] | None, audience: Audience
 ) -> dict[str, object] | None:
-    """The open question as ``audience`` sees it: a question to another player shows its text
-    without options (``"for_other": True``)."""
+    """The open question as ``audience`` sees it. Its options (which may tell hidden moves
+    apart) go only to those who may answer: the player it is addressed to and the host. Every
+    other page - the public table page, the other players - gets its text and addressee
+    ("a question for blue") with no options (``"for_other": True``)."""
     if question is None:
         return None
     q = dict(question)
-    if audience.role == "player" and q.get("to") is not None and q["to"] != audience.colour:
+    to = q.get("to")
+    answers = audience.role == "host" or (audience.role == "player" and to == audience.colour)
+    if not answers:
         q["options"] = []
         q["for_other"] = True
     return q

@@ -41,7 +41,8 @@ def test_view_memory_aid_controls_hidden_wizards(aid, blue_hidden_shown, yellow_
     yellow_hidden = {w for w in hidden if w.startswith("yellow")}
     assert (blue_hidden <= set(shown["wizards"])) == blue_hidden_shown
     assert (yellow_hidden <= set(shown["wizards"])) == yellow_hidden_shown
-    assert sum(shown["hidden"].values()) == len(hidden) - len(hidden & set(shown["wizards"]))
+    assert sum(shown["trapped"].values()) == len(hidden) - len(hidden & set(shown["wizards"]))
+    assert "hidden" not in shown  # no count per space
 
 
 def test_view_shows_only_the_own_hand():

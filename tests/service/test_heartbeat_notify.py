@@ -22,7 +22,7 @@ class Clock:
 def test_a_part_that_stops_beating_goes_stale():
     clock = Clock()
     hb = Heartbeats(stale_s=5.0, clock=clock)
-    for part in ("camera", "detector", "tracker", "hardware", "web"):
+    for part in ("camera", "detector", "tracker", "hardware", "journal", "web"):
         hb.beat(part, "fine")
     assert hb.all_fresh()
     clock.t += 4.0
@@ -30,6 +30,7 @@ def test_a_part_that_stops_beating_goes_stale():
     hb.beat("detector")
     hb.beat("tracker")
     hb.beat("hardware")
+    hb.beat("journal")
     clock.t += 2.0  # web last beat 6 s ago
     report = hb.report()
     assert not hb.all_fresh()

@@ -136,7 +136,7 @@ def test_the_tracker_knows_the_spells_laid_out_on_the_table(direct_companion):
 def test_health_names_every_part(direct_companion):
     c = direct_companion()
     report = c.service.health()
-    assert set(report["parts"]) == {"camera", "detector", "tracker", "hardware", "web"}
+    assert set(report["parts"]) == {"camera", "detector", "tracker", "hardware", "journal", "web"}
     # without the renderer the simulated camera gives no picture: reported, not hidden
     assert report["parts"]["detector"]["ok"] is False
     assert "renderer left out" in report["parts"]["detector"]["detail"]

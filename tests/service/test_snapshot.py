@@ -48,7 +48,7 @@ def test_the_table_page_shows_no_hand_and_no_trapped_wizard_unless_all():
     wid, _ = trapped[0]
     public = snap(state, Audience.public())
     assert wid not in public["state"]["wizards"]
-    assert sum(public["state"]["hidden"].values()) >= 1
+    assert sum(public["state"]["trapped"].values()) >= 1 and "hidden" not in public["state"]
     assert "hand" not in (public["state"]["cards"] or {})
     assert public["state"]["viewer"]["player"] is None
     assert "host" not in public
@@ -78,6 +78,19 @@ def test_a_question_for_another_player_shows_no_options():
     assert blue["options"] == [] and blue["for_other"] is True
     assert snap(state, Audience.host(), question=q)["question"]["options"]
     assert snap(state, Audience.host(), question=q)["host"] == {"settings": {}}
+
+
+def test_the_public_page_shows_who_is_asked_but_not_the_options():
+    state, _ = state_with_trapped_wizards()
+    q = {"id": "q1", "to": "blue", "text": "Which tower?", "options": [{"id": "0", "label": "a"}]}
+    public = snap(state, Audience.public(), question=q)["question"]
+    assert public["to"] == "blue" and public["text"] == "Which tower?"
+    assert public["options"] == [] and public["for_other"] is True
+    # a question for nobody in particular is the host's to answer
+    anyone = {**q, "to": None}
+    assert snap(state, Audience.public(), question=anyone)["question"]["options"] == []
+    assert snap(state, Audience.player("blue"), question=anyone)["question"]["options"] == []
+    assert snap(state, Audience.host(), question=anyone)["question"]["options"]
     assert snap(None, Audience.public())["state"] is None
 
 

@@ -183,7 +183,30 @@ def test_trapped_wizards_show_their_tier_on_the_owners_state(
     state = c.get("/api/state?as=player").get_json()["state"]
     if aid == "off":
         assert "blue-1" not in state["wizards"]
-        assert state["hidden"] == {"2": 3, "4": 3}  # counts only, no colours
+        assert "hidden" not in state  # no count per space: nobody sees under a tower
+        assert sum(state["trapped"].values()) == 6  # per colour, as anyone can count
     else:
         assert state["wizards"]["blue-1"] == {"space": 2, "tier": 1}
         assert state["wizards"]["blue-3"] == {"space": 4, "tier": 1}
+
+
+def test_a_question_for_blue_shows_its_options_on_blues_and_the_hosts_page_only() -> None:
+    svc = FakeTableService(seed=9)
+    svc.load(trapped_position(), memory_aid="own")
+    app = create_app(TEST_CONFIG, svc)
+    try:
+        svc.ask("Which tower moved onto space 2?", [("a", "from 3"), ("b", "from 1")], to="blue")
+        seen = {}
+        for requester in REQUESTERS:
+            c = client_for(app, svc, requester)
+            as_ = {"public": "public", "host": "host"}.get(requester, "player")
+            seen[requester] = c.get(f"/api/state?as={as_}").get_json()["question"]
+        for requester, q in seen.items():
+            assert q["to"] == "blue" and q["text"] == "Which tower moved onto space 2?"
+            labels = [o["label"] for o in q["options"]]
+            if requester in ("blue", "host"):
+                assert labels == ["from 3", "from 1"], requester
+            else:
+                assert labels == [] and q["for_other"], f"{requester} sees blue's options"
+    finally:
+        svc.close()

@@ -177,7 +177,14 @@ def test_healthz_reports_each_part_and_503_when_one_is_down(
 ) -> None:
     ok = client.get("/healthz")
     assert ok.status_code == 200
-    assert set(ok.get_json()["parts"]) == {"camera", "detector", "tracker", "hardware", "web"}
+    assert set(ok.get_json()["parts"]) == {
+        "camera",
+        "detector",
+        "tracker",
+        "hardware",
+        "journal",
+        "web",
+    }
     service.beat("camera", ok=False, detail="no frame for 20 s")
     bad = client.get("/healthz")
     assert bad.status_code == 503 and bad.get_json()["parts"]["camera"]["ok"] is False

@@ -47,7 +47,8 @@ const WT = (() => {
 
   function cap(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) : ""; }
 
-  function colourOf(wizardId) { return String(wizardId).replace(/-\d+$/, ""); }
+  // "blue-2" (an id) or "blue-a" (a wizard the page may not follow: a label in reading order)
+  function colourOf(wizardId) { return String(wizardId).replace(/-[0-9a-z]+$/, ""); }
 
   function chip(colour, text) {
     return el("span", { class: `chip c-${colour}`, title: cap(colour),
@@ -226,7 +227,7 @@ const WT = (() => {
       sv("title", { text: "the raven castle" }));
   }
 
-  function describeSpace(state, space, kind, stack, wz, unseen) {
+  function describeSpace(state, space, kind, stack, wz) {
     const parts = [`Space ${space}`];
     if (kind !== "plain-space") parts.push(kind.replace("-space", " space"));
     if (stack.length) parts.push(`${stack.length} tower${stack.length > 1 ? "s" : ""}, ` +
@@ -234,7 +235,6 @@ const WT = (() => {
     if (pieceAt(state.castle, space)) parts.push("raven castle");
     if (wz.visible.length) parts.push("on top: " + wz.visible.join(", "));
     if (wz.hidden.length) parts.push("trapped " + wz.hidden.map(([id, t]) => `${id} (tier ${t})`).join(", "));
-    if (unseen) parts.push(`${unseen} more wizard${unseen > 1 ? "s" : ""} under the towers`);
     return parts.join(" · ");
   }
 
@@ -262,20 +262,18 @@ const WT = (() => {
       sv("pattern", { id: "webpattern", width: 12, height: 12, patternUnits: "userSpaceOnUse" },
         sv("rect", { width: 12, height: 12, fill: "#dcdcdc" }),
         sv("path", { d: "M0 0 L12 12 M12 0 L0 12", stroke: "#888", "stroke-width": 1 }))));
-    const unseenBy = state.hidden || {};
     for (const sp of layout.spaces) {
       const { space, x, y } = sp;
       const kind = spaceKind(state, space);
       const stack = stackOf(state, space);
       const wz = wizardsAt(state, space);
-      let unseen = Number(unseenBy[String(space)] || 0);
       const g = sv("g", { "data-space": space });
       const cls = ["space", kind];
       if (opts.onPick) cls.push("pickable");
       if (opts.picked === space) cls.push("picked");
       const outline = sp.outline || [[x - 46, y - 46], [x + 46, y - 46], [x + 46, y + 46], [x - 46, y + 46]];
       g.append(sv("polygon", { points: outline.map((p) => p.join(",")).join(" "), class: cls.join(" ") }));
-      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz, unseen) }));
+      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz) }));
       if (kind === "crest-space" && !stack.length) {
         g.append(sv("path", { class: "crestmark",
           d: `M${x + 20} ${y - 42} h18 v11 q0 11 -9 15 q-9 -4 -9 -15 Z` }));
@@ -312,14 +310,13 @@ const WT = (() => {
         g.append(wizardMark(x - 33 + 21 * i, y + 43, colourOf(id), 10, "wz hidden-wz",
           `${id} trapped at tier ${tier}`));
       });
-      if (unseen || wz.hidden.length > 4) {
-        const extra = unseen + Math.max(wz.hidden.length - 4, 0);
-        const ux = x - 37 + 21 * Math.min(wz.hidden.length, 3);
-        unseen = extra;
+      if (wz.hidden.length > 4) {
+        const extra = wz.hidden.length - 4;
+        const ux = x - 37 + 21 * 3;
         g.append(sv("rect", { x: ux - 6, y: y + 33, width: 30, height: 20, rx: 10, fill: "#fff",
           stroke: "#3a3127", "stroke-dasharray": "3 2" }));
         g.append(sv("text", { x: ux + 9, y: y + 48, "text-anchor": "middle", class: "num",
-          "font-size": 15, text: `?${unseen}` }));
+          "font-size": 15, text: `+${extra}` }));
       }
       if (pieceAt(state.witch, space) && state.witch.tier === stack.length) {
         g.append(sv("circle", { cx: x - 36, cy: y + 4, r: 9, class: "token-witch" }));
