@@ -11,6 +11,7 @@ Per-audience game data always comes from ``companion.rules.view``.
 from __future__ import annotations
 
 import copy
+import hashlib
 import random
 import secrets
 import threading
@@ -634,3 +635,22 @@ class FakeTableService(SeatTokens):
         self._calibration = {"board": "not calibrated", "profile": "default colours"}
         self._log.append("calibration forgotten")
         return "calibration forgotten"
+
+    def _cmd_reissue_tokens(self, command: Command, audience: Audience) -> str:
+        who = command.get("who")
+        if who != "host" and who != "players" and who not in self._tokens:
+            raise CommandError(f"reissue_tokens.who: {who!r} is not a seat of this game")
+        revoked = set(self._revoked)
+        if who == "host":
+            revoked.add(hashlib.sha256(self._host_token.encode()).hexdigest())
+            self._host_token = secrets.token_urlsafe(16)
+        for colour in list(self._tokens):
+            if who in ("players", colour):
+                revoked.add(hashlib.sha256(self._tokens[colour].encode()).hexdigest())
+                self._tokens[colour] = secrets.token_urlsafe(16)
+        self._revoked = revoked
+        self._log.append(f"host issued new join links: {who}")
+        return f"new join links for {who}"
+
+    def _cmd_accept_journal(self, command: Command, audience: Audience) -> str:
+        raise CommandError("the journal is not damaged", 409)
