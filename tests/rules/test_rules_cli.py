@@ -115,6 +115,21 @@ def test_apply_refuses_text_that_is_not_json(capsys, monkeypatch):
     assert "not JSON" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"state": 1, "actions": [' + "[" * 100_000 + "]" * 100_000 + "]}", "nested too deep"),
+        ('{"state": ' + "7" * 5000 + ', "actions": []}', "unreadable JSON value"),
+    ],
+    ids=["100000-deep array", "5000-digit integer"],
+)
+def test_apply_refuses_json_the_parser_cannot_read(capsys, monkeypatch, text, says):
+    # found by `companion bench fuzz --kind rules-apply`: both ended in a traceback
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert companion(["rules", "apply"]) == 2
+    assert says in capsys.readouterr().err
+
+
 def test_legal_lists_the_actions_of_a_state(capsys, monkeypatch):
     code, out, _ = run(capsys, monkeypatch, ["legal"], start())
     listed = json.loads(out)
