@@ -405,17 +405,19 @@ TAB_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 
 
 def _stream_key(audience: Audience) -> tuple[tuple[str, str, str], str]:
-    """``((device, audience, tab), device)`` of an event stream request: the device is its
-    CSRF cookie (one per browser) or, without one, its address; the tab is the page's own id.
+    """``((device, audience, tab), device)`` of an event stream request: the device is the
+    browser's CSRF cookie ("" without one: no per-device limit), the tab the page's own id (a
+    stream without one replaces no other).
 
     :raises ApiError: 400 for a ``tab`` that is not 1-32 letters, digits, ``_`` or ``-``.
     """
     tab = request.args.get("tab", "")
     if len(tab) > 32 or not set(tab) <= TAB_CHARS:
         raise ApiError("tab: 1-32 letters, digits, '_' or '-'", 400)
-    cookie = request.cookies.get(CSRF_COOKIE, "")
-    device = f"c:{cookie[:64]}" if cookie else f"a:{request.remote_addr or ''}"
-    return (device, f"{audience.role}:{audience.colour or ''}", tab), device
+    cookie = request.cookies.get(CSRF_COOKIE, "")[:64]
+    owner = f"c:{cookie}" if cookie else f"a:{request.remote_addr or ''}"
+    page = tab or f"~{secrets.token_hex(6)}"
+    return (owner, f"{audience.role}:{audience.colour or ''}", page), cookie
 
 
 @bp.get("/events")

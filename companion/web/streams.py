@@ -6,7 +6,7 @@ Every open stream holds one waitress worker thread, so their number is bounded
 * **One stream per page of a device.** A stream is keyed by the device (its CSRF cookie, or
   its address without one), the audience and the page's tab id: a page that reconnects
   replaces its own older stream at once instead of waiting for that one to time out, and one
-  device holds at most :data:`PER_DEVICE` streams (its oldest is ended first).
+  device (by cookie) holds at most :data:`PER_DEVICE` streams (its oldest is ended first).
 * **Dead and stalled streams end quickly.** Waitress is asked to keep reading a connection
   while its request runs (``channel_request_lookahead``), so a phone that closes its page is
   seen at the stream's next check (about a second); a stream whose written bytes stay unsent
@@ -110,8 +110,9 @@ class StreamRegistry:
         self, key: tuple[str, str, str], device: str, probe: Probe | None = None
     ) -> StreamSlot:
         """Register a new stream under ``key`` (device, audience, tab), ending the streams it
-        replaces: the same key, the device's oldest beyond ``per_device``, and with every slot
-        taken the one least recently seen alive.
+        replaces: the same key, the ``device``'s oldest beyond ``per_device`` (``""``: a
+        device not known by cookie, no such limit), and with every slot taken the one least
+        recently seen alive.
 
         :raises StreamsFull: every slot holds a stream younger than ``min_age_s``.
         """
@@ -122,7 +123,8 @@ class StreamRegistry:
             if old is not None:
                 self._end(old, "replaced")
             mine = sorted(
-                (s for s in self._open.values() if s.device == device), key=lambda s: s.opened
+                (s for s in self._open.values() if device and s.device == device),
+                key=lambda s: s.opened,
             )
             for s in mine[: max(0, len(mine) - self.per_device + 1)]:
                 self._end(self._open.pop(s.key), "replaced")

@@ -241,3 +241,14 @@ def test_a_reconnecting_page_replaces_its_own_stream(service: FakeTableService) 
     assert c.get("/events?tab=bad%20tab").status_code == 400
     for resp in (first, again):
         resp.close()
+
+
+def test_streams_without_a_page_id_replace_no_other(service: FakeTableService) -> None:
+    # a client that is no page of ours (a script, an old cached page): each stream is its own
+    app = create_app({**TEST_CONFIG, "SSE_MAX_STREAMS": 8, "SSE_MIN_AGE_S": 60.0}, service)
+    c = app.test_client()
+    streams = [c.get("/events") for _ in range(6)]  # one address, no cookie: no device limit
+    assert [r.status_code for r in streams] == [200] * 6
+    assert len(app.extensions["companion.streams"]) == 6
+    for resp in streams:
+        resp.close()
