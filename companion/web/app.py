@@ -450,6 +450,7 @@ def events() -> Response:
             seen, data = _snapshot_json(audience, svc, cache)
             yield "retry: 1000\n" + sse_message(seen, data)
             while not max_s or time.monotonic() - started < max_s:
+                waited = time.monotonic()
                 now = svc.wait_for_change(seen, check_s)
                 if stopping.is_set() or slot.ended.is_set():
                     if slot.reason == "evicted":
@@ -462,7 +463,7 @@ def events() -> Response:
                     if t - last_beat >= heartbeat * 0.9:
                         last_beat = t
                         yield ": heartbeat\n\n"
-                    elif t - last_beat < check_s * 0.5:
+                    elif t - waited < check_s * 0.5:
                         stopping.wait(0.2)  # woken without a change (service closing): no busy loop
                     continue
                 seen, data = _snapshot_json(audience, svc, cache)
