@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,6 +101,11 @@ WEIRD_TEXT = [
     "[]",
     "{}",
 ]
+
+
+def _segment(text: str) -> str:
+    """``text`` as one URL path segment (percent-encoded, as a browser sends it)."""
+    return quote(text, safe="")
 
 
 def _weird(rng: random.Random) -> str:
@@ -234,7 +240,8 @@ def fuzz_web(cases: int, rng: random.Random) -> Tally:
             else:
                 invalid = invalid or "no CSRF header"
         elif kind == 6:
-            path = "/join/" + rng.choice([host_token[:-1] + "x", _weird(rng)[:80] or "x", "a" * 70])
+            token = rng.choice([host_token[:-1] + "x", _weird(rng)[:80] or "x", "a" * 70])
+            path = "/join/" + _segment(token)
             query = {}
             invalid = "join token that is not one"
         else:
@@ -248,8 +255,8 @@ def fuzz_web(cases: int, rng: random.Random) -> Tally:
                     "/camera.jpg",
                     "/healthz",
                     "/static/common.js",
-                    "/static/" + _weird(rng)[:30],
-                    "/" + _weird(rng)[:30],
+                    "/static/" + _segment(_weird(rng)[:30]),
+                    "/" + _segment(_weird(rng)[:30]),
                 ]
             )
             query = {_weird(rng)[:10]: _weird(rng)[:30] for _ in range(rng.randint(0, 2))}
@@ -589,6 +596,7 @@ def fuzz_serial(cases: int, rng: random.Random) -> Tally:
         payload = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))
         good = p.encode_frame(rng.choice(list(p.MsgType)), rng.randrange(256), payload)
         bad = _garble(good[:-1], rng)
+        t.invalid += bad != good[:-1]
         stream = (
             bad + b"\x00"
             if rng.random() < 0.7
