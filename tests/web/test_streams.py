@@ -71,7 +71,7 @@ def phone(port: int, tab: str) -> tuple[http.client.HTTPConnection, http.client.
     return conn, conn.getresponse()
 
 
-def test_a_phone_that_closes_its_page_frees_its_slot_within_a_second() -> None:
+def test_a_phone_that_closes_its_page_frees_its_slot_long_before_a_heartbeat() -> None:
     # heartbeats 30 s apart: the slot must come back long before the next write would fail
     gen = open_streams({"SSE_HEARTBEAT_S": 30.0, "SSE_MAX_STREAMS": 2, "SSE_MIN_AGE_S": 60.0})
     svc, srv = next(gen)
@@ -81,8 +81,8 @@ def test_a_phone_that_closes_its_page_frees_its_slot_within_a_second() -> None:
     resp.close()  # the page is closed: the browser closes the connection
     conn.close()
     t0 = time.monotonic()
-    assert wait_until(lambda: len(streams_of(srv)) == 0, 3.0)
-    assert time.monotonic() - t0 < 2.0
+    assert wait_until(lambda: len(streams_of(srv)) == 0, 10.0)
+    assert time.monotonic() - t0 < 5.0  # a check a second, not the next heartbeat (30 s)
     gen.close()
 
 
@@ -130,14 +130,19 @@ def test_an_evicted_page_is_told_to_poll_and_come_back(
     time.sleep(0.3)
     conn, resp = phone(srv.port, "late")
     assert resp.status == 200
-    oldest = phones[0][1]
-    lines = []
-    while True:
-        line = oldest.readline().decode()
-        if not line:
-            break
-        lines.append(line)
-    assert "event: evicted\n" in lines and any('"retry_s"' in line for line in lines)
+    # one of the three (the one least recently seen alive) gets its slot taken: it is told so
+    # and its stream ends; the others go on with heartbeats
+    told = []
+    for _, r in phones:
+        lines: list[str] = []
+        deadline = time.monotonic() + 1.2  # heartbeats every 0.5 s keep the others talking
+        while time.monotonic() < deadline:
+            line = r.readline().decode()
+            if not line:
+                break
+            lines.append(line)
+        told.append("event: evicted\n" in lines and any('"retry_s"' in x for x in lines))
+    assert told.count(True) == 1, told
     for c, _ in phones:
         c.close()
     conn.close()
