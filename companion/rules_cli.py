@@ -68,6 +68,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
         raise FormatError("input", 'expected {"state": …, "actions": […]}')
     if "state" not in data:
         raise FormatError("state", "missing")
+    for key in data:
+        if key not in ("state", "actions"):
+            raise FormatError(str(key)[:40], 'unknown key (expected "state" and "actions")')
     state = load_state(data["state"])
     raw = data.get("actions")
     if not isinstance(raw, list):

@@ -130,6 +130,13 @@ def test_apply_refuses_json_the_parser_cannot_read(capsys, monkeypatch, text, sa
     assert says in capsys.readouterr().err
 
 
+def test_apply_refuses_an_unknown_top_level_key(capsys, monkeypatch):
+    # found by `companion bench fuzz --kind rules-apply --seed 2`: the key was ignored (exit 0)
+    code, out, err = run(capsys, monkeypatch, ["apply"], {"state": start(), "actions": [], "x": 1})
+    assert code == 2 and out == ""
+    assert "x: unknown key" in err
+
+
 def test_legal_lists_the_actions_of_a_state(capsys, monkeypatch):
     code, out, _ = run(capsys, monkeypatch, ["legal"], start())
     listed = json.loads(out)
