@@ -137,6 +137,16 @@ def test_apply_refuses_an_unknown_top_level_key(capsys, monkeypatch):
     assert "x: unknown key" in err
 
 
+def test_apply_refuses_a_tower_id_that_is_not_text(capsys, monkeypatch):
+    # found by `companion bench fuzz --kind rules-apply --seed 3`: a TypeError traceback
+    state = start()
+    space = next(k for k, ids in state["stacks"].items() if ids)
+    state["stacks"][space] = [{"id": 1}, *state["stacks"][space][1:]]
+    code, _, err = run(capsys, monkeypatch, ["apply"], {"state": state, "actions": []})
+    assert code == 2
+    assert f"stacks.{space}[0]" in err
+
+
 def test_legal_lists_the_actions_of_a_state(capsys, monkeypatch):
     code, out, _ = run(capsys, monkeypatch, ["legal"], start())
     listed = json.loads(out)
