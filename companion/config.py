@@ -108,7 +108,7 @@ class WebConfig:
     host: str = "0.0.0.0"
     port: int = 8080
     public_url: str = ""
-    threads: int = 16
+    threads: int = 32
 
 
 @dataclass(frozen=True)
@@ -494,7 +494,7 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         host=_str(w, "web", "host", "0.0.0.0"),
         port=_int(w, "web", "port", 8080, 0, 65535),
         public_url=_str(w, "web", "public_url", ""),
-        threads=_int(w, "web", "threads", 16, 16, 256),
+        threads=_int(w, "web", "threads", 32, 16, 256),
     )
     if not web.host:
         raise ConfigError("web.host: must not be empty (0.0.0.0 = every interface)")

@@ -44,13 +44,18 @@ EXIT_ILLEGAL = 3
 def _read_json(stream: TextIO) -> object:
     """The JSON document on ``stream``.
 
-    :raises FormatError: the text is not JSON.
+    :raises FormatError: the text is not JSON, is nested deeper than the parser's recursion
+        limit, or holds an integer too long to read.
     """
     text = stream.read()
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError("input", f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise FormatError("input", "JSON nested too deep") from None
+    except ValueError as exc:  # an integer longer than Python reads (sys.set_int_max_str_digits)
+        raise FormatError("input", f"unreadable JSON value ({str(exc)[:60]})") from None
 
 
 def _print(data: object) -> None:
@@ -63,6 +68,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
         raise FormatError("input", 'expected {"state": …, "actions": […]}')
     if "state" not in data:
         raise FormatError("state", "missing")
+    for key in data:
+        if key not in ("state", "actions"):
+            raise FormatError(str(key)[:40], 'unknown key (expected "state" and "actions")')
     state = load_state(data["state"])
     raw = data.get("actions")
     if not isinstance(raw, list):

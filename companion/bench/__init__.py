@@ -8,7 +8,19 @@ from __future__ import annotations
 import importlib
 import sys
 
-AREAS = ("rules", "tracking", "vision", "render", "hardware", "web", "e2e", "restart", "views")
+AREAS = (
+    "rules",
+    "tracking",
+    "vision",
+    "render",
+    "hardware",
+    "web",
+    "phones",
+    "fuzz",
+    "e2e",
+    "restart",
+    "views",
+)
 
 
 def main(argv: list[str]) -> int:

@@ -344,7 +344,8 @@ def load_state(data: Any) -> GameState:
             raise FormatError(where, "space numbers are integers") from None
         as_int(s, where, 1, length)
         ids = as_list(lst, where)
-        for j, tid in enumerate(ids):
+        for j, raw_id in enumerate(ids):
+            tid = as_str(raw_id, f"{where}[{j}]")
             if tid not in tb.tower_index:
                 raise FormatError(f"{where}[{j}]", f"unknown tower {tid!r}")
             if tid in seen:

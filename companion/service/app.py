@@ -47,7 +47,8 @@ from companion.service.vision import build_vision, overlay_jpeg
 from companion.vision.detector import Detector
 from companion.vision.profile import ProfileError
 from companion.vision.profile_setup import build_profile
-from companion.vision.sources import open_source
+from companion.vision.session_pace import PacedSessionSource
+from companion.vision.sources import SessionSource, open_source
 from companion.vision.stability import StabilityGate
 from companion.web.app import create_app
 from companion.web.server import BackgroundServer, base_url, print_join_codes
@@ -231,6 +232,10 @@ class Companion:
             spec = f"picamera2:{self.config.camera.width}x{self.config.camera.height}"
         try:
             source = open_source(spec)
+            if isinstance(source, SessionSource):
+                # a recording plays like a camera: at its pace, each frame held until the next
+                source.close()
+                source = PacedSessionSource(source.path)
         except ValueError as exc:
             raise StartError(f"camera.source: {exc}") from None
         vision = build_vision(self.config.calibration, self.heartbeats, self.say, spec)

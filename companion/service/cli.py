@@ -10,7 +10,9 @@
     ``companion.vision.sources``), the observations, dice, answers and committed actions.
 ``companion replay DIR [--json]``
     Runs a recorded session through the detector and tracker again and compares with what was
-    recorded; exit code 0 when identical, 1 when not.
+    recorded; exit code 0 when the commits and the final state are the same (the last line says
+    IDENTICAL, or "inputs only, detector not re-run" when frames or calibration were not
+    recorded), 1 when not.
 """
 
 from __future__ import annotations

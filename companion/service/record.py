@@ -14,6 +14,9 @@ A recording folder::
                      profile), so a replay detects with exactly the same inputs
     inputs.jsonl     every input of the service in order:
                      {"n": 7, "kind": "observation", "frame": 212, "payload": {...}}
+                     ("frame" is the index in frames.jsonl of the stored frame on which the
+                     gate reported this reading; the payload's own "frame" is the frame of
+                     the reading itself, earlier in the same still period)
                      {"n": 8, "kind": "dice", "payload": {"rolls": [4], "used": 4, ...}}
                      {"n": 9, "kind": "done"} / "undo" /
                      {"n": 10, "kind": "command", "audience": {...}, "payload": {...}}
@@ -27,8 +30,11 @@ fresh tracker. A recording of every frame (``companion record --all-frames --png
 source repeated is stored once) goes through detector and stability gate in order, exactly as it
 did live, so the replay must be identical; a recording of the stable frames only re-reads each
 of them (the live gate had voted over the whole still period, so a reading may differ — reported
-per input). Then every input goes in the recorded order through the tracker, and the committed
-actions and the final state — hidden wizards included — are compared with the recording.
+per input, and the tracker then gets the new reading; an equal reading keeps the confidences of
+the still period). Without stored frames or calibration only the inputs are replayed, and the
+verdict says so ("inputs only, detector not re-run") instead of IDENTICAL. Then every input
+goes in the recorded order through the tracker, and the committed actions and the final state
+— hidden wizards included — are compared with the recording.
 """
 
 from __future__ import annotations
@@ -97,6 +103,8 @@ class Recorder:
         self._lock = threading.Lock()
         self._n = 0
         self._current: dict[int, int] = {}
+        # reading's frame -> index of the stored frame on which the gate reported it
+        self._stored_at: dict[int, int] = {}
         self.frames = 0
         self.inputs = 0
         self.commits = 0
@@ -169,6 +177,10 @@ class Recorder:
         if obs is not None:
             extra["observation"] = obs.to_json()
         with self._lock:
+            if obs is not None:
+                if len(self._stored_at) > 64:  # readings never posted (service stopping)
+                    self._stored_at.clear()
+                self._stored_at[obs.frame] = frame.index
             session = self._session()
             if self.all_frames and frame.image is self._last_image and self._last_file:
                 # the source repeated the very same frame (the simulated table over a still
@@ -195,7 +207,8 @@ class Recorder:
             self._current[id(item)] = self._n
             line: dict[str, Any] = {"n": self._n, "kind": item.kind}
             if isinstance(item, ObservationInput):
-                line["frame"] = item.observation.frame
+                seen = item.observation.frame
+                line["frame"] = self._stored_at.pop(seen, seen)
             payload = payload_json(item)
             if payload is not None:
                 line["payload"] = payload
@@ -251,6 +264,8 @@ class ReplayResult:
 
     inputs: int = 0
     frames_detected: int = 0
+    readings: int = 0  # observation inputs
+    readings_detected: int = 0  # of them, read again by the detector from their stored frame
     readings_differing: list[int] = field(default_factory=list)  # input numbers
     commits_recorded: int = 0
     commits_replayed: int = 0
@@ -258,6 +273,24 @@ class ReplayResult:
     final_state_equal: bool = False  # the tracker's best state after the last input
     final_hidden: list[list[object]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def detector_rerun(self) -> bool:
+        """Every recorded reading was made again by the detector from its stored frame."""
+        return self.readings_detected == self.readings
+
+    @property
+    def verdict(self) -> str:
+        """``IDENTICAL``, ``DIFFERENT``, or ``SAME COMMITS (inputs only, detector not re-run …)``
+        when the recorded readings were fed as they are."""
+        if not self.identical:
+            return "DIFFERENT"
+        if self.detector_rerun:
+            return "IDENTICAL"
+        return (
+            "SAME COMMITS (inputs only, detector not re-run on "
+            f"{self.readings - self.readings_detected} of {self.readings} readings)"
+        )
 
     @property
     def identical(self) -> bool:
@@ -271,11 +304,14 @@ class ReplayResult:
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["identical"] = self.identical
+        d["detector_rerun"] = self.detector_rerun
+        d["verdict"] = self.verdict
         return d
 
     def text(self) -> str:
         lines = [
-            f"inputs replayed: {self.inputs}; frames detected again: {self.frames_detected}",
+            f"inputs replayed: {self.inputs}; frames detected again: {self.frames_detected}; "
+            f"readings made again by the detector: {self.readings_detected} of {self.readings}",
             f"readings that differ from the recording: {len(self.readings_differing)}"
             + (f" (inputs {self.readings_differing[:10]})" if self.readings_differing else ""),
             f"committed actions: recorded {self.commits_recorded}, replayed "
@@ -283,7 +319,7 @@ class ReplayResult:
             f"{len(self.commit_mismatches)}",
             f"final state (incl. hidden wizards) equal: {self.final_state_equal}",
             *self.notes,
-            "IDENTICAL" if self.identical else "DIFFERENT",
+            self.verdict,
         ]
         return "\n".join(lines)
 
@@ -373,11 +409,16 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
     results = {r["n"]: r for r in _read_jsonl(path / "results.jsonl")}
     result = ReplayResult()
     frames: dict[int, dict[str, Any]] = {}
+    by_reading: dict[int, dict[str, Any]] = {}  # a reading's own frame -> its stored frame
     detector = None
     emitted: list[Observation] | None = None
     if detect and (path / "frames.jsonl").exists():
         entries = _read_jsonl(path / "frames.jsonl")
         frames = {int(e["index"]): e for e in entries}
+        for e in entries:
+            seen = e.get("observation")
+            if isinstance(seen, dict) and isinstance(seen.get("frame"), int):
+                by_reading.setdefault(seen["frame"], e)
         detector = _detector_from(path, result)
         if detector is not None and header.get("all_frames"):
             # every frame was recorded: run detector and stability gate over all of them, in
@@ -394,20 +435,26 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
             match kind:
                 case "observation":
                     obs = Observation.from_json(payload)
-                    entry = frames.get(int(line.get("frame", -1)))
+                    result.readings += 1
+                    # recordings made before inputs named the stored frame name the reading's
+                    entry = frames.get(int(line.get("frame", -1))) or by_reading.get(obs.frame)
                     if emitted is not None:
                         again = emitted.pop(0) if emitted else None
                         if again is None or reading_of(again) != reading_of(obs):
                             result.readings_differing.append(n)
                         if again is not None:
+                            result.readings_detected += 1
                             obs = again
                     elif detector is not None and entry is not None:
                         again = _detect_again(detector, path, entry, obs)
                         result.frames_detected += 1
+                        result.readings_detected += 1
                         if again is None or reading_of(again) != reading_of(obs):
                             result.readings_differing.append(n)
-                        if again is not None:
-                            obs = again
+                            if again is not None:
+                                obs = again  # the tracker sees what the detector reads now
+                        # an equal reading keeps its recorded confidences: they came from the
+                        # whole still period, of which one frame is stored
                     update = tracker.observe(obs)
                 case "dice":
                     update = tracker.dice(payload["rolls"], payload.get("dice_allowed", 1))

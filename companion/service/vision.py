@@ -32,7 +32,8 @@ def build_vision(
     geometry: BoardGeometry | None = None,
     profile: ColourProfile | None = None,
 ) -> tuple[Detector, StabilityGate] | None:
-    """``(detector, gate)`` from the configured calibration files (or the objects given).
+    """``(detector, gate)`` from the configured calibration files (or the objects given); a
+    ``session:PATH`` recording's own calibration files stand in for those not configured.
 
     Returns None — and reports the ``detector`` heartbeat with the reason — when a calibration
     file is missing or unusable; the camera still runs (the host page shows the frame for
@@ -41,7 +42,16 @@ def build_vision(
     :param say: prints a line on the terminal (what to calibrate).
     """
     hb = heartbeats
+    recorded = _recorded_calibration(source_spec)
     try:
+        if geometry is None and not cal.board and "geometry" in recorded:
+            geometry = BoardGeometry.load(recorded["geometry"])
+        if camera_model is None and not cal.camera and "camera" in recorded:
+            camera_model = CameraModel.load(recorded["camera"])
+        if profile is None and not cal.profile and "profile" in recorded:
+            profile = ColourProfile.load(recorded["profile"])
+        if recorded:
+            say("vision: the recording's calibration (" + ", ".join(sorted(recorded)) + ")")
         if geometry is None:
             geometry = BoardGeometry.load(cal.board) if cal.board else BoardGeometry.default()
         uncalibrated: list[str] = []
@@ -82,6 +92,17 @@ CAMERA_PROFILES = {
     "usb": "webcam-1280x720.yml",
 }
 """Nominal camera files (``calibration/cameras``) used until a camera is calibrated."""
+
+
+def _recorded_calibration(source_spec: str) -> dict[str, Path]:
+    """The calibration files a ``session:PATH`` recording of ``companion record`` holds
+    (``camera``, ``geometry``, ``profile`` -> file): a recording is detected as it was."""
+    kind, _, rest = source_spec.partition(":")
+    if kind.strip().lower() != "session" or not rest:
+        return {}
+    folder = Path(rest)
+    found = {name: folder / f"{name}.json" for name in ("camera", "geometry", "profile")}
+    return {name: path for name, path in found.items() if path.is_file()}
 
 
 def _nominal_camera_file(source_spec: str) -> Path | None:

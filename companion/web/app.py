@@ -47,6 +47,13 @@ from companion.web.service import (
     CommandError,
     TableService,
 )
+from companion.web.streams import (
+    StreamRegistry,
+    StreamsFull,
+    client_gone,
+    stream_capacity,
+    waitress_probe,
+)
 from companion.web.validate import (
     MAX_BODY_BYTES,
     MAX_DEPTH,
@@ -70,9 +77,13 @@ REVOKED = (
 """The 401 answer to a join cookie the host revoked."""
 
 DEFAULTS: Mapping[str, object] = {
-    "SSE_HEARTBEAT_S": 15.0,
+    "SSE_HEARTBEAT_S": 5.0,
     "SSE_MAX_S": 0.0,  # 0 = an event stream stays open until the client leaves
-    "SSE_MAX_STREAMS": 12,  # open streams at most; keep below the waitress threads (16)
+    "SSE_MAX_STREAMS": 0,  # open streams at most; 0 = the waitress threads less REQUEST_THREADS
+    "SSE_CHECK_S": 1.0,  # a stream looks for a closed or stalled client this often
+    "SSE_WRITE_TIMEOUT_S": 10.0,  # bytes unsent this long: the client is gone or stalled
+    "SSE_MIN_AGE_S": 10.0,  # a stream this young keeps its slot when all are taken
+    "SSE_EVICTED_RETRY_S": 20.0,  # an evicted page polls this long before streaming again
     "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
     "MAX_JSON_DEPTH": MAX_DEPTH,
     "PUBLIC_URL": "",
@@ -400,43 +411,79 @@ def sse_message(version: int, data: str) -> str:
     return f"id: {version}\nevent: snapshot\ndata: {data}\n\n"
 
 
+TAB_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _stream_key(audience: Audience) -> tuple[tuple[str, str, str], str]:
+    """``((device, audience, tab), device)`` of an event stream request: the device is the
+    browser's CSRF cookie ("" without one: no per-device limit), the tab the page's own id (a
+    stream without one replaces no other).
+
+    :raises ApiError: 400 for a ``tab`` that is not 1-32 letters, digits, ``_`` or ``-``.
+    """
+    tab = request.args.get("tab", "")
+    if len(tab) > 32 or not set(tab) <= TAB_CHARS:
+        raise ApiError("tab: 1-32 letters, digits, '_' or '-'", 400)
+    cookie = request.cookies.get(CSRF_COOKIE, "")[:64]
+    owner = f"c:{cookie}" if cookie else f"a:{request.remote_addr or ''}"
+    page = tab or f"~{secrets.token_hex(6)}"
+    return (owner, f"{audience.role}:{audience.colour or ''}", page), cookie
+
+
 @bp.get("/events")
 def events() -> Response:
     audience = _audience(request.args.get("as"))
+    key, device = _stream_key(audience)
     svc = _service()
-    heartbeat = float(current_app.config["SSE_HEARTBEAT_S"])
-    max_s = float(current_app.config["SSE_MAX_S"])
+    cfg = current_app.config
+    heartbeat = float(cfg["SSE_HEARTBEAT_S"])
+    max_s = float(cfg["SSE_MAX_S"])
+    write_timeout = float(cfg["SSE_WRITE_TIMEOUT_S"])
+    check_s = min(heartbeat, float(cfg["SSE_CHECK_S"]))
+    evicted_retry_s = float(cfg["SSE_EVICTED_RETRY_S"])
 
     stopping: threading.Event = current_app.extensions["companion.stopping"]
-    slots: threading.BoundedSemaphore = current_app.extensions["companion.stream_slots"]
-    if not slots.acquire(blocking=False):
+    streams: StreamRegistry = current_app.extensions["companion.streams"]
+    gone = client_gone(request.environ)
+    try:
+        slot = streams.open(key, device, waitress_probe(request.environ))
+    except StreamsFull:
         # every stream holds a waitress thread: refuse rather than starve the other requests
-        raise ApiError("too many open pages: this one polls instead", 503)
+        raise ApiError("too many open pages: this one polls and tries again", 503) from None
 
     cache: dict[Audience, tuple[int, str]] = current_app.extensions["companion.json_cache"]
 
     def stream() -> Iterator[str]:
         started = last_beat = time.monotonic()
-        # a (re)connect always gets the full current snapshot, whatever Last-Event-ID says
-        seen, data = _snapshot_json(audience, svc, cache)
-        yield "retry: 1000\n" + sse_message(seen, data)
-        while not max_s or time.monotonic() - started < max_s:
-            now = svc.wait_for_change(seen, heartbeat)
-            if stopping.is_set():
-                return
-            if now == seen:
-                if time.monotonic() - last_beat >= heartbeat * 0.9:
-                    last_beat = time.monotonic()
-                    yield ": heartbeat\n\n"
-                else:
-                    stopping.wait(0.2)  # woken without a change (service closing): no busy loop
-                continue
+        try:
+            # a (re)connect always gets the full current snapshot, whatever Last-Event-ID says
             seen, data = _snapshot_json(audience, svc, cache)
-            last_beat = time.monotonic()
-            yield sse_message(seen, data)
+            yield "retry: 1000\n" + sse_message(seen, data)
+            while not max_s or time.monotonic() - started < max_s:
+                waited = time.monotonic()
+                now = svc.wait_for_change(seen, check_s)
+                if stopping.is_set() or slot.ended.is_set():
+                    if slot.reason == "evicted":
+                        yield f'event: evicted\ndata: {{"retry_s": {evicted_retry_s}}}\n\n'
+                    return
+                t = time.monotonic()
+                if gone() or slot.stalled(t, write_timeout):
+                    return  # the phone left, or stopped reading: give its slot back now
+                if now == seen:
+                    if t - last_beat >= heartbeat * 0.9:
+                        last_beat = t
+                        yield ": heartbeat\n\n"
+                    elif t - waited < check_s * 0.5:
+                        stopping.wait(0.2)  # woken without a change (service closing): no busy loop
+                    continue
+                seen, data = _snapshot_json(audience, svc, cache)
+                last_beat = time.monotonic()
+                yield sse_message(seen, data)
+        finally:
+            streams.close(slot)
 
     resp = Response(stream(), mimetype="text/event-stream")
-    resp.call_on_close(slots.release)
+    resp.call_on_close(lambda: streams.close(slot))
     resp.headers["Cache-Control"] = "no-store"
     resp.headers["X-Accel-Buffering"] = "no"
     return resp
@@ -490,8 +537,9 @@ def create_app(config: Mapping[str, object] | None, service: TableService) -> Fl
     app.extensions["companion.service"] = service
     app.extensions["companion.stopping"] = threading.Event()  # set: event streams end
     app.extensions["companion.json_cache"] = {}
-    app.extensions["companion.stream_slots"] = threading.BoundedSemaphore(
-        int(app.config["SSE_MAX_STREAMS"])
+    max_streams = int(app.config["SSE_MAX_STREAMS"])
+    app.extensions["companion.streams"] = StreamRegistry(
+        max_streams or stream_capacity(16), min_age_s=float(app.config["SSE_MIN_AGE_S"])
     )
     app.register_blueprint(bp)
     app.after_request(_secure_headers)

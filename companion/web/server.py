@@ -1,8 +1,8 @@
 """Serving the phone pages: waitress in production and tests, join codes in the terminal.
 
 Each open page holds one Server-Sent Events stream, which occupies one waitress worker thread
-while it is open; :data:`MIN_THREADS` keeps enough threads for a full table of phones plus the
-ordinary requests.
+while it is open; all threads but :data:`~companion.web.streams.REQUEST_THREADS` may hold
+streams (:func:`fit_streams`), and :data:`MIN_THREADS` keeps enough for a full table of phones.
 """
 
 from __future__ import annotations
@@ -27,6 +27,24 @@ def _threads(threads: int) -> int:
     return threads
 
 
+LOOKAHEAD = 1
+"""Requests waitress reads ahead on a connection while one runs: it keeps reading, so a phone
+that closes its page is seen at once and its event stream's thread is freed
+(``channel_request_lookahead``)."""
+
+
+def fit_streams(app: Flask, threads: int) -> None:
+    """Bound the app's open event streams by the waitress ``threads``: ``SSE_MAX_STREAMS`` when
+    set (and smaller), else :func:`~companion.web.streams.stream_capacity` of the threads."""
+    from companion.web.streams import StreamRegistry, stream_capacity
+
+    registry = app.extensions.get("companion.streams")
+    if isinstance(registry, StreamRegistry):
+        configured = int(app.config.get("SSE_MAX_STREAMS") or 0)
+        fit = stream_capacity(threads)
+        registry.capacity = min(configured, fit) if configured else fit
+
+
 def serve(app: Flask, host: str = "0.0.0.0", port: int = 8080, threads: int = MIN_THREADS) -> None:
     """Serve ``app`` with waitress until interrupted (blocks).
 
@@ -37,7 +55,15 @@ def serve(app: Flask, host: str = "0.0.0.0", port: int = 8080, threads: int = MI
     """
     import waitress
 
-    waitress.serve(app, host=host, port=port, threads=_threads(threads), ident="companion")
+    fit_streams(app, _threads(threads))
+    waitress.serve(
+        app,
+        host=host,
+        port=port,
+        threads=threads,
+        ident="companion",
+        channel_request_lookahead=LOOKAHEAD,
+    )
 
 
 class _Listening(Protocol):
@@ -63,8 +89,14 @@ class BackgroundServer:
     ) -> None:
         import waitress
 
+        fit_streams(app, _threads(threads))
         self._server: _Listening = waitress.create_server(
-            app, host=host, port=port, threads=_threads(threads), ident="companion"
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="companion",
+            channel_request_lookahead=LOOKAHEAD,
         )
         self._app = app
         # the server's own socket map (waitress keeps one per server): listener and connections
@@ -92,6 +124,9 @@ class BackgroundServer:
         stopping = self._app.extensions.get("companion.stopping")
         if stopping is not None:
             stopping.set()
+        streams = self._app.extensions.get("companion.streams")
+        if streams is not None:
+            streams.end_all()
         dispatcher = getattr(self._server, "task_dispatcher", None)
         if dispatcher is not None:
             dispatcher.shutdown(cancel_pending=True, timeout=timeout_s)

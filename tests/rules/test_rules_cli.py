@@ -115,6 +115,38 @@ def test_apply_refuses_text_that_is_not_json(capsys, monkeypatch):
     assert "not JSON" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"state": 1, "actions": [' + "[" * 100_000 + "]" * 100_000 + "]}", "nested too deep"),
+        ('{"state": ' + "7" * 5000 + ', "actions": []}', "unreadable JSON value"),
+    ],
+    ids=["100000-deep array", "5000-digit integer"],
+)
+def test_apply_refuses_json_the_parser_cannot_read(capsys, monkeypatch, text, says):
+    # found by `companion bench fuzz --kind rules-apply`: both ended in a traceback
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert companion(["rules", "apply"]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_apply_refuses_an_unknown_top_level_key(capsys, monkeypatch):
+    # found by `companion bench fuzz --kind rules-apply --seed 2`: the key was ignored (exit 0)
+    code, out, err = run(capsys, monkeypatch, ["apply"], {"state": start(), "actions": [], "x": 1})
+    assert code == 2 and out == ""
+    assert "x: unknown key" in err
+
+
+def test_apply_refuses_a_tower_id_that_is_not_text(capsys, monkeypatch):
+    # found by `companion bench fuzz --kind rules-apply --seed 3`: a TypeError traceback
+    state = start()
+    space = next(k for k, ids in state["stacks"].items() if ids)
+    state["stacks"][space] = [{"id": 1}, *state["stacks"][space][1:]]
+    code, _, err = run(capsys, monkeypatch, ["apply"], {"state": state, "actions": []})
+    assert code == 2
+    assert f"stacks.{space}[0]" in err
+
+
 def test_legal_lists_the_actions_of_a_state(capsys, monkeypatch):
     code, out, _ = run(capsys, monkeypatch, ["legal"], start())
     listed = json.loads(out)

@@ -165,8 +165,7 @@ def test_session_round_trip_is_exact_with_png(tmp_path):
         "size": [64, 48],
         "stable": False,
     }
-    with open_source(f"session:{tmp_path / 's'}") as src:
-        assert isinstance(src, SessionSource)
+    with SessionSource(tmp_path / "s") as src:
         replay = list(src)
         assert src.status.kind == "ended"
     assert [(f.index, f.time_s) for f in replay] == [(f.index, f.time_s) for f in frames]

@@ -215,3 +215,36 @@ def test_pages_without_a_join_link_say_how_to_sign_in(
         assert crashes == []
     finally:
         ctx.close()
+
+
+def test_a_page_left_polling_goes_back_to_a_stream_when_a_slot_frees(browser: Any) -> None:
+    import http.client
+
+    svc = FakeTableService(seed=22)
+    svc.load(trapped_position(), memory_aid="own")
+    app = create_app({"SSE_MAX_STREAMS": 1, "SSE_MIN_AGE_S": 600.0, "SSE_CHECK_S": 0.2}, svc)
+    srv = BackgroundServer(app, "127.0.0.1", 0).start()
+    other = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+    other.request("GET", "/events?tab=other", headers={"Cookie": "wt_csrf=another-phone"})
+    held = other.getresponse()  # another phone holds the only slot
+    assert held.status == 200
+    ctx = browser.new_context(viewport=PHONE)
+    pg = ctx.new_page()
+    crashes: list[str] = []
+    pg.on("pageerror", lambda exc: crashes.append(str(exc)))
+    try:
+        pg.goto(srv.url + "/")
+        wait_version(pg, svc.version, 5000)  # the refused page polls meanwhile
+        assert pg.locator("#conn").inner_text() == "polling"
+        held.close()
+        other.close()  # that phone leaves: its slot is free within a check
+        pg.wait_for_function(
+            "() => document.getElementById('conn').textContent === 'live'", timeout=6000
+        )
+        svc.step()
+        wait_version(pg, svc.version, 1000)  # a change arrives by the stream, not a 1.5 s poll
+        assert crashes == []
+    finally:
+        ctx.close()
+        svc.close()
+        srv.close()

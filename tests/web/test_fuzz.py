@@ -177,3 +177,68 @@ def test_malformed_bodies_never_break_any_post_endpoint(
         assert svc.version == version and everything(svc) == before
     else:  # a cut-off or odd body may still be a valid command
         assert answer["ok"] is True
+
+
+# ------------------------------------------------------------------------------------------
+# query strings, headers and cookies on every GET route
+
+GET_ROUTES = [
+    "/",
+    "/me",
+    "/host",
+    "/api/state",
+    "/events",
+    "/api/layout",
+    "/api/setup-choices",
+    "/api/qr",
+    "/camera.jpg",
+    "/healthz",
+]
+odd_text = st.text(max_size=40) | st.sampled_from(["", "public", "player", "host", "-1", "1e999"])
+
+
+@pytest.fixture(scope="module")
+def get_app(table: tuple[FakeTableService, dict[str, FlaskClient]]) -> Any:
+    return create_app(TEST_CONFIG, table[0])
+
+
+@settings(
+    max_examples=200,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    route=st.sampled_from(GET_ROUTES),
+    query=st.dictionaries(
+        st.sampled_from(["as", "tab", "length", "special"]) | st.text(max_size=8),
+        odd_text,
+        max_size=3,
+    ),
+    cookie=st.sampled_from(["wt_host", "wt_player", "wt_csrf"]),
+    cookie_value=st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=80),
+    header=st.sampled_from(["If-None-Match", "Origin", "Sec-Fetch-Site", "Last-Event-ID"]),
+    header_value=st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=80),
+)
+def test_odd_queries_headers_and_cookies_never_break_a_page(
+    table: tuple[FakeTableService, dict[str, FlaskClient]],
+    get_app: Any,
+    route: str,
+    query: dict[str, str],
+    cookie: str,
+    cookie_value: str,
+    header: str,
+    header_value: str,
+) -> None:
+    svc, _ = table
+    client = get_app.test_client()
+    client.set_cookie(cookie, cookie_value)
+    before = everything(svc)
+    resp = client.get(route, query_string=query, headers={header: header_value})
+    status = resp.status_code
+    resp.close()
+    assert status < 500
+    as_ = query.get("as", "public")
+    if route in ("/api/state", "/events") and as_ not in ("", "public", "player", "host"):
+        assert status == 400  # an audience that is not one is refused, never taken as public
+    assert everything(svc) == before

@@ -224,15 +224,38 @@ def test_create_app_refuses_something_that_is_not_a_service() -> None:
 
 
 def test_event_streams_are_capped_and_the_slot_is_freed(service: FakeTableService) -> None:
-    app = create_app({**TEST_CONFIG, "SSE_MAX_STREAMS": 2}, service)
+    app = create_app({**TEST_CONFIG, "SSE_MAX_STREAMS": 2, "SSE_MIN_AGE_S": 60.0}, service)
     c = app.test_client()
-    first = c.get("/events")
-    second = c.get("/events")
-    third = c.get("/events")
+    first = c.get("/events?tab=a")
+    second = c.get("/events?tab=b")
+    third = c.get("/events?tab=c")
     assert (first.status_code, second.status_code, third.status_code) == (200, 200, 503)
-    assert "polls instead" in third.get_json()["error"]
+    assert "polls and tries again" in third.get_json()["error"]
     first.close()  # the phone went away
-    fourth = c.get("/events")
+    fourth = c.get("/events?tab=c")
     assert fourth.status_code == 200
     for resp in (second, fourth):
+        resp.close()
+
+
+def test_a_reconnecting_page_replaces_its_own_stream(service: FakeTableService) -> None:
+    app = create_app({**TEST_CONFIG, "SSE_MAX_STREAMS": 1, "SSE_MIN_AGE_S": 60.0}, service)
+    c = app.test_client()
+    first = c.get("/events?tab=mine")
+    again = c.get("/events?tab=mine")  # the same page reconnects: no 503, the old one ends
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert len(app.extensions["companion.streams"]) == 1
+    assert c.get("/events?tab=bad%20tab").status_code == 400
+    for resp in (first, again):
+        resp.close()
+
+
+def test_streams_without_a_page_id_replace_no_other(service: FakeTableService) -> None:
+    # a client that is no page of ours (a script, an old cached page): each stream is its own
+    app = create_app({**TEST_CONFIG, "SSE_MAX_STREAMS": 8, "SSE_MIN_AGE_S": 60.0}, service)
+    c = app.test_client()
+    streams = [c.get("/events") for _ in range(6)]  # one address, no cookie: no device limit
+    assert [r.status_code for r in streams] == [200] * 6
+    assert len(app.extensions["companion.streams"]) == 6
+    for resp in streams:
         resp.close()

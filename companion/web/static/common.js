@@ -88,15 +88,24 @@ const WT = (() => {
   }
 
   /* Live snapshots: Server-Sent Events first; polling /api/state with an ETag while the
-     event stream is down. onSnapshot(snap) gets every newer snapshot (a snapshot of another
-     epoch is newer whatever its version: the companion restarted without its last version),
+     event stream is down, and back to a stream as soon as the server has a slot again. Polling
+     always fetches the latest snapshot, so a page converges to the current state whatever it
+     missed in between. onSnapshot(snap) gets every newer snapshot (a snapshot of another
+     epoch is newer whatever its version: the companion restarted without its last version);
      onStatus(kind, text) gets "live" | "poll" | "down" | "auth". */
+  const RETRY_MS = 2000;       // first wait before streaming again after a refusal
+  const RETRY_MAX_MS = 30000;  // longest wait between attempts
   function connect(as, onSnapshot, onStatus) {
     let version = -1;
     let epoch = null;
     let etag = null;
     let pollTimer = null;
+    let retryTimer = null;
+    let retryMs = RETRY_MS;
     let es = null;
+    let signedOut = false;
+    // this page's own id: a reconnect of this page replaces its old stream on the server
+    const tab = Math.random().toString(36).slice(2, 12) || "tab";
 
     function deliver(snap) {
       if (!snap || typeof snap.version !== "number") return;
@@ -112,11 +121,13 @@ const WT = (() => {
         const headers = etag ? { "If-None-Match": etag } : {};
         const resp = await fetch(`/api/state?as=${encodeURIComponent(as)}`,
           { headers, cache: "no-store", credentials: "same-origin" });
-        if (resp.status === 304) { onStatus("poll"); return; }
+        if (resp.status === 304) { onStatus(es && es.readyState === 1 ? "live" : "poll"); return; }
         if (resp.status === 401) {
           const data = await resp.json().catch(() => ({}));
           onStatus("auth", data.error || "not signed in");
+          signedOut = true;
           stopPolling();
+          if (es) es.close();
           return;
         }
         if (!resp.ok) { onStatus("down", `server answered ${resp.status}`); return; }
@@ -129,22 +140,45 @@ const WT = (() => {
     }
 
     function startPolling() {
-      if (pollTimer) return;
+      if (pollTimer || signedOut) return;
       pollOnce();
       pollTimer = setInterval(pollOnce, POLL_MS);
     }
     function stopPolling() { if (pollTimer) { clearInterval(pollTimer); pollTimer = null; } }
 
-    if (typeof EventSource === "undefined") { startPolling(); return; }
-    es = new EventSource(`/events?as=${encodeURIComponent(as)}`);
-    es.addEventListener("snapshot", (ev) => {
-      try { deliver(JSON.parse(ev.data)); } catch (err) { /* a torn message: wait for the next */ }
-    });
-    es.onopen = () => { stopPolling(); onStatus("live"); };
-    es.onerror = () => {
-      // the browser retries by itself; meanwhile (and if it gives up) poll
+    /* The stream is closed for good (refused with 503, or its slot given to a new phone):
+       poll meanwhile and open a new stream after `ms` (with jitter, so pages do not all come
+       back at once); each refusal doubles the wait up to RETRY_MAX_MS. */
+    function retryLater(ms) {
+      if (es) es.close();
       startPolling();
-    };
+      if (retryTimer || signedOut) return;
+      const wait = ms * (0.75 + Math.random() * 0.5);
+      retryTimer = setTimeout(() => { retryTimer = null; openStream(); }, wait);
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+    }
+
+    function openStream() {
+      if (signedOut) return;
+      es = new EventSource(`/events?as=${encodeURIComponent(as)}&tab=${tab}`);
+      es.addEventListener("snapshot", (ev) => {
+        try { deliver(JSON.parse(ev.data)); } catch (err) { /* a torn message: wait for the next */ }
+      });
+      es.addEventListener("evicted", (ev) => {
+        let s = 20;
+        try { s = Number(JSON.parse(ev.data).retry_s) || s; } catch (err) { /* keep 20 s */ }
+        retryLater(s * 1000);
+      });
+      es.onopen = () => { stopPolling(); retryMs = RETRY_MS; onStatus("live"); };
+      es.onerror = () => {
+        // the browser retries by itself unless the answer was not a stream (readyState 2)
+        if (es.readyState === 2) retryLater(retryMs);
+        else startPolling();
+      };
+    }
+
+    if (typeof EventSource === "undefined") { startPolling(); return { refresh: pollOnce }; }
+    openStream();
     return { refresh: pollOnce };
   }
 
