@@ -146,7 +146,8 @@ class Companion:
             self.service.on_result = self.recorder.on_result
         if self.table is not None:
             self.service.on_new_game = self.table.restart
-            self.table.start()
+            if self.service.settings.game == "wandering-towers":
+                self.table.start()  # a restored pack game needs no simulated camera
         else:
             self._start_camera_pipeline()
         self._start_service_thread()

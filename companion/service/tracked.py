@@ -142,7 +142,9 @@ class TrackedDriver:
     @property
     def state(self) -> GameState:
         """The tracked best state (what the pages show)."""
-        return self._published.state
+        state = self._published.state
+        assert state is not None  # the tracker always publishes a state
+        return state
 
     def _set_health(self, line: str) -> None:
         p = self._published

@@ -431,6 +431,12 @@ class SimulatedTable:
         start it with those settings (next seed). Runs on the service thread.
 
         :returns: the settings with the spells the players laid out (the game to track)."""
+        if settings.game != "wandering-towers":
+            # another game is played with the buttons and phones: the simulated players of the
+            # Wandering Towers clear the table and wait (their camera stops)
+            self.stop_pipeline()
+            self.cursor = None
+            return settings
         self.settings = settings
         self.seed += 1
         self.stop_pipeline()

@@ -81,12 +81,15 @@ def build_snapshot(
     reports: Sequence[Mapping[str, object]],
     camera: str,
     host: Mapping[str, object] | None = None,
+    pack: Mapping[str, object] | None = None,
 ) -> Snapshot:
     """The snapshot JSON for one audience (:class:`companion.web.service.Snapshot`).
 
     :param state: the game state (``GameState``) or None before a game is set up; shown through
         :func:`companion.rules.view.audience_view` with ``memory_aid``.
     :param host: the host page's extra section (settings, calibration, …); only the host gets it.
+    :param pack: a game pack's view for this audience (made by the pack, docs/architecture.md
+        "Game packs"); the snapshot then has a ``pack`` key.
     """
     state_json = None
     if state is not None:
@@ -108,4 +111,6 @@ def build_snapshot(
     }
     if audience.role == "host" and host is not None:
         snap["host"] = dict(host)
+    if pack is not None:
+        snap["pack"] = dict(pack)
     return snap
