@@ -110,11 +110,12 @@ class PackDriver:
         restored = self._restore(path, heartbeats) if restore else None
         if restored is not None:
             settings, journal, history = restored
+            self.pack = self._pack(settings.game)
             self.restored = True
         else:
-            pack = self._pack(settings.game)
+            self.pack = self._pack(settings.game)
             try:
-                first = pack.new_game(settings.pack, settings.colours, self._rng)
+                first = self.pack.new_game(settings.pack, settings.colours, self._rng)
             except PackError as exc:
                 raise CommandError(f"setup.{exc}") from None
             TrackedDriver._archive(path)
@@ -126,10 +127,9 @@ class PackDriver:
             _write_json_atomic(_meta_path(path), settings.to_json())
             history = [first]
         self._settings = settings
-        self.pack = self._pack(settings.game)
         self.journal = journal
         self._history: list[Game] = history
-        self._health = "ok: played with the buttons and the phones (no camera)"
+        self._health = f"{self.pack.title}: played with the buttons and the phones (no camera)"
         self._published = self._publish()
 
     @staticmethod
@@ -290,17 +290,21 @@ def replay_pack(journal: Journal) -> list[Game]:
 # choosing the driver and the settings
 
 
-def saved_game(config: Config) -> str | None:
-    """The pack whose game the journal keeps, or None (no journal, or the tracker's)."""
+def saved_pack(config: Config) -> GameSettings | None:
+    """The settings of the pack game the journal keeps, or None (no journal, the tracker's, or
+    unreadable settings)."""
     path = config.data.journal_path()
     if not path.exists():
         return None
     try:
         with Journal(path, snapshot_every=0) as journal:
             start = journal.last("pack_start")
-    except (JournalError, sqlite3.Error, ValueError):
+        if start is None:
+            return None
+        settings = GameSettings.from_json(start.payload["settings"])
+    except (*RESTORE_ERRORS, json.JSONDecodeError):
         return None
-    return None if start is None else str(start.payload.get("game"))
+    return settings if settings.game in PACKS else None
 
 
 def game_driver(
@@ -310,16 +314,15 @@ def game_driver(
     rng: random.Random | None = None,
 ) -> GameDriver:
     """The service's driver factory: continue the game in the journal (a pack's or the
-    tracker's) when ``restore``, otherwise start ``settings.game``.
+    tracker's) when ``restore``, otherwise start ``settings.game``. A pack journal that cannot
+    be replayed is kept aside and the same pack starts afresh (as the tracker's does).
 
     :raises CommandError: the settings are refused (400).
     """
     config, heartbeats = service.config, service.heartbeats
-    if restore and saved_game(config) in PACKS:
-        driver = PackDriver(config, heartbeats, settings, restore=True, rng=rng)
-        if driver.restored:
-            return driver
-        driver.close()
+    saved = saved_pack(config) if restore else None
+    if saved is not None:
+        return PackDriver(config, heartbeats, saved, restore=True, rng=rng)
     if settings.game == WANDERING_TOWERS:
         return TrackedDriver(config, heartbeats, settings, restore=restore)
     return PackDriver(config, heartbeats, settings, restore=False, rng=rng)

@@ -58,7 +58,7 @@ class SiegePack:
     """The siege race (seed S2) for the companion (see the module doc)."""
 
     name = "siege"
-    title = "攻城奇策 (siege race)"
+    title = "Siege race (攻城奇策)"
     dice_profile = "siege-2d6"
     players = (2, MAX_PLAYERS)
 

@@ -28,11 +28,11 @@ const PACKS = (() => {
 
   function who(colour) { return el("span", {}, chip(colour), " ", cap(colour)); }
 
-  // ------------------------------------------------------------------ 攻城奇策 (siege race)
+  // ------------------------------------------------------------------ siege race (seed S2)
   function siege(v, box, snap) {
     const mine = me(snap);
     const can = (p) => role === "host" || mine === p;
-    $("pack-title").textContent = `攻城奇策 · round ${v.round} · ${v.rules} rules`;
+    $("pack-title").textContent = `Siege race · round ${v.round} · ${v.rules} rules`;
     const roll = v.roll;
     box.append(el("div", { class: "row", id: "siege-roll" }, roll
       ? [el("span", { class: "big", "data-sum": roll.sum }, `${roll.faces[0]} + ${roll.faces[1]} = ${roll.sum}`),
