@@ -26,8 +26,15 @@ class PackTable:
     :param seed: seeds the packs' chance and the dice button.
     """
 
-    def __init__(self, data: Path, seed: int = 7, *, threaded: bool = False, web: bool = False,
-                 panel: bool = False) -> None:
+    def __init__(
+        self,
+        data: Path,
+        seed: int = 7,
+        *,
+        threaded: bool = False,
+        web: bool = False,
+        panel: bool = False,
+    ) -> None:
         self.config: Config = sim_config(data)
         self.svc = CompanionService(
             self.config, driver_factory=functools.partial(game_driver, rng=random.Random(seed))
@@ -49,8 +56,9 @@ class PackTable:
         self.server: BackgroundServer | None = None
         self.url = ""
         if web:
-            self.server = BackgroundServer(create_app({"SSE_HEARTBEAT_S": 1.0}, self.svc),
-                                           "127.0.0.1", 0).start()
+            self.server = BackgroundServer(
+                create_app({"SSE_HEARTBEAT_S": 1.0}, self.svc), "127.0.0.1", 0
+            ).start()
             self.url = self.server.url
 
     def send(self, cmd: Mapping[str, Any], audience: Audience | None = None) -> Any:

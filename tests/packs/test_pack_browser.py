@@ -15,8 +15,15 @@ from tests.packs.table import PackTable
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PHONE = {"width": 412, "height": 915}
 
 pytestmark = [
@@ -124,8 +131,10 @@ def test_siege_round_dice_and_tokens(table: PackTable, phones: Phones) -> None:
     host.click("#roll")  # 2d6 through the virtual panel
     pages[first].wait_for_selector("#siege-roll [data-armies]", timeout=8000)
     roll = table.view()["roll"]
-    assert roll["armies"] == {2: 1, 3: 1, 4: 4, 5: 2, 6: 3, 7: 2, 8: 3, 9: 3, 10: 4, 11: 1,
-                              12: 2}[roll["sum"]]
+    assert (
+        roll["armies"]
+        == {2: 1, 3: 1, 4: 4, 5: 2, 6: 3, 7: 2, 8: 3, 9: 3, 10: 4, 11: 1, 12: 2}[roll["sum"]]
+    )
     pages[first].click("[data-place='barrier']")  # a giant barrier: 3 of 15
     pages[first].wait_for_selector("[data-token='barrier'] [data-count='12']")
     shot(pages[first], "siege-2-phone-called-rolled")
@@ -194,8 +203,10 @@ def test_wizwar_hit_points_turn_and_d4(table: PackTable, phones: Phones) -> None
     phone.wait_for_selector("[data-obstacle-hp='15']")
     host.click("#roll")  # the d4 for a random direction
     phone.wait_for_selector("#wizwar-d4", timeout=8000)
-    answer = phone.evaluate("() => WT.post('player', {command: 'pack', action: 'set_hp', "
-                            f"args: {{wizard: '{target}', hp: -3}}}})")
+    answer = phone.evaluate(
+        "() => WT.post('player', {command: 'pack', action: 'set_hp', "
+        f"args: {{wizard: '{target}', hp: -3}}}})"
+    )
     assert answer["status"] == 400 and "hp" in answer["error"]
     shot(phone, "wizwar-2-phone-turn")
     phone.click("#wizwar-done")
