@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-AREAS = ("rules", "tracking", "vision", "render", "hardware", "web", "e2e")
+AREAS = ("rules", "tracking", "vision", "render", "hardware", "web", "e2e", "packs")
 
 
 def main(argv: list[str]) -> int:
