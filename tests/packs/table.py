@@ -13,6 +13,7 @@ from typing import Any
 from companion.config import Config
 from companion.hardware import Hardware, create_hardware
 from companion.service.core import CompanionService
+from companion.service.heartbeat import Heartbeats
 from companion.service.packs import game_driver
 from companion.sim.testing import sim_config
 from companion.web import BackgroundServer, create_app
@@ -36,8 +37,13 @@ class PackTable:
         panel: bool = False,
     ) -> None:
         self.config: Config = sim_config(data)
+        heartbeats = Heartbeats(stale_s=3600.0)
+        for part in ("camera", "detector", "web"):  # no camera in these games
+            heartbeats.beat(part, "not needed")
         self.svc = CompanionService(
-            self.config, driver_factory=functools.partial(game_driver, rng=random.Random(seed))
+            self.config,
+            heartbeats,
+            driver_factory=functools.partial(game_driver, rng=random.Random(seed)),
         )
         self.hw: Hardware | None = None
         if panel:

@@ -158,6 +158,7 @@ def test_princess_declaration_to_scoring_sheet(table: PackTable, phones: Phones)
         blue.fill(f"[data-card='{i}']", str(v))
     blue.click("#princess-declare")
     blue.wait_for_selector("#princess-last[data-steps='9']")
+    shot(blue, "princess-2-phone-declared-9")
     blue.click("#princess-end")
     red.wait_for_selector("#princess-declare")
     red.fill("[data-card='0']", "4")
@@ -181,8 +182,8 @@ def test_princess_declaration_to_scoring_sheet(table: PackTable, phones: Phones)
     sheet = {r["player"]: r for r in table.view()["sheet"]}
     assert sheet["blue"]["track"] == 10 + table.view()["goal_scores"]["blue"] - 10
     assert sheet["blue"]["majority"] == 3  # 2 players: only the most, 3 points (G3-SCORE-3)
-    shot(blue, "princess-2-phone-sheet")
-    shot(host, "princess-3-host-sheet")
+    shot(blue, "princess-3-phone-sheet")
+    shot(host, "princess-4-host-sheet")
 
 
 def test_wizwar_hit_points_turn_and_d4(table: PackTable, phones: Phones) -> None:

@@ -151,15 +151,12 @@ class SiegePack:
             raise PackConflict("action", "G2-ROUND-1", "the deployment cards are being picked")
         ending = g["current"]
         own_turn(g, ending, who, "G2-TURN-3")
-        lines = [f"{ending} ended the turn"]
+        lines = [f"{ending} ended the turn: discard down to {HAND_LIMIT} cards (G2-TURN-3)"]
         hand = command.get("hand")
         if hand is not None:
-            n = arg_int(command, "hand", "G2-TURN-3", 0, 75)
-            discard = cards_to_discard(n)
+            discard = cards_to_discard(arg_int(command, "hand", "G2-TURN-3", 0, 75))
             if discard:
-                lines.append(
-                    f"{ending}: discard {discard} card(s) to keep {HAND_LIMIT} (G2-TURN-3)"
-                )
+                lines.append(f"{ending}: discard {discard} card(s) to keep {HAND_LIMIT}")
         g["roll"] = None
         if g["rules"] == "simple":
             g["current"] = next_player(g["players"], ending)
