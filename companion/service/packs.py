@@ -225,9 +225,10 @@ class PackDriver:
             faces = list(raw[-1])
         try:
             return self._carry_out({"action": "dice", "faces": faces}, Who("host"))
-        except CommandError as exc:
+        except CommandError as exc:  # a game without dice, or one that is over
             shown = " + ".join(map(str, faces))
-            return [f"dice: {shown} (not used: {exc.message})"]
+            why = "no dice in this game" if exc.status == 400 else exc.message
+            return [f"dice: {shown} (not used: {why})"]
 
     def end_turn(self) -> list[str]:
         return ["DONE", *self._carry_out({"action": "end_turn"}, Who("host"))]
