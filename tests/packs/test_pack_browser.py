@@ -214,3 +214,8 @@ def test_wizwar_hit_points_turn_and_d4(table: PackTable, phones: Phones) -> None
     host.wait_for_selector(f"[data-led='seat-{target}'].on")
     shot(host, "wizwar-3-host-next-turn")
     assert table.view()["current"] == target
+    public = phones.open(f"{table.url}/")  # the table page: everybody's view, no controls
+    public.wait_for_selector(f"#wizwar-hp [data-wizard='{target}'] [data-hp='14']")
+    assert public.locator("#pack button").count() == 0
+    assert public.locator("#board").is_hidden()  # the Wandering Towers' board steps aside
+    shot(public, "wizwar-4-table-page")

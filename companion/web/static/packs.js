@@ -79,7 +79,7 @@ const PACKS = (() => {
       const n = kind === "barrier" ? 3 : 1;
       tokens.append(el("tr", { "data-token": kind }, el("td", {}, cap(kind)),
         el("td", { "data-count": v.supply[kind] }, `${v.supply[kind]} / ${v.box[kind]}`),
-        el("td", {},
+        role === "public" ? null : el("td", {},
           button(kind === "barrier" ? "giant barrier (3)" : "place", { "data-place": kind },
             () => send("token", { token: kind, op: "take", n }, `${cap(kind)} placed`)),
           " ",
@@ -209,7 +209,7 @@ const PACKS = (() => {
         el("td", {}, who(p), v.rests[p] ? el("span", { class: "reminder" }, ` resting ${v.rests[p]}`) : null),
         el("td", {}, el("span", { class: out ? "hp out" : "hp", "data-hp": v.hp[p] }, out ? "OUT" : `${v.hp[p]} / ${v.max_hp}`)));
       const acts = el("td", {});
-      if (!out && v.phase === "play") {
+      if (!out && v.phase === "play" && role !== "public") {
         for (const n of [1, 2, 3, 5]) {
           acts.append(button(`−${n}`, { "data-damage": n }, () => send("damage", { wizard: p, amount: n }, `${cap(p)} −${n}`)), " ");
         }
@@ -247,9 +247,9 @@ const PACKS = (() => {
       for (const o of v.obstacles) {
         obs.append(el("div", { class: "row", "data-obstacle": o.id }, `${cap(o.kind)} #${o.id}: `,
           el("strong", { "data-obstacle-hp": o.hp }, `${o.hp} HP`),
-          ...[1, 5].map((n) => button(`−${n}`, {}, () => send("obstacle_damage", { id: o.id, amount: n }, `${o.kind} −${n}`)))));
+          ...(role === "public" ? [] : [1, 5]).map((n) => button(`−${n}`, {}, () => send("obstacle_damage", { id: o.id, amount: n }, `${o.kind} −${n}`)))));
       }
-      obs.append(el("div", { class: "row" }, "Attack a:", ...Object.entries(v.obstacle_hp).map(([k, hp]) =>
+      if (role !== "public") obs.append(el("div", { class: "row" }, "Attack a:", ...Object.entries(v.obstacle_hp).map(([k, hp]) =>
         button(`${k} (${hp})`, { "data-add-obstacle": k }, () => send("obstacle", { kind: k }, `${cap(k)} tracked`)))));
       box.append(el("h3", {}, "Walls, doors, thornbushes (G4-HP-1)"), obs);
       if (role === "host") box.append(winnerRow(v.players.filter((p) => !v.out.includes(p)), "wizard", "Two treasures home: "));
