@@ -271,6 +271,8 @@ const PACKS = (() => {
     drawnFor = key;
     const box = clear($("pack-body"));
     box.dataset.game = v.game;
+    const heading = document.querySelector("body[data-page='table'] header.top h1");
+    if (heading) heading.textContent = "Table";  // the game's name is the section's title
     (DRAW[v.game] || (() => box.append(el("p", {}, `unknown game ${v.game}`))))(v, box, snap);
   }
 
