@@ -265,14 +265,14 @@ const PACKS = (() => {
     const section = $("pack");
     if (!section) return;
     section.classList.toggle("hidden", !v);
+    const heading = document.querySelector("body[data-page='table'] header.top h1");
+    if (heading) heading.textContent = v ? "Table" : "Wandering Towers";  // a pack names itself
     if (!v) { drawnFor = null; return; }
     const key = JSON.stringify(v);
     if (key === drawnFor) return;  // keep what is being typed while only the LEDs change
     drawnFor = key;
     const box = clear($("pack-body"));
     box.dataset.game = v.game;
-    const heading = document.querySelector("body[data-page='table'] header.top h1");
-    if (heading) heading.textContent = "Table";  // the game's name is the section's title
     (DRAW[v.game] || (() => box.append(el("p", {}, `unknown game ${v.game}`))))(v, box, snap);
   }
 
