@@ -45,7 +45,10 @@ from companion.tracking import Tracker, TrackerUpdate
 INPUT_KINDS: frozenset[str] = frozenset(
     {"observation", "dice", "end_turn", "answer", "undo", "correct"}
 )
-RECORD_KINDS: frozenset[str] = INPUT_KINDS | {"start", "commit", "snapshot", "page"}
+PACK_KINDS: frozenset[str] = frozenset({"pack_start", "pack_input", "pack_undo"})
+"""Records of a game pack's journal (``companion.service.packs``): its first position, each
+command as carried out (chance already drawn), and an undo."""
+RECORD_KINDS: frozenset[str] = INPUT_KINDS | {"start", "commit", "snapshot", "page"} | PACK_KINDS
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (

@@ -20,6 +20,7 @@ AREAS = (
     "e2e",
     "restart",
     "views",
+    "packs",
 )
 
 

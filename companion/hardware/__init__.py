@@ -119,6 +119,17 @@ class Hardware:
         :raises companion.hardware.dice.DiceError: a roll is under way, or no such mode."""
         self.runner.call(lambda t: self.machine.select_mode(t, dice_allowed))
 
+    def set_profile(self, name: str) -> None:
+        """Use the dice of another game (a key of :data:`.dice.PROFILES`); no change when it
+        is the one in use.
+
+        :raises ValueError: unknown profile. :raises DiceError: a roll is under way."""
+        profile = PROFILES.get(name)
+        if profile is None:
+            raise ValueError(f"dice profile {name!r} unknown; known: {sorted(PROFILES)}")
+        if self.machine.profile != profile:
+            self.runner.call(lambda t: self.machine.set_profile(t, profile))
+
     def keep(self) -> None:
         """Keep the face shown. :raises DiceError: nothing to keep."""
         self.runner.call(self.machine.keep)

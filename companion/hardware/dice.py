@@ -467,6 +467,21 @@ class DiceMachine:
         self.rolls = []
         return out
 
+    def set_profile(self, t: float, profile: DiceProfile) -> list[HardwareEvent]:
+        """Change the game's dice (another game was set up): the pips go dark and a picked
+        mode is dropped.
+
+        :raises DiceError: a roll is under way (its result belongs to the old game)."""
+        out = self.tick(t)
+        if self.state in (DiceState.ROLLING, DiceState.CHOOSING):
+            raise DiceError("a roll is under way: keep it before changing the game")
+        self._before_down = None  # a command settles the state
+        self.profile = profile
+        self.state, self.preset, self.mode, self.count = DiceState.IDLE, None, None, 0
+        self.rolls, self.dice_faces, self.face = [], [], BLANK
+        self.last_result = None
+        return out
+
     def cancel(self, t: float) -> list[HardwareEvent]:
         """Forget a mode picked (by presses or phone) before the first roll.
 

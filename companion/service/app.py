@@ -157,7 +157,8 @@ class Companion:
             self.heartbeats.beat("web", "not served (pipeline only)")
         if self.table is not None:
             self.service.on_new_game = self.table.restart
-            self.table.start()
+            if self.service.settings.game == "wandering-towers":
+                self.table.start()  # a restored pack game needs no simulated camera
         else:
             self._start_camera_pipeline()
         self._start_supervisor()

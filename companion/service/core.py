@@ -55,6 +55,7 @@ from companion.service.inputs import (
 )
 from companion.service.journal_check import JournalDamage
 from companion.service.memory import IdleCollector
+from companion.service.packs import dice_profile, game_driver, settings_from_command
 from companion.service.pagememory import VERSION_BLOCK, PageMemory
 from companion.service.tracked import JournalRefused, TrackedDriver
 from companion.tracking import TrackerUpdate
@@ -109,7 +110,8 @@ class CompanionService(PageMemory):
 
     :param config: the validated :class:`~companion.config.Config`.
     :param heartbeats: shared heartbeat record.
-    :param driver_factory: builds the game driver for a new game (:func:`tracked_driver`).
+    :param driver_factory: builds the game driver for a new game (default
+        :func:`companion.service.packs.game_driver`: the tracker, or a game pack).
     :param clock: monotonic seconds.
     """
 
@@ -118,7 +120,7 @@ class CompanionService(PageMemory):
         config: Config,
         heartbeats: Heartbeats | None = None,
         *,
-        driver_factory: DriverFactory = tracked_driver,
+        driver_factory: DriverFactory = game_driver,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
@@ -342,6 +344,8 @@ class CompanionService(PageMemory):
         if self.hardware is not None:
             try:
                 self.hardware.set_seats(list(driver.settings.colours))
+                default = self.config.hardware.profile
+                self.hardware.set_profile(dice_profile(driver.settings, default))
             except HARDWARE_ERRORS as exc:
                 self.heartbeats.trouble("hardware", f"seats: {exc}")
             self._update_leds()
@@ -549,10 +553,9 @@ class CompanionService(PageMemory):
         published = self._published
         if hw is None or published is None:
             return
-        state = published.state
         try:
-            hw.show_player(int(state.turn.player) if not state.over else None)
-            hw.set_attention(published.question is not None)
+            hw.show_player(published.seat)
+            hw.set_attention(published.attention)
         except HARDWARE_ERRORS as exc:
             self.heartbeats.trouble("hardware", f"LEDs: {exc}")
 
@@ -571,7 +574,7 @@ class CompanionService(PageMemory):
             case "setup":
                 if audience.role != "host":
                     raise CommandError("only the host sets up a game", 403)
-                settings = GameSettings.from_command(cmd, self._settings)
+                settings = settings_from_command(cmd, self._settings)
                 if self.on_new_game is not None:
                     # a simulated table lays the game out first and says what it laid (the
                     # spells it drew when the host left them to the rules)
@@ -669,6 +672,9 @@ class CompanionService(PageMemory):
             reports=self._reports,
             camera=self._camera_status,
             host=host,
+            pack=published.pack.view_for(audience)
+            if published is not None and published.pack is not None
+            else None,
         )
 
     # ------------------------------------------------------------------------------------------

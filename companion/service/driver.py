@@ -75,20 +75,55 @@ def _int(value: object) -> int:
 
 
 @dataclass(frozen=True)
+class PackShown:
+    """What a game pack shows (docs/architecture.md, "Game packs"): its ``game`` name, the view
+    of every audience (``"public"``, ``"host"``, ``"player:<colour>"``; JSON made by the pack
+    itself, so a phone never receives what its player may not see), the lit seat (index into
+    the seated colours, None = none) and the "look at your phone" LED."""
+
+    game: str
+    views: Mapping[str, Mapping[str, object]]
+    seat: int | None
+    attention: bool
+
+    def view_for(self, audience: Audience) -> Mapping[str, object] | None:
+        """The view ``audience`` may see (a player of another game's seating: the public one)."""
+        if audience.role == "player":
+            return self.views.get(f"player:{audience.colour}", self.views.get("public"))
+        return self.views.get(audience.role)
+
+
+@dataclass(frozen=True)
 class PublishedGame:
     """What a driver shows after an input (the pages render it).
 
     :param state: the tracked best state (R-... positions, hidden wizards included; the web
-        layer shows it through ``companion.rules.view``).
+        layer shows it through ``companion.rules.view``); None for a game pack.
     :param question: the open question, or None.
     :param health_line: ``"ok"``, ``"waiting for a still board"``, ``"observation refused: …"``.
     :param phase: ``"playing"`` or ``"over"``.
+    :param pack: what a game pack shows (None for the tracked Wandering Towers).
     """
 
-    state: GameState
+    state: GameState | None
     question: QuestionView | None
     health_line: str
     phase: Literal["playing", "over"]
+    pack: PackShown | None = None
+
+    @property
+    def seat(self) -> int | None:
+        """The seat whose LED is lit: the player on turn (R-TURN-1), or the pack's choice."""
+        if self.pack is not None:
+            return self.pack.seat
+        if self.state is None or self.state.over:
+            return None
+        return int(self.state.turn.player)
+
+    @property
+    def attention(self) -> bool:
+        """Blink "look at your phone": a question waits, or the pack asks for it."""
+        return self.question is not None or (self.pack is not None and self.pack.attention)
 
 
 class GameDriver(Protocol):

@@ -46,6 +46,11 @@ class GameSettings:
     """The spell tiles on the table; None = as the rules say (R-SETUP-4; drawn by the players
     with the magic tower or the master variant, which the tracker cannot know: then it uses
     the rules core's default draw)."""
+    game: str = "wandering-towers"
+    """Which game (``companion.packs.registry.GAMES``); the others are played with the buttons
+    and the phones (``companion.service.packs``)."""
+    pack: Mapping[str, Any] = field(default_factory=dict)
+    """The checked settings of a pack game (its ``PackGame.settings``); empty for this game."""
 
     @classmethod
     def from_config(cls, game: GameConfig) -> GameSettings:
@@ -68,7 +73,10 @@ class GameSettings:
         :raises KeyError, TypeError, ValueError: a field is missing or of the wrong type.
         """
         spells = data.get("spells")
+        game = str(data.get("game", "wandering-towers"))
         return cls(
+            game=game,
+            pack=dict(data.get("pack") or {}),
             players=int(data["players"]),
             colours=tuple(data["colours"]),
             variant=str(data["variant"]),
@@ -108,7 +116,13 @@ class GameSettings:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """JSON of the settings; ``game`` and ``pack`` only for a pack game (the Wandering
+        Towers' settings read as before)."""
+        pack: dict[str, Any] = {}
+        if self.game != "wandering-towers":
+            pack = {"game": self.game, "pack": dict(self.pack)}
         return {
+            **pack,
             "players": self.players,
             "colours": list(self.colours),
             "variant": self.variant,

@@ -90,7 +90,46 @@ def _settings_from_start(tracker: Tracker, config: Config) -> GameSettings:
     )
 
 
-class TrackedDriver:
+class JournalMemory:
+    """What the pages keep across a restart, in a driver's journal (the
+    :class:`~companion.service.driver.TableMemory` part of every driver: the tracker's and a
+    game pack's)."""
+
+    journal: Journal
+    damage: JournalDamage | None
+
+    def recall(self) -> dict[str, Any]:
+        """What the journal keeps for the pages: ``tokens`` (``host``, ``players``), ``epoch``,
+        ``version``, ``revoked``, and the ``page`` records (log ``lines``, ``report``,
+        ``dice``) oldest first; empty for a new game."""
+        j = self.journal
+        out: dict[str, Any] = {}
+        for key in ("tokens", "epoch", "version", "revoked"):
+            try:
+                out[key] = j.get_meta(key)
+            except RESTORE_ERRORS:
+                out[key] = None
+        try:
+            out["page"] = [r.payload for r in j.recent("page", PAGE_MEMORY)]
+        except RESTORE_ERRORS:
+            out["page"] = []
+        return out
+
+    def keep(self, key: str, value: object) -> None:
+        """Keep a page setting (tokens, epoch, version, revoked) in the journal."""
+        self.journal.set_meta(key, value)
+
+    def remember(self, entry: Mapping[str, object]) -> None:
+        """Journal what the pages showed beside the game (``lines``, ``report``, ``dice``)."""
+        self.journal.append("page", dict(entry))
+
+    def accept_damage(self) -> None:
+        """The host took note of the salvaged journal: stop reporting it."""
+        self.damage = None
+        self.journal.set_meta("damage", None)
+
+
+class TrackedDriver(JournalMemory):
     """Tracker + journal for one game (see the module doc).
 
     :param config: the companion's configuration (``data.journal_path()``).
@@ -223,55 +262,11 @@ class TrackedDriver:
         return settings, tracker, journal
 
     def _archive(self, path: Path) -> None:
-        """Move an old journal aside for a new game: ``<journal>.<n>``, or when it is damaged
-        ``<journal>.damaged-<n>`` (named in :attr:`kept_damaged`)."""
-        if not path.is_file():
-            return
-        if check_journal(path):
-            target = kept_name(path)
-            keep_damaged(path, target)
-            self.kept_damaged = str(target)
-            return
-        n = 1
-        while path.with_name(f"{path.name}.{n}").exists():
-            n += 1
-        target = path.with_name(f"{path.name}.{n}")
-        for suffix in ("", "-wal", "-shm"):
-            src = path.with_name(path.name + suffix)
-            if src.is_file():
-                os.replace(src, target.with_name(target.name + suffix))
-
-    # -- what the pages keep across a restart (TableMemory) ----------------------------------
-
-    def recall(self) -> dict[str, Any]:
-        """What the journal keeps for the pages: ``tokens`` (``host``, ``players``), ``epoch``,
-        ``version``, ``revoked``, and the ``page`` records (log ``lines``, ``report``,
-        ``dice``) oldest first; empty for a new game."""
-        j = self.journal
-        out: dict[str, Any] = {}
-        for key in ("tokens", "epoch", "version", "revoked"):
-            try:
-                out[key] = j.get_meta(key)
-            except RESTORE_ERRORS:
-                out[key] = None
-        try:
-            out["page"] = [r.payload for r in j.recent("page", PAGE_MEMORY)]
-        except RESTORE_ERRORS:
-            out["page"] = []
-        return out
-
-    def keep(self, key: str, value: object) -> None:
-        """Keep a page setting (tokens, epoch, version, revoked) in the journal."""
-        self.journal.set_meta(key, value)
-
-    def remember(self, entry: Mapping[str, object]) -> None:
-        """Journal what the pages showed beside the game (``lines``, ``report``, ``dice``)."""
-        self.journal.append("page", dict(entry))
-
-    def accept_damage(self) -> None:
-        """The host took note of the salvaged journal: stop reporting it."""
-        self.damage = None
-        self.journal.set_meta("damage", None)
+        """Move an old journal aside for a new game (:func:`archive_journal`); a damaged one's
+        new name is kept in :attr:`kept_damaged`."""
+        kept = archive_journal(path)
+        if kept is not None:
+            self.kept_damaged = kept
 
     def close(self) -> None:
         self.journal.close()
@@ -293,7 +288,9 @@ class TrackedDriver:
     @property
     def state(self) -> GameState:
         """The tracked best state (what the pages show)."""
-        return self._published.state
+        state = self._published.state
+        assert state is not None  # the tracker always publishes a state
+        return state
 
     def _set_health(self, line: str) -> None:
         p = self._published
@@ -447,3 +444,24 @@ class TrackedDriver:
         truth: the simulated table and tests)."""
         groups = self.tracker.question_candidates()
         return {str(i): list(states) for i, states in enumerate(groups)}
+
+
+def archive_journal(path: Path) -> str | None:
+    """Move an old journal aside for a new game: ``<journal>.<n>``, or when it is damaged
+    ``<journal>.damaged-<n>``; returns the damaged journal's new path, else None. Nothing
+    but a file at ``path`` is moved (a directory there is left alone)."""
+    if not path.is_file():
+        return None
+    if check_journal(path):
+        target = kept_name(path)
+        keep_damaged(path, target)
+        return str(target)
+    n = 1
+    while path.with_name(f"{path.name}.{n}").exists():
+        n += 1
+    target = path.with_name(f"{path.name}.{n}")
+    for suffix in ("", "-wal", "-shm"):
+        src = path.with_name(path.name + suffix)
+        if src.is_file():
+            os.replace(src, target.with_name(target.name + suffix))
+    return None

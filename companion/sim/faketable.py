@@ -625,6 +625,9 @@ class FakeTableService(SeatTokens):
         self._log.append("board calibrated")
         return "board markers found"
 
+    def _cmd_pack(self, command: Command, audience: Audience) -> str:
+        raise CommandError("pack: the fake table plays no game pack", 409)
+
     def _cmd_calibrate_profile(self, command: Command, audience: Audience) -> str:
         self._need_game()
         self._calibration["profile"] = "sampled from the setup position"

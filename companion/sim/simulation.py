@@ -382,6 +382,12 @@ class SimulatedTable:
     def check(self) -> None:
         """Called every couple of seconds: the simulated players answer open questions and
         start the next game after the last one ended."""
+        game = self.c.service.settings.game
+        if self.cursor is None and game != "wandering-towers":
+            # a game pack is played with the buttons and phones: the idle camera is fine
+            for part in ("camera", "detector"):
+                self.c.heartbeats.beat(part, f"not needed: {game} is played without the camera")
+            return
         if self.answer_questions:
             self.answer_open_question()
         cursor = self.cursor
@@ -431,6 +437,12 @@ class SimulatedTable:
         start it with those settings (next seed). Runs on the service thread.
 
         :returns: the settings with the spells the players laid out (the game to track)."""
+        if settings.game != "wandering-towers":
+            # another game is played with the buttons and phones: the simulated players of the
+            # Wandering Towers clear the table and wait (their camera stops)
+            self.stop_pipeline()
+            self.cursor = None
+            return settings
         self.settings = settings
         self.seed += 1
         self.stop_pipeline()

@@ -349,10 +349,12 @@ def api_layout() -> Response:
 @bp.get("/api/setup-choices")
 def api_setup_choices() -> Response:
     """What the host's new-game form offers (players, R-COMP-2 colours, variants, modules,
-    spells, memory-aid modes, OPEN options with their defaults); the same for every game."""
+    spells, memory-aid modes, OPEN options with their defaults; ``games``: the game packs'
+    setup steps); the same for every game."""
     from companion.web.gamesetup import setup_choices
+    from companion.web.packs import game_choices
 
-    resp = jsonify(setup_choices())
+    resp = jsonify({**setup_choices(), "games": game_choices()})
     resp.headers["Cache-Control"] = "max-age=3600"
     return resp
 

@@ -30,7 +30,8 @@ Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
      "host": {                             # only for Audience.host()
         "settings": {"players": 4, "colours": [...], "variant": "base", "teams": false,
                      "modules": [], "spells": None, "memory_aid": "own", "options": {}},
-        "calibration": {"board": "markers 0-3 found", ...}}   # optional, name -> status
+        "calibration": {"board": "markers 0-3 found", ...}},  # optional, name -> status
+     "pack": {"game": "siege", ...}        # only in a game pack: its view for this audience
     }
 
 The host's new-game form takes its choices from ``GET /api/setup-choices``
@@ -77,11 +78,15 @@ CommandName = Literal[
     "calibrate_reset",
     "reissue_tokens",
     "accept_journal",
+    "pack",
 ]
 """Every command name a page may send (``{"command": NAME, ...}``)."""
 
-PLAYER_COMMANDS: frozenset[CommandName] = frozenset({"answer", "report_spell", "report_page_card"})
-"""Commands a player's own page may send (answers addressed to that player, reports)."""
+PLAYER_COMMANDS: frozenset[CommandName] = frozenset(
+    {"answer", "report_spell", "report_page_card", "pack"}
+)
+"""Commands a player's own page may send (answers addressed to that player, reports, a game
+pack's commands: the pack decides what a player may do)."""
 
 HOST_COMMANDS: frozenset[CommandName] = frozenset(get_args(CommandName))
 """Commands the host page may send (everything a player may, plus setup and corrections)."""
@@ -130,6 +135,7 @@ class Snapshot(TypedDict):
     reports: list[Mapping[str, object]]
     camera: str
     host: NotRequired[dict[str, object]]
+    pack: NotRequired[dict[str, object]]
 
 
 class PartHealth(TypedDict):

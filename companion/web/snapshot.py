@@ -95,6 +95,7 @@ def build_snapshot(
     reports: Sequence[Mapping[str, object]],
     camera: str,
     host: Mapping[str, object] | None = None,
+    pack: Mapping[str, object] | None = None,
 ) -> Snapshot:
     """The snapshot JSON for one audience (:class:`companion.web.service.Snapshot`).
 
@@ -103,6 +104,8 @@ def build_snapshot(
     :param epoch: the pages' epoch: a page that sees another epoch takes the snapshot whatever
         its version (a restart that could not read the last version back).
     :param host: the host page's extra section (settings, calibration, …); only the host gets it.
+    :param pack: a game pack's view for this audience (made by the pack, docs/architecture.md
+        "Game packs"); the snapshot then has a ``pack`` key.
     """
     state_json = None
     if state is not None:
@@ -125,4 +128,6 @@ def build_snapshot(
     }
     if audience.role == "host" and host is not None:
         snap["host"] = dict(host)
+    if pack is not None:
+        snap["pack"] = dict(pack)
     return snap

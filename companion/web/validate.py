@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
+from companion.packs.registry import GAMES
 from companion.rules import BASE_SPELLS, COLOURS, DEFAULT_OPTIONS, EXPANSION_SPELLS, MODULES
 from companion.rules.observation import MAX_WIZARDS_ON_TOP, TOP_KINDS
 from companion.rules.view import MEMORY_AIDS
@@ -253,6 +254,45 @@ class RuleOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class PackArgs:
+    """A game pack's arguments: an object of name -> a whole number ``-1000..1000``,
+    true/false, a short string, or a list / object of those (one level down), at most
+    ``max_items`` entries each. Whether a value is right is the pack's call (it names the
+    field and the rule)."""
+
+    max_items: int = 16
+
+    def _scalar(self, value: object, path: str) -> None:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int):
+            WholeNumber(-MAX_OPTION_NUMBER, MAX_OPTION_NUMBER).check(value, path)
+            return
+        Text(max_len=MAX_TEXT).check(value, path)
+
+    def check(self, value: object, path: str, depth: int = 0) -> None:
+        if not isinstance(value, dict):
+            raise RequestError(f"{path}: expected an object of name -> value")
+        if len(value) > self.max_items:
+            raise RequestError(f"{path}: more than {self.max_items} entries")
+        for key, item in value.items():
+            where = f"{path}.{str(key)[:32]}"
+            Text(max_len=32).check(key, where)
+            if isinstance(item, dict) and depth < 1:
+                self.check(item, where, depth + 1)
+            elif isinstance(item, list) and depth < 1:
+                if len(item) > self.max_items:
+                    raise RequestError(f"{where}: more than {self.max_items} entries")
+                for entry in item:
+                    if isinstance(entry, dict) and depth < 1:
+                        self.check(entry, where, depth + 1)
+                    else:
+                        self._scalar(entry, where)
+            else:
+                self._scalar(item, where)
+
+
+@dataclass(frozen=True, slots=True)
 class Field:
     """One key of a command: its spec, whether it must be present, whether ``null`` is allowed."""
 
@@ -277,6 +317,8 @@ COMMAND_FIELDS: Mapping[CommandName, Mapping[str, Field]] = {
         "spells": Field(Names(SPELLS, len(SPELLS)), nullable=True),
         "memory_aid": Field(Text(choices=MEMORY_AIDS)),
         "options": Field(RuleOptions()),
+        "game": Field(Text(choices=GAMES)),  # a game pack, or the Wandering Towers (default)
+        "pack": Field(PackArgs()),  # the pack's own settings
     },
     "answer": {
         "question": Field(Text(), required=True),
@@ -304,6 +346,7 @@ COMMAND_FIELDS: Mapping[CommandName, Mapping[str, Field]] = {
     "calibrate_reset": _NOTHING,
     "reissue_tokens": {"who": Field(Text(choices=("players", "host", *COLOURS)), required=True)},
     "accept_journal": _NOTHING,
+    "pack": {"action": Field(Text(max_len=32), required=True), "args": Field(PackArgs())},
 }
 """Command name -> its fields (besides ``"command"``); a key not listed is refused."""
 

@@ -187,6 +187,12 @@
 
   $("setup-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    const game = $("s-game").value;
+    if (game !== "wandering-towers") {  // a game pack: packs.js collects its setup step
+      const r = await send(PACKS.setupCommand(game), "New game started");
+      if (r.ok) showTab("game");
+      return;
+    }
     const n = Number($("s-players").value);
     const colours = [...$("s-colours").querySelectorAll("select")].map((s) => s.value);
     const checked = (box) => [...box.querySelectorAll("input:checked")].map((i) => i.value);
@@ -303,6 +309,7 @@
     renderCalibration(snap);
     renderJournal(snap);
     buildReissue(snap);
+    PACKS.render(snap, "host");
     if (tab !== "setup") buildSetup(snap, false);
     if (snap.phase === "setup" && !snap.state && tab === "game" && !document.body.dataset.version) showTab("setup");
     document.body.dataset.version = String(snap.version);

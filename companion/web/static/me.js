@@ -70,6 +70,7 @@
     renderMine(snap);
     renderReports(snap);
     WT.renderQuestion(WT.$("question"), snap, (q) => q.to === me, answer);
+    PACKS.render(snap, "player");
     document.body.dataset.version = String(snap.version);
   }
 

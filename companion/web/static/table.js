@@ -10,6 +10,7 @@
     WT.renderPlayers(WT.$("players"), snap);
     WT.renderLog(WT.$("log"), snap);
     WT.renderQuestion(WT.$("question"), snap, () => false, () => {});
+    PACKS.render(snap, "public");
     document.body.dataset.version = String(snap.version);
   }
   WT.connect("public", show, (kind, text) => WT.showStatus(WT.$("conn"), kind, text));

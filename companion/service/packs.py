@@ -1,0 +1,376 @@
+"""Game packs in the running service: :class:`PackDriver` and the choice of driver.
+
+A pack game (``companion.packs``: the siege race, The Princess and Magic Tile, Wiz-War) is
+driven like the tracked Wandering Towers, through the :class:`~companion.service.driver.
+GameDriver` protocol, so the service, the pages, the LEDs and the buttons need no code of
+their own per game (docs/architecture.md, "Game packs"):
+
+* the game is **event-sourced** in the same SQLite journal as the tracker's (WAL,
+  ``synchronous=FULL``): a ``pack_start`` record holds the settings and the first position,
+  each command a ``pack_input`` record *as carried out* (what it left to chance already drawn,
+  :meth:`~companion.packs.base.PackGame.resolve`), an undo a ``pack_undo`` record. Every record
+  is on disk before the service publishes, so a restart — after a kill -9 too — replays the
+  journal to the same game;
+* a command the pack refuses raises :class:`~companion.web.service.CommandError` naming the
+  field (400, or 409 when refused now) and changes nothing, journal included;
+* the buttons: ROLL's result becomes the pack's ``dice`` command, DONE its ``end_turn``, UNDO
+  takes back the last command; the LEDs light the seat the pack names.
+
+:func:`game_driver` is the service's default driver factory: it continues the game kept in the
+journal, whichever game it is, or starts the game the settings name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import random
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from companion.config import Config
+from companion.journal import Journal, JournalError
+from companion.packs import PackError
+from companion.packs.base import SEAT_COLOURS, Game, PackConflict, PackGame, Who
+from companion.packs.registry import GAMES, PACKS, WANDERING_TOWERS, pack_for
+from companion.rules import GameState, Observation
+from companion.service.driver import DiceRoll, GameDriver, PackShown, PublishedGame, QuestionView
+from companion.service.game import GameSettings
+from companion.service.heartbeat import Heartbeats
+from companion.service.journal_check import JournalDamage
+from companion.service.tracked import JournalMemory, TrackedDriver, archive_journal
+from companion.tracking import TrackerUpdate
+from companion.web.service import Audience, CommandError, MemoryAid
+
+
+class ServiceParts(Protocol):
+    """What :func:`game_driver` needs of the service: its configuration and heartbeats."""
+
+    config: Config
+    heartbeats: Heartbeats
+
+
+log = logging.getLogger(__name__)
+
+RESTORE_ERRORS = (OSError, ValueError, KeyError, TypeError, JournalError, sqlite3.Error)
+"""What reading back a damaged pack journal can raise (then a new game starts; the old
+journal is kept aside)."""
+
+
+def _meta_path(journal_path: Path) -> Path:
+    return journal_path.with_name(journal_path.name + ".game.json")
+
+
+def _write_json_atomic(path: Path, data: object) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _who(audience: Audience) -> Who:
+    return Who(audience.role, audience.colour)
+
+
+def _refused(exc: PackError, action: str) -> CommandError:
+    """A pack's refusal as the web answers it: ``"<action>.<field>: <rule>: <why>"``."""
+    return CommandError(f"{action}.{exc}", 409 if isinstance(exc, PackConflict) else 400)
+
+
+class PackDriver(JournalMemory):
+    """One pack game with its journal (see the module doc). Implements ``GameDriver``.
+
+    :param config: the companion's configuration (``data.journal_path()``).
+    :param heartbeats: where a journal that cannot be restored is reported (``tracker``).
+    :param settings: the game's settings (``settings.game`` names the pack).
+    :param restore: continue the pack game in the journal (its own settings win).
+    :param rng: what decides chance (deployment cards, the start order); ``SystemRandom``
+        unless a test seeds it.
+    :raises CommandError: ``settings.game`` is not a pack, or ``restore`` finds no pack game.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        heartbeats: Heartbeats,
+        settings: GameSettings,
+        restore: bool = True,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._rng = rng if rng is not None else random.SystemRandom()
+        path = config.data.journal_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.journal_path = path
+        self.restored = False
+        restored = self._restore(path, heartbeats) if restore else None
+        if restored is not None:
+            settings, journal, history = restored
+            self.pack = self._pack(settings.game)
+            self.restored = True
+        else:
+            self.pack = self._pack(settings.game)
+            try:
+                first = self.pack.new_game(settings.pack, settings.colours, self._rng)
+            except PackError as exc:
+                raise CommandError(f"setup.{exc}") from None
+            archive_journal(path)
+            journal = Journal(path, snapshot_every=0)
+            journal.append(
+                "pack_start",
+                {"game": settings.game, "settings": settings.to_json(), "state": first},
+            )
+            _write_json_atomic(_meta_path(path), settings.to_json())
+            history = [first]
+        self._settings = settings
+        self.journal = journal
+        self.damage: JournalDamage | None = None
+        self._history: list[Game] = history
+        self._health = f"{self.pack.title}: played with the buttons and the phones (no camera)"
+        self._published = self._publish()
+
+    @staticmethod
+    def _pack(game: str) -> PackGame:
+        try:
+            return pack_for(game)
+        except PackError as exc:
+            raise CommandError(f"setup.{exc}") from None
+
+    @staticmethod
+    def _restore(
+        path: Path, heartbeats: Heartbeats
+    ) -> tuple[GameSettings, Journal, list[Game]] | None:
+        if not path.exists():
+            return None
+        journal: Journal | None = None
+        try:
+            journal = Journal(path, snapshot_every=0)
+            start = journal.last("pack_start")
+            if start is None:
+                journal.close()
+                return None
+            settings = GameSettings.from_json(start.payload["settings"])
+            return settings, journal, replay_pack(journal)
+        except RESTORE_ERRORS as exc:  # unreadable journal: keep it aside, start afresh
+            log.error("pack journal %s not restorable (%s); starting a new game", path, exc)
+            heartbeats.trouble("tracker", f"journal not restorable: {exc}")
+            if journal is not None:
+                journal.close()
+            return None
+
+    def close(self) -> None:
+        self.journal.close()
+
+    # -- outputs ------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> GameSettings:
+        return self._settings
+
+    @property
+    def published(self) -> PublishedGame:
+        return self._published
+
+    @property
+    def last_update(self) -> TrackerUpdate | None:
+        return None
+
+    @property
+    def game(self) -> Game:
+        """The pack's game now (its JSON)."""
+        return self._history[-1]
+
+    def _publish(self) -> PublishedGame:
+        game, pack = self.game, self.pack
+        views: dict[str, Mapping[str, object]] = {
+            "public": pack.view(game, Who("public")),
+            "host": pack.view(game, Who("host")),
+        }
+        for colour in self._settings.colours:
+            views[f"player:{colour}"] = pack.view(game, Who("player", colour))
+        leds = pack.leds(game)
+        shown = PackShown(self._settings.game, views, leds.seat, leds.attention)
+        over = pack.over(game)
+        return PublishedGame(None, None, self._health, "over" if over else "playing", shown)
+
+    # -- inputs (service thread) -------------------------------------------------------------
+
+    def _carry_out(self, command: Mapping[str, Any], who: Who) -> list[str]:
+        """Resolve, apply, journal, then publish; a refusal raises and changes nothing."""
+        action = str(command.get("action", "?"))[:24]
+        try:
+            resolved = self.pack.resolve(self.game, command, self._rng)
+            game, lines = self.pack.apply(self.game, resolved, who)
+        except PackError as exc:
+            raise _refused(exc, action) from None
+        by = {"role": who.role, "colour": who.colour}
+        self.journal.append("pack_input", {"command": resolved, "by": by})
+        self._history.append(game)
+        self._published = self._publish()
+        return lines
+
+    def prepare(self, obs: Observation) -> bool:
+        return False
+
+    def observe(self, obs: Observation) -> list[str]:
+        return []  # no camera reading for the pack games
+
+    def dice(self, roll: DiceRoll) -> list[str]:
+        raw = roll.event.get("dice")
+        faces: list[object] = [roll.rolls[-1]] if roll.rolls else []
+        if isinstance(raw, list) and raw and isinstance(raw[-1], list):
+            faces = list(raw[-1])
+        try:
+            return self._carry_out({"action": "dice", "faces": faces}, Who("host"))
+        except CommandError as exc:  # a game without dice, or one that is over
+            shown = " + ".join(map(str, faces))
+            why = "no dice in this game" if exc.status == 400 else exc.message
+            return [f"dice: {shown} (not used: {why})"]
+
+    def end_turn(self) -> list[str]:
+        return ["DONE", *self._carry_out({"action": "end_turn"}, Who("host"))]
+
+    def undo(self) -> list[str]:
+        if len(self._history) < 2:
+            raise CommandError("nothing to undo: the game has just been set up", 409)
+        self.journal.append("pack_undo", {})
+        self._history.pop()
+        self._published = self._publish()
+        return ["undo: the last change is taken back"]
+
+    def command(self, cmd: Mapping[str, object], audience: Audience) -> list[str]:
+        name = cmd["command"]
+        who = _who(audience)
+        match name:
+            case "pack":
+                args = cmd.get("args") or {}
+                if not isinstance(args, Mapping):
+                    raise CommandError("pack.args: expected an object")
+                return self._carry_out({**args, "action": cmd.get("action")}, who)
+            case "end_turn":
+                return ["DONE", *self._carry_out({"action": "end_turn"}, who)]
+            case "undo":
+                return self.undo()
+        raise CommandError(f"{name}: not available in {self.pack.title}", 409)
+
+    def candidates(self, question: QuestionView) -> dict[str, list[GameState]]:
+        return {}
+
+
+def replay_pack(journal: Journal) -> list[Game]:
+    """Replay a pack journal: the game after every command still in force (undos applied),
+    first position first. Deterministic: chance was drawn before the commands were written.
+
+    :raises JournalError: no ``pack_start`` record, or a record the pack refuses.
+    """
+    start = journal.last("pack_start")
+    if start is None:
+        raise JournalError(f"{journal.path}: no pack_start record")
+    pack = pack_for(str(start.payload["game"]))
+    history: list[Game] = []
+    for rec in journal.records(after=start.seq - 1):
+        p = rec.payload
+        try:
+            if rec.kind == "pack_start":
+                history = [p["state"]]
+            elif rec.kind == "pack_input":
+                by = p.get("by") or {}
+                who = Who(by.get("role", "host"), by.get("colour"))
+                history.append(pack.apply(history[-1], p["command"], who)[0])
+            elif rec.kind == "pack_undo" and len(history) > 1:
+                history.pop()
+        except (PackError, KeyError, TypeError) as exc:
+            raise JournalError(f"record {rec.seq} ({rec.kind}): {exc}") from exc
+    return history
+
+
+# --------------------------------------------------------------------------------------------
+# choosing the driver and the settings
+
+
+def saved_pack(config: Config) -> GameSettings | None:
+    """The settings of the pack game the journal keeps, or None (no journal, the tracker's, or
+    unreadable settings)."""
+    path = config.data.journal_path()
+    if not path.exists():
+        return None
+    try:
+        with Journal(path, snapshot_every=0) as journal:
+            start = journal.last("pack_start")
+        if start is None:
+            return None
+        settings = GameSettings.from_json(start.payload["settings"])
+    except (*RESTORE_ERRORS, json.JSONDecodeError):
+        return None
+    return settings if settings.game in PACKS else None
+
+
+def game_driver(
+    service: ServiceParts,
+    settings: GameSettings,
+    restore: bool,
+    rng: random.Random | None = None,
+) -> GameDriver:
+    """The service's driver factory: continue the game in the journal (a pack's or the
+    tracker's) when ``restore``, otherwise start ``settings.game``. A pack journal that cannot
+    be replayed is kept aside and the same pack starts afresh (as the tracker's does).
+
+    :raises CommandError: the settings are refused (400).
+    """
+    config, heartbeats = service.config, service.heartbeats
+    saved = saved_pack(config) if restore else None
+    if saved is not None:
+        return PackDriver(config, heartbeats, saved, restore=True, rng=rng)
+    if settings.game == WANDERING_TOWERS:
+        return TrackedDriver(config, heartbeats, settings, restore=restore)
+    return PackDriver(config, heartbeats, settings, restore=False, rng=rng)
+
+
+def dice_profile(settings: GameSettings, default: str) -> str:
+    """The dice button's profile for the game: the pack's, or ``default`` (the configured
+    ``hardware.profile``) for the Wandering Towers."""
+    pack = PACKS.get(settings.game)
+    return pack.dice_profile if pack is not None else default
+
+
+def settings_from_command(cmd: Mapping[str, Any], base: GameSettings) -> GameSettings:
+    """The host's ``setup`` command as settings: ``game`` (default the Wandering Towers, set up
+    by ``GameSettings.from_command``), ``colours`` (seat order, start player first; default
+    the first seat colours) and ``pack`` (the pack's settings, defaults filled in).
+
+    :raises CommandError: naming the bad field (400).
+    """
+    game = cmd.get("game", WANDERING_TOWERS)
+    if game not in GAMES:
+        raise CommandError(f"setup.game: {str(game)[:24]!r} is not one of {', '.join(GAMES)}")
+    if game == WANDERING_TOWERS:
+        rest = {k: v for k, v in cmd.items() if k not in ("game", "pack")}
+        if base.game != WANDERING_TOWERS:
+            base = dataclasses.replace(base, game=WANDERING_TOWERS, pack={})
+        return GameSettings.from_command(rest, base)
+    pack = PACKS[str(game)]
+    low, high = pack.players
+    colours = cmd.get("colours") or []
+    players = cmd.get("players", len(colours) or max(low, min(high, base.players)))
+    if not isinstance(players, int) or isinstance(players, bool) or not low <= players <= high:
+        raise CommandError(f"setup.players: {pack.title} is for {low}-{high} players")
+    if not colours:
+        colours = list(SEAT_COLOURS[:players])
+    if not isinstance(colours, list) or len(colours) != players:
+        raise CommandError(f"setup.colours: expected {players} seat colours")
+    raw = cmd.get("pack") or {}
+    if not isinstance(raw, Mapping):
+        raise CommandError("setup.pack: expected an object of setting -> value")
+    try:
+        checked = pack.settings(raw, colours)
+    except PackError as exc:
+        raise CommandError(f"setup.{exc}") from None
+    aid: MemoryAid = base.memory_aid
+    return GameSettings(
+        players=players, colours=tuple(colours), game=str(game), pack=checked, memory_aid=aid
+    )
