@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.bench import vision as bench_vision
+from companion.cli import main as cli_main
 from companion.rules import Config, setup
 from companion.rules.serialize import dump_state
 from companion.sim.render import fit_pose, random_setup, render
@@ -293,36 +293,28 @@ class TestGeometry:
 
 
 class TestBench:
-    def test_seed_ranges(self) -> None:
-        assert bench_vision.parse_seeds("1001-1003,7") == [1001, 1002, 1003, 7]
-        for bad in ("0-3", "5-2", "x", ""):
-            with pytest.raises(ValueError):
-                bench_vision.parse_seeds(bad)
+    """``companion bench vision`` through the command line (tests never import a bench)."""
 
-    def test_spread_across_seeds(self) -> None:
-        s = bench_vision.spread([80.0, 90.0, 100.0])
-        assert s == {"mean": 90.0, "min": 80.0, "max": 100.0, "sd": 10.0}
-        assert bench_vision.spread([5.0])["sd"] is None
-
-    def test_many_seeds_one_report(self, capsys) -> None:
-        rc = bench_vision.main(["--seeds", "5-6", "--frames", "1", "--no-hands", "--json"])
+    def test_many_seeds_one_report_with_the_spread(self, capsys) -> None:
+        rc = cli_main(
+            ["bench", "vision", "--seeds", "5-6", "--frames", "1", "--no-hands", "--json"]
+        )
         assert rc == 0
         out = json.loads(capsys.readouterr().out)
         per_seed = out["by_seed"]["per_seed"]
         assert sorted(int(k) for k in per_seed) == [5, 6] and out["frames"] == 2
         exact = [v["board_exact_pct"] for v in per_seed.values()]
-        assert out["by_seed"]["spread"]["board_exact_pct"]["min"] == min(exact)
+        s = out["by_seed"]["spread"]["board_exact_pct"]
+        assert (s["min"], s["max"]) == (min(exact), max(exact))
+        assert s["mean"] == pytest.approx(np.mean(exact), abs=1e-3)
+        assert s["sd"] == pytest.approx(np.std(exact, ddof=1), abs=1e-3)
         fig = out["groups"]["all"]
-        assert (
-            fig["wrong_boards"]
-            + fig["frames_not_read"]
-            + round(fig["board_exact_pct"] * fig["frames"] / 100)
-            == fig["frames"]
-        )
+        exact_frames = round(fig["board_exact_pct"] * fig["frames"] / 100)
+        assert fig["wrong_boards"] + fig["frames_not_read"] + exact_frames == fig["frames"]
 
     def test_conditions_table(self, capsys) -> None:
-        argv = ["--conditions", "--seeds", "5", "--frames", "1", "--condition", "glare"]
-        assert bench_vision.main([*argv, "--severity", "severe", "--json"]) == 0
+        argv = ["bench", "vision", "--conditions", "--seeds", "5", "--frames", "1"]
+        assert cli_main([*argv, "--condition", "glare", "--severity", "severe", "--json"]) == 0
         rows = json.loads(capsys.readouterr().out)["conditions"]
         assert [(r["condition"], r["severity"]) for r in rows] == [
             ("default", "default"),
@@ -330,7 +322,17 @@ class TestBench:
         ]
         assert all(r["frames"] + r["profile_failures"] >= 1 for r in rows)
 
-    def test_bad_flags_are_refused(self, capsys) -> None:
-        assert bench_vision.main(["--seeds", "3-1"]) == 2
-        assert bench_vision.main(["--conditions", "--condition", "fog"]) == 2
-        assert "unknown condition" in capsys.readouterr().err
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["--seeds", "5-2"],
+            ["--seeds", "0-3"],
+            ["--seeds", "x"],
+            ["--conditions", "--condition", "fog"],
+            ["--conditions", "--severity", "extreme"],
+            ["--conditions", "--camera", "legacy"],
+        ],
+    )
+    def test_bad_flags_are_refused(self, argv, capsys) -> None:
+        assert cli_main(["bench", "vision", *argv]) == 2
+        assert capsys.readouterr().err
