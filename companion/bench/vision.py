@@ -51,8 +51,9 @@ from companion.sim.scenes import (
 )
 
 if TYPE_CHECKING:
-    from companion.sim.render import RenderResult
+    from companion.sim.render import RenderResult, TableSetup
     from companion.sim.render.camera_model import CameraEffects
+    from companion.vision.detector import Detector
     from companion.vision.geometry import BoardGeometry
 
 
@@ -285,7 +286,7 @@ class _Camera:
             self.table = random_setup(nrng, geometry, tilt_range=tilt)
         self.board_mm = geometry.board_size
 
-    def play_table(self) -> Any:
+    def play_table(self) -> TableSetup:
         from companion.sim.render.camera_model import play_setup
 
         if self.effects is None:
@@ -409,8 +410,8 @@ def _hand_sequence(
     run: Run,
     out: SeedResult,
     cam: _Camera,
-    play: Any,
-    detector: Any,
+    play: TableSetup,
+    detector: Detector,
     prng: random.Random,
     nrng: np.random.Generator,
     players: int,
