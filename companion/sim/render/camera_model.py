@@ -440,7 +440,10 @@ def _sensor(cam: np.ndarray, effects: CameraEffects, rng: np.random.Generator) -
     """Raw camera colour (BGR float32, 1 = full well) -> demosaiced noisy raw, same scale.
 
     RGGB mosaic; shot noise is Poisson: exact below 40 e-, the normal approximation with the
-    same mean and variance above (there it differs from Poisson by well under 1 %)."""
+    same mean and variance above (there it differs from Poisson by well under 1 %). The mosaic
+    is laid at the output size, as in the 2x2-binned modes; a mode scaled down from the full
+    sensor averages more, so for it ``full_well_e`` is the effective figure per output pixel
+    and the demosaicing fringes are on the pessimistic side."""
     h, w = cam.shape[:2]
     raw = np.empty((h, w), np.float32)
     raw[0::2, 0::2] = cam[0::2, 0::2, 2]  # R
