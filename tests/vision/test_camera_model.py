@@ -156,6 +156,13 @@ class TestSensor:
 
         assert sd(300.0) > 2 * sd(6000.0)
 
+    def test_a_mode_scaled_from_a_larger_raw_mode_is_less_noisy(self) -> None:
+        # 1536x864 is scaled from the 2304x1296 binned mode: 2.25 raw pixels per output pixel
+        eff = dataclasses.replace(CLEAN, full_well_e=600.0, read_noise_e=3.0)
+        scaled = _apply(_flat(0.1, (864, 1536)), None, eff)[100:-100, 100:-100]
+        native = _apply(_flat(0.1, (990, 1332)), None, eff)[100:-100, 100:-100]
+        assert float(scaled.std()) < 0.8 * float(native.std())
+
     def test_exposure_step_brightens_play_frames_by_the_step(self) -> None:
         eff = dataclasses.replace(CLEAN, exposure_step_ev=1.0, exposure_sign=1)
         img = _flat(0.1)

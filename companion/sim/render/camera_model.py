@@ -64,6 +64,10 @@ CM3_MODES = ((4608, 2592), (2304, 1296), (1536, 864))
 HQ_MODES = ((4056, 3040), (2028, 1520), (1332, 990))
 """HQ camera (IMX477) output sizes ``(w, h)`` px: full sensor, 2x2 binned, cropped/binned."""
 
+RAW_MODES = {(1536, 864): (2304, 1296)}
+"""Output sizes the ISP scales down from a larger raw mode (output -> raw ``(w, h)`` px); the
+other listed sizes are raw modes themselves."""
+
 PI_CCM = (1.62, -0.44, -0.18, -0.30, 1.58, -0.28, -0.04, -0.56, 1.60)
 """A colour-correction matrix (camera RGB -> linear sRGB, row-major, rows sum to 1) of the
 kind the Pi cameras' libcamera tuning files hold for indoor light."""
@@ -74,8 +78,9 @@ class CameraEffects:
     """One session's camera. Light levels are relative to the sensor's clip point (1.0 = the
     brightest level the frame can show at this exposure).
 
-    :param full_well_e: electrons a pixel collects at the clip point at this analogue gain, e-
-        (a bright room at low gain: thousands; an evening room at high gain: a few hundred).
+    :param full_well_e: electrons a raw pixel (of a binned mode: the binned pixel) collects at
+        the clip point at this analogue gain, e- (an ordinary room at gain 4-8: a few thousand;
+        an evening room at the highest gain: a few hundred).
     :param read_noise_e: read noise, e- rms.
     :param adc_bits: ADC resolution, bits (the Pi sensors: 10 or 12).
     :param black_level: black level of the raw values, a share of the ADC range.
@@ -113,7 +118,7 @@ class CameraEffects:
     :param exposure_sign: direction of the exposure step (+1/-1).
     """
 
-    full_well_e: float = 1500.0
+    full_well_e: float = 3000.0
     read_noise_e: float = 2.5
     adc_bits: int = 10
     black_level: float = 64.0 / 1023.0
@@ -166,8 +171,8 @@ def _condition(
     k = ("default",) + SEVERITIES
     i = k.index(severity)
     if name == "noise":
-        fw = ((1000, 2500), (2500, 6000), (800, 1500), (250, 600))[i]
-        rn = ((1.5, 3.0), (1.5, 2.5), (2.5, 4.0), (3.0, 6.0))[i]
+        fw = ((2000, 5000), (1200, 2000), (600, 1200), (250, 600))[i]
+        rn = ((1.5, 3.0), (2.0, 3.0), (2.5, 4.0), (3.0, 6.0))[i]
         return {"full_well_e": _u(rng, *fw), "read_noise_e": _u(rng, *rn)}
     if name == "white_balance":
         d = ((0.0, 0.04), (0.04, 0.08), (0.08, 0.14), (0.14, 0.22))[i]
@@ -440,10 +445,14 @@ def _sensor(cam: np.ndarray, effects: CameraEffects, rng: np.random.Generator) -
     """Raw camera colour (BGR float32, 1 = full well) -> demosaiced noisy raw, same scale.
 
     RGGB mosaic; shot noise is Poisson: exact below 40 e-, the normal approximation with the
-    same mean and variance above (there it differs from Poisson by well under 1 %). The mosaic
-    is laid at the output size, as in the 2x2-binned modes; a mode scaled down from the full
-    sensor averages more, so for it ``full_well_e`` is the effective figure per output pixel
-    and the demosaicing fringes are on the pessimistic side."""
+    same mean and variance above (there it differs from Poisson by well under 1 %). An output
+    size the ISP scales from a larger raw mode (:data:`RAW_MODES`) is mosaicked, exposed and
+    demosaiced at the raw size and then scaled down, as the ISP does (which averages noise and
+    demosaicing fringes)."""
+    out_h, out_w = cam.shape[:2]
+    raw_size = RAW_MODES.get((out_w, out_h))
+    if raw_size is not None:
+        cam = cv2.resize(cam, raw_size, interpolation=cv2.INTER_LINEAR)
     h, w = cam.shape[:2]
     raw = np.empty((h, w), np.float32)
     raw[0::2, 0::2] = cam[0::2, 0::2, 2]  # R
@@ -461,7 +470,10 @@ def _sensor(cam: np.ndarray, effects: CameraEffects, rng: np.random.Generator) -
     scale = (top - black) / effects.full_well_e
     dn = np.clip(np.round(noisy * scale + black), 0, top).astype(np.uint16)
     bgr = cv2.cvtColor(dn, cv2.COLOR_BayerBG2BGR)  # OpenCV names RGGB-at-(0,0) "BG"
-    return np.asarray((bgr.astype(np.float32) - black) / (top - black), dtype=np.float32)
+    out = (bgr.astype(np.float32) - black) / np.float32(top - black)
+    if raw_size is not None:
+        out = cv2.resize(out, (out_w, out_h), interpolation=cv2.INTER_AREA)
+    return np.asarray(out, dtype=np.float32)
 
 
 def _compress(frame: np.ndarray, effects: CameraEffects) -> np.ndarray:
