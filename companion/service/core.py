@@ -2,18 +2,28 @@
 
 Every change — a stable camera observation, a dice result or DONE from the buttons, a command
 from a phone — is an item on one queue (:mod:`companion.service.inputs`). A single service thread
-takes them in order, feeds the game driver (the tracker, :class:`~companion.service.driver.
-GameDriver`), which writes the journal before anything is shown, and publishes: a new version of
-every audience's snapshot (the phone pages wait on it), the LEDs (whose turn, "look at your
-phone") and a line on the terminal. Web threads only read published snapshots and put commands on
-the queue, waiting for their result; a bad command raises
-:class:`~companion.web.service.CommandError` and changes nothing.
+takes them in order and publishes: a new version of every audience's snapshot (the phone pages
+wait on it), the LEDs (whose turn, "look at your phone") and a line on the terminal.
+
+The game driver (the tracker, :class:`~companion.service.driver.GameDriver`, which writes the
+journal before anything is shown) runs beside it on its own thread
+(:class:`~companion.service.worker.TrackerWorker`) while the loop runs: the service thread hands
+it every game input in order and goes on at once, so the tracker's search never stands in front
+of a button press or a page. A still board is published **at once** as the camera read it
+(``seen``, with ``checking`` set) and the table pages draw it; when the tracker has worked the
+board out, its result (the belief: trapped wizards, potions, whose turn, questions) is published
+and ``checking`` clears. Driven by :meth:`CompanionService.step` (tests, no threads) the driver
+runs inline.
+
+Web threads only read published snapshots and put commands on the queue, waiting for their
+result; a bad command raises :class:`~companion.web.service.CommandError` and changes nothing.
 
 :class:`CompanionService` implements :class:`companion.web.service.TableService`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import secrets
@@ -39,14 +49,17 @@ from companion.service.inputs import (
     CommandResult,
     DiceInput,
     DoneInput,
+    GameInput,
     ObservationInput,
     PanelInput,
     ServiceInput,
     StopInput,
+    TrackedInput,
     UndoInput,
 )
 from companion.service.memory import IdleCollector
 from companion.service.tracked import TrackedDriver
+from companion.service.worker import TrackerWorker
 from companion.tracking import TrackerUpdate
 from companion.web.service import (
     PLAYER_COMMANDS,
@@ -105,13 +118,18 @@ class CompanionService(SeatTokens):
         self._clock = clock
         self._queue: queue.Queue[ServiceInput] = queue.Queue()
         self.collector = IdleCollector()
-        self._pending_inputs = 0  # game inputs queued or being handled
+        self._pending_inputs = 0  # game inputs queued for the service thread or being handled
         self._pending_lock = threading.Lock()
         self.free = threading.Event()
-        """Set while no game input is queued or being handled: the vision worker waits for it
-        before its next frame, so the tracker's work on a still board (what the phones wait
-        for) does not share the interpreter with the detector."""
+        """Set while no game input waits for the service thread (the vision worker waits for
+        it before its next frame). The tracker's search is not waited for: it runs on its own
+        thread, and the pages show the camera's board meanwhile."""
         self.free.set()
+        self._worker: TrackerWorker | None = None
+        self._generation = 0  # the game's number: inputs queued for a replaced game are dropped
+        self._driver_lock = threading.Lock()  # the driver is used by one thread at a time
+        self._seen: Observation | None = None  # the camera's latest still board
+        self._checking = False  # the tracker has not worked out ``_seen`` yet
         self._cond = threading.Condition()
         self._version = 1
         self._host_token = secrets.token_urlsafe(16)
@@ -265,14 +283,19 @@ class CompanionService(SeatTokens):
         :raises CommandError: the rules core refuses the settings.
         """
         settings = settings or self._settings
-        driver = self._driver_factory(self, settings, restore)
-        with self._cond:
-            old = self._driver
-            self._settings = driver.settings
-            self._driver = driver
-            self._tokens = {c: secrets.token_urlsafe(16) for c in driver.settings.colours}
-        if old is not None and old is not driver:
-            old.close()
+        # waits for the tracker's input in progress (the old game's journal closes after it)
+        with self._driver_lock:
+            driver = self._driver_factory(self, settings, restore)
+            with self._cond:
+                old = self._driver
+                self._settings = driver.settings
+                self._driver = driver
+                self._generation += 1
+                self._seen = None
+                self._checking = False
+                self._tokens = {c: secrets.token_urlsafe(16) for c in driver.settings.colours}
+            if old is not None and old is not driver:
+                old.close()
         self._sync_from_driver(["new game: " + ", ".join(driver.settings.colours)])
         if self.hardware is not None:
             try:
@@ -285,23 +308,29 @@ class CompanionService(SeatTokens):
         """The service loop: handle queue items until ``stop`` is set or a stop item comes.
 
         While it runs, full garbage collections happen only when the queue has been empty for
-        ``tick_s`` (:class:`~companion.service.memory.IdleCollector`), never during an input.
+        ``tick_s`` and the tracker has no input (:class:`~companion.service.memory.IdleCollector`),
+        never during an input. The tracker's thread runs as long as the loop does.
         """
         self.collector.install()
+        worker = self._worker = TrackerWorker(self._track).start()
         try:
             while not stop.is_set():
                 try:
                     item = self._queue.get(timeout=tick_s)
                 except queue.Empty:
                     self._idle()
-                    self.collector.idle()
+                    if worker.idle():
+                        self.collector.idle()
                     continue
                 if isinstance(item, StopInput):
                     break
                 self._handle(item)
                 self._idle()
-                self.collector.idle(wait_s=6 * self.collector.every_s)
+                if worker.idle():
+                    self.collector.idle(wait_s=6 * self.collector.every_s)
         finally:
+            self._worker = None
+            worker.stop()
             self.collector.uninstall()
 
     def step(self, timeout_s: float = 0.0) -> bool:
@@ -368,12 +397,17 @@ class CompanionService(SeatTokens):
             self._done(item)
 
     def _handle_item(self, item: ServiceInput) -> None:
+        if isinstance(item, TrackedInput):
+            self._tracked(item)
+            return
         if isinstance(item, CandidateInput):
             self._prepare(item.observation)
             return
         watched = not isinstance(item, PanelInput | CameraStatusInput)
         if self.on_input is not None and watched:
             self.on_input(item)
+        if isinstance(item, GAME_INPUTS) and self._to_tracker(item):
+            return  # its result comes back as a TrackedInput
         driver_before = self._driver.last_update if self._driver is not None else None
         match item:
             case CommandInput(command=command, audience=audience, future=future):
@@ -423,15 +457,131 @@ class CompanionService(SeatTokens):
         driver = self._driver
         if driver is None or not self._queue.empty():
             return
-        driver.prepare(obs)
+        worker = self._worker
+        if worker is None:
+            driver.prepare(obs)
+        elif worker.idle():
+            worker.put(CandidateInput(obs), self._generation)
 
-    def _sync_from_driver(self, lines: list[str]) -> None:
+    # ------------------------------------------------------------------------------------------
+    # the tracker's inputs: handed on in order (service thread), worked out (tracker thread),
+    # published (service thread)
+
+    def _to_tracker(self, item: GameInput) -> bool:
+        """Hand a game input to the tracker; False when the service thread handles it itself
+        (setup, the dice panel's commands, hooks, or no game yet)."""
+        if self._driver is None:
+            return False
+        match item:
+            case ObservationInput(observation=obs):
+                self.last_observation_at = self._clock()
+                with self._cond:  # the camera's board, at once: the pages need not wait
+                    self._seen = obs
+                    self._checking = True
+                    self._bump_locked()
+            case DiceInput(roll=roll):
+                with self._cond:
+                    self._dice = {
+                        "mode": roll.event.get("dice_allowed", 1),
+                        "rolls": list(roll.rolls),
+                        "final": True,
+                        "value": roll.event.get("used"),
+                    }
+                    self._bump_locked()
+            case CommandInput(command=command, audience=audience):
+                name = str(command["command"])
+                if name in self._hooks or name in ("setup", "roll", "keep", "dice_mode"):
+                    return False
+                if name in ("report_spell", "report_page_card"):
+                    self._report(command, audience, name)
+        worker = self._worker
+        if worker is not None:
+            worker.put(item, self._generation)
+        else:
+            self._track(item, self._generation)
+        return True
+
+    def _track(self, item: GameInput | CandidateInput, generation: int) -> None:
+        """Give one input to the driver (the tracker's thread, or inline without the loop) and
+        put its result on the service queue. An input meant for a game replaced since is
+        dropped (a waiting phone command is refused)."""
+        with self._driver_lock:
+            driver = self._driver
+            if driver is None or generation != self._generation:
+                if isinstance(item, CommandInput) and not item.future.done():
+                    item.future.set_exception(CommandError("a new game was set up", 409))
+                return
+            if isinstance(item, CandidateInput):
+                driver.prepare(item.observation)
+                return
+            before = driver.last_update
+            lines: list[str] | None = None
+            error: CommandError | None = None
+            try:
+                lines = self._drive(driver, item)
+            except CommandError as exc:
+                error = exc
+            except Exception as exc:  # a tracker bug on one input: logged, the belief kept
+                log.exception("tracker: handling %s failed; state kept", item.kind)
+                error = CommandError(f"internal error: {type(exc).__name__}: {exc}", 500)
+            update = driver.last_update
+        result = TrackedInput(item, generation, lines, update if update is not before else None)
+        if error is not None:
+            result = dataclasses.replace(result, error=error)
+        if self._worker is None:
+            self._tracked(result)
+        else:
+            self._queue.put(result)
+
+    @staticmethod
+    def _drive(driver: GameDriver, item: GameInput) -> list[str]:
+        match item:
+            case ObservationInput(observation=obs):
+                return driver.observe(obs)
+            case DiceInput(roll=roll):
+                return driver.dice(roll)
+            case DoneInput():
+                return driver.end_turn()
+            case UndoInput():
+                return driver.undo()
+            case CommandInput(command=command, audience=audience):
+                return driver.command(command, audience)
+
+    def _tracked(self, result: TrackedInput) -> None:
+        """Publish the tracker's result of one input (service thread): the belief, and
+        ``checking`` cleared once the camera's latest board is worked out."""
+        item = result.item
+        if result.generation != self._generation:
+            if isinstance(item, CommandInput) and not item.future.done():
+                item.future.set_exception(CommandError("a new game was set up", 409))
+            return
+        agreed = False
+        with self._cond:
+            if isinstance(item, ObservationInput) and item.observation is self._seen:
+                self._checking = False
+                agreed = True
+        self._sync_from_driver(result.lines or [], force=agreed)
+        error = result.error
+        if isinstance(item, CommandInput):
+            if error is not None:
+                item.future.set_exception(error)
+            else:
+                with self._cond:
+                    answer: CommandResult = {"ok": True, "version": self._version}
+                item.future.set_result(answer)
+        elif error is not None:
+            log.error("service: %s refused: %s", item.kind, error.message)
+            self.heartbeats.trouble("tracker", f"{item.kind} refused: {error.message}")
+        if self.on_result is not None:
+            self.on_result(item, result.update)
+
+    def _sync_from_driver(self, lines: list[str], force: bool = False) -> None:
         driver = self._driver
         if driver is None:
             return
         published = driver.published
         with self._cond:
-            changed = bool(lines) or published != self._published
+            changed = force or bool(lines) or published != self._published
             self._published = published
             self._health_line = published.health_line
             self._log.extend(lines)
@@ -488,14 +638,18 @@ class CompanionService(SeatTokens):
         if driver is None:
             raise CommandError("no game is set up yet", 409)
         if name in ("report_spell", "report_page_card"):
-            who = audience.colour if audience.role == "player" else cmd.get("player")
-            entry = {k: v for k, v in cmd.items() if k != "command"}
-            entry.update({"kind": name, "by": who or "host"})
-            with self._cond:
-                self._reports.append(entry)
-                self._bump_locked()
+            self._report(cmd, audience, name)
         self._sync_from_driver(driver.command(cmd, audience))
         return None
+
+    def _report(self, cmd: Mapping[str, object], audience: Audience, name: str) -> None:
+        """Keep a player's spell or page card report for the pages."""
+        who = audience.colour if audience.role == "player" else cmd.get("player")
+        entry = {k: v for k, v in cmd.items() if k != "command"}
+        entry.update({"kind": name, "by": who or "host"})
+        with self._cond:
+            self._reports.append(entry)
+            self._bump_locked()
 
     def _dice_command(self, name: str, cmd: Mapping[str, object]) -> CommandResult | None:
         hw = self.hardware
@@ -544,6 +698,7 @@ class CompanionService(SeatTokens):
             reports=self._reports,
             camera=self._camera_status,
             host=host,
+            seen=self._seen if self._checking else None,
         )
 
     # ------------------------------------------------------------------------------------------
@@ -584,4 +739,12 @@ class CompanionService(SeatTokens):
             return list(self._log)
 
     def queue_size(self) -> int:
-        return self._queue.qsize()
+        """Items waiting for the service thread plus inputs the tracker has not finished."""
+        worker = self._worker
+        return self._queue.qsize() + (worker.backlog() if worker is not None else 0)
+
+    @property
+    def checking(self) -> bool:
+        """The pages show the camera's latest still board, not yet worked out by the tracker."""
+        with self._cond:
+            return self._checking
