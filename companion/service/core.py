@@ -283,14 +283,21 @@ class CompanionService(SeatTokens):
         :raises CommandError: the rules core refuses the settings.
         """
         settings = settings or self._settings
-        # waits for the tracker's input in progress (the old game's journal closes after it)
+        # the old game's queued inputs are dropped from now on; the one in progress finishes
+        # (its journal closes after it), then the new game is made
+        with self._cond:
+            self._generation += 1
         with self._driver_lock:
-            driver = self._driver_factory(self, settings, restore)
+            try:
+                driver = self._driver_factory(self, settings, restore)
+            except BaseException:
+                with self._cond:
+                    self._generation -= 1  # the old game goes on
+                raise
             with self._cond:
                 old = self._driver
                 self._settings = driver.settings
                 self._driver = driver
-                self._generation += 1
                 self._seen = None
                 self._checking = False
                 self._tokens = {c: secrets.token_urlsafe(16) for c in driver.settings.colours}
@@ -742,6 +749,13 @@ class CompanionService(SeatTokens):
         """Items waiting for the service thread plus inputs the tracker has not finished."""
         worker = self._worker
         return self._queue.qsize() + (worker.backlog() if worker is not None else 0)
+
+    @property
+    def game_number(self) -> int:
+        """Games set up so far (counted from the moment a setup starts: the tracker drops the
+        inputs queued for an older one)."""
+        with self._cond:
+            return self._generation
 
     @property
     def checking(self) -> bool:
