@@ -482,10 +482,14 @@ class CompanionService(SeatTokens):
         match item:
             case ObservationInput(observation=obs):
                 self.last_observation_at = self._clock()
-                with self._cond:  # the camera's board, at once: the pages need not wait
-                    self._seen = obs
-                    self._checking = True
-                    self._bump_locked()
+                published = self._published
+                length = published.state.table.length if published is not None else 0
+                if set(obs.spaces) == set(range(1, length + 1)):
+                    with self._cond:  # the camera's board, at once: the pages need not wait
+                        self._seen = obs
+                        self._checking = True
+                        self._bump_locked()
+                # else not a board of this track: the tracker refuses it (health line)
             case DiceInput(roll=roll):
                 with self._cond:
                     self._dice = {

@@ -159,3 +159,19 @@ def test_a_new_game_drops_what_was_queued_for_the_old_one(running, tmp_path):
     new = svc.driver
     assert isinstance(new, GatedDriver) and new is not old and new.got == []
     assert svc.checking is False and svc.queue_size() == 0
+
+
+def test_a_reading_that_is_not_this_tracks_board_is_never_shown(running):
+    svc, driver = running
+    full = _board(driver.state, 5)
+    short = rules.Observation(
+        spaces={n: sp for n, sp in full.spaces.items() if n <= 10}, time=5.0, frame=5
+    )
+    v0 = svc.version
+    svc.post(ObservationInput(short))
+    wait_until(lambda: svc.free.is_set(), 5, "the service thread to take the reading")
+    assert svc.version == v0 and not svc.checking  # nothing published
+    assert svc.snapshot(Audience.public())["seen"] is None
+    driver.go.release()  # the tracker gets it all the same (and refuses it: its health line)
+    wait_until(lambda: svc.queue_size() == 0, 5, "the tracker")
+    assert driver.got == ["board 5"] and not svc.checking
