@@ -14,7 +14,9 @@ and prints:
   never showed count as ``missed_boards``.
 * ``still_to_agreement_ms`` p50 / p99 / max: the same to the snapshot in which the tracker has
   worked the move out (``checking`` clear; towers by kind in every stack), and
-  ``missed_agreements``.
+  ``missed_agreements``. ``boards_first_shown_by``: how many boards the page first showed
+  right from the camera's reading and how many only from the tracker's (the reading was wrong,
+  or the tracker was first); ``slowest_boards``: the three slowest, with both times.
 * ``detector_fps``: frames analysed per second of detector time (the detector alone), and the
   median / p95 ms per frame; ``frames``, ``observations``.
 * ``rss_mb``: resident memory of the service process (VmRSS now and the peak, VmHWM) — camera,
@@ -396,6 +398,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     received = phone.received
     agreement: list[float] = []
     missed_agreements = 0
+    shown_by = {"camera": 0, "tracker": 0}  # whose board the page first showed right
+    slow: list[dict[str, Any]] = []
     latencies: list[float] = []
     parts: dict[str, list[float]] = {"gate": [], "queue_and_tracker": [], "to_page": []}
     missed = 0
@@ -410,11 +414,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             agreement.append((agreed - t_still) * 1000.0)
         shown = _visible(board)
-        hit = next((t for t, b, _ in received if t >= t_still - 1e-6 and b == shown), None)
-        if hit is None:
+        first = next((r for r in received if r[0] >= t_still - 1e-6 and r[1] == shown), None)
+        if first is None:
             missed += 1
             continue
+        hit = first[0]
         latencies.append((hit - t_still) * 1000.0)
+        shown_by["tracker" if first[2] is not None else "camera"] += 1
+        slow.append(
+            {
+                "ms": round((hit - t_still) * 1000.0, 1),
+                "shown_by": "tracker" if first[2] is not None else "camera",
+                "agreed_ms": None if agreed is None else round((agreed - t_still) * 1000.0, 1),
+            }
+        )
         # where the time went: the last still board posted before the page showed this one
         t_post = max((t for t in posted if t_still <= t <= hit), default=None)
         if t_post is not None:
@@ -450,6 +463,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "max": round(max(agreement), 1) if agreement else None,
         },
         "missed_agreements": missed_agreements,
+        "boards_first_shown_by": shown_by,
+        "slowest_boards": sorted(slow, key=lambda b: -float(b["ms"]))[:3],
         "still_to_page_parts_ms": {
             name: {"p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": round(max(v), 1)}
             for name, v in parts.items()
