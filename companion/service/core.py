@@ -77,6 +77,10 @@ log = logging.getLogger(__name__)
 LOG_LINES = 40
 """Log lines kept for the pages (newest last)."""
 
+BUSY_GC_S = 60.0
+"""While the tracker works without a rest, the service thread still runs a full garbage
+collection after an input this often at most (s), so the belief's discarded cycles are freed."""
+
 COMMAND_TIMEOUT_S = 10.0
 """How long a web thread waits for the service thread to carry out its command."""
 
@@ -315,8 +319,9 @@ class CompanionService(SeatTokens):
         """The service loop: handle queue items until ``stop`` is set or a stop item comes.
 
         While it runs, full garbage collections happen only when the queue has been empty for
-        ``tick_s`` and the tracker has no input (:class:`~companion.service.memory.IdleCollector`),
-        never during an input. The tracker's thread runs as long as the loop does.
+        ``tick_s`` and the tracker has no input (:class:`~companion.service.memory.IdleCollector`;
+        at most every :data:`BUSY_GC_S` while the tracker never rests). The tracker's thread runs
+        as long as the loop does.
         """
         self.collector.install()
         worker = self._worker = TrackerWorker(self._track).start()
@@ -333,8 +338,9 @@ class CompanionService(SeatTokens):
                     break
                 self._handle(item)
                 self._idle()
-                if worker.idle():
-                    self.collector.idle(wait_s=6 * self.collector.every_s)
+                # a tracker that never rests still gets a full collection now and then
+                every = 6 * self.collector.every_s
+                self.collector.idle(wait_s=every if worker.idle() else max(every, BUSY_GC_S))
         finally:
             self._worker = None
             worker.stop()
