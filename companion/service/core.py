@@ -134,6 +134,7 @@ class CompanionService(SeatTokens):
         self._driver_lock = threading.Lock()  # the driver is used by one thread at a time
         self._seen: Observation | None = None  # the camera's latest still board
         self._checking = False  # the tracker has not worked out ``_seen`` yet
+        self._stopping = False
         self._cond = threading.Condition()
         self._version = 1
         self._host_token = secrets.token_urlsafe(16)
@@ -324,6 +325,7 @@ class CompanionService(SeatTokens):
         as long as the loop does.
         """
         self.collector.install()
+        self._stopping = False
         worker = self._worker = TrackerWorker(self._track).start()
         try:
             while not stop.is_set():
@@ -342,8 +344,9 @@ class CompanionService(SeatTokens):
                 every = 6 * self.collector.every_s
                 self.collector.idle(wait_s=every if worker.idle() else max(every, BUSY_GC_S))
         finally:
-            self._worker = None
+            self._stopping = True  # the tracker drops what is still queued
             worker.stop()
+            self._worker = None
             self.collector.uninstall()
 
     def step(self, timeout_s: float = 0.0) -> bool:
@@ -369,7 +372,8 @@ class CompanionService(SeatTokens):
         """Release the game's journal (after the service thread stopped)."""
         driver = self._driver
         if driver is not None:
-            driver.close()
+            with self._driver_lock:  # after the tracker's input in progress
+                driver.close()
 
     def wake_all(self) -> None:
         """Wake every page waiting for a change (their event streams then notice a stop)."""
@@ -515,16 +519,19 @@ class CompanionService(SeatTokens):
         if worker is not None:
             worker.put(item, self._generation)
         else:
-            self._track(item, self._generation)
+            self._track(item, self._generation, inline=True)
         return True
 
-    def _track(self, item: GameInput | CandidateInput, generation: int) -> None:
-        """Give one input to the driver (the tracker's thread, or inline without the loop) and
-        put its result on the service queue. An input meant for a game replaced since is
-        dropped (a waiting phone command is refused)."""
+    def _track(
+        self, item: GameInput | CandidateInput, generation: int, inline: bool = False
+    ) -> None:
+        """Give one input to the driver (the tracker's thread; ``inline``: the service thread
+        without the loop) and put its result on the service queue (``inline``: publish it). An
+        input meant for a game replaced since, or queued when the service stops, is dropped (a
+        waiting phone command is refused)."""
         with self._driver_lock:
             driver = self._driver
-            if driver is None or generation != self._generation:
+            if driver is None or generation != self._generation or self._stopping:
                 if isinstance(item, CommandInput) and not item.future.done():
                     item.future.set_exception(CommandError("a new game was set up", 409))
                 return
@@ -545,7 +552,7 @@ class CompanionService(SeatTokens):
         result = TrackedInput(item, generation, lines, update if update is not before else None)
         if error is not None:
             result = dataclasses.replace(result, error=error)
-        if self._worker is None:
+        if inline:
             self._tracked(result)
         else:
             self._queue.put(result)
