@@ -31,13 +31,15 @@ corrections, one per line (:func:`export_jsonl`, :func:`import_jsonl`, :func:`re
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Concatenate, ParamSpec, TypeVar
 
 from companion.rules.observation import Observation
 from companion.tracking import Tracker, TrackerUpdate
@@ -64,6 +66,25 @@ CREATE TABLE IF NOT EXISTS meta (
 
 RECORD_COLUMNS = ("seq", "kind", "payload")
 """The columns of the ``records`` table, in order (a file with others is not a journal)."""
+
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+
+
+def _locked(
+    method: Callable[Concatenate[Journal, _P], _T],
+) -> Callable[Concatenate[Journal, _P], _T]:
+    """Run a journal method holding its lock: the service thread (the pages' memory) and the
+    tracker's thread share one connection, and SQLite's transactions are per connection, so a
+    write of one must never land inside the other's ``BEGIN … COMMIT``."""
+
+    @functools.wraps(method)
+    def run(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 class JournalError(RuntimeError):
@@ -105,6 +126,7 @@ class Journal:
         self._work_since_snapshot = 0.0
         if not create and not Path(self.path).is_file():
             raise JournalError(f"{self.path}: no journal file there")
+        self._lock = threading.RLock()  # one statement or transaction at a time (see _locked)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
             tables = {
@@ -140,6 +162,7 @@ class Journal:
 
     # -- settings beside the records ---------------------------------------------------------
 
+    @_locked
     def get_meta(self, key: str) -> Any:
         """The JSON value kept under ``key``, None when there is none.
 
@@ -153,6 +176,7 @@ class Journal:
         except json.JSONDecodeError as exc:
             raise JournalError(f"meta {key}: not JSON ({exc})") from exc
 
+    @_locked
     def set_meta(self, key: str, value: Any) -> None:
         """Keep ``value`` (JSON) under ``key``, durable on return (None removes the key).
 
@@ -167,6 +191,7 @@ class Journal:
             raise ValueError(f"journal: meta {key} is not JSON ({exc})") from exc
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, text))
 
+    @_locked
     def recent(self, kind: str, limit: int) -> list[Record]:
         """The last ``limit`` records of ``kind``, oldest first (a corrupt payload is skipped)."""
         rows = self._db.execute(
@@ -190,6 +215,7 @@ class Journal:
         """
         return self.append_many([(kind, payload)])[-1]
 
+    @_locked
     def append_many(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> list[int]:
         """Write several records in one transaction (all or none), durable on return."""
         encoded: list[tuple[str, str]] = []
@@ -221,9 +247,10 @@ class Journal:
 
         :raises JournalError: for a row whose payload is not JSON.
         """
-        rows = self._db.execute(
-            "SELECT seq, kind, payload FROM records WHERE seq > ? ORDER BY seq", (after,)
-        ).fetchall()
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, kind, payload FROM records WHERE seq > ? ORDER BY seq", (after,)
+            ).fetchall()
         for seq, kind, text in rows:
             try:
                 payload = json.loads(text)
@@ -231,11 +258,13 @@ class Journal:
                 raise JournalError(f"record {seq}: payload is not JSON ({exc})") from exc
             yield Record(int(seq), str(kind), payload)
 
+    @_locked
     def last_seq(self, kind: str) -> int | None:
         """The ``seq`` of the last record of ``kind``, None without one."""
         row = self._db.execute("SELECT MAX(seq) FROM records WHERE kind = ?", (kind,)).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
+    @_locked
     def prune_snapshot(self, seq: int) -> None:
         """Empty an older snapshot (a restore only reads the last one); the row stays."""
         self._db.execute(
@@ -243,6 +272,7 @@ class Journal:
             ('{"pruned": true}', seq),
         )
 
+    @_locked
     def last(self, kind: str) -> Record | None:
         row = self._db.execute(
             "SELECT seq, kind, payload FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1",
@@ -252,6 +282,7 @@ class Journal:
             return None
         return Record(int(row[0]), str(row[1]), json.loads(row[2]))
 
+    @_locked
     def count(self, kind: str | None = None) -> int:
         if kind is None:
             row = self._db.execute("SELECT COUNT(*) FROM records").fetchone()
@@ -261,6 +292,7 @@ class Journal:
             ).fetchone()
         return int(row[0])
 
+    @_locked
     def close(self) -> None:
         self._db.close()
 

@@ -8,9 +8,15 @@ with a phone connected to the table page's event stream (Server-Sent Events over
 and prints:
 
 * ``still_to_page_ms`` p50 / p99 / max: from the moment the camera took the first frame of a
-  still board after a move, to the moment the phone received a snapshot whose board (towers by
-  kind per space, visible wizards, castle) shows that move. Boards the page never showed count
-  as ``missed_boards``.
+  still board after a move, to the moment the phone received a snapshot whose **visible board**
+  (towers and the top roof's kind per space, visible wizards, castle) shows that move — the
+  camera's reading while the tracker is still ``checking`` it, else the tracker's. Boards the page
+  never showed count as ``missed_boards``.
+* ``still_to_agreement_ms`` p50 / p99 / max: the same to the snapshot in which the tracker has
+  worked the move out (``checking`` clear; towers by kind in every stack), and
+  ``missed_agreements``. ``boards_first_shown_by``: how many boards the page first showed
+  right from the camera's reading and how many only from the tracker's (the reading was wrong,
+  or the tracker was first); ``slowest_boards``: the three slowest, with both times.
 * ``detector_fps``: frames analysed per second of detector time (the detector alone), and the
   median / p95 ms per frame; ``frames``, ``observations``.
 * ``rss_mb``: resident memory of the service process (VmRSS now and the peak, VmHWM) — camera,
@@ -18,8 +24,8 @@ and prints:
   child process (the renderer: the stand-in for a camera, outside the service as a real one is).
 * ``still_to_page_parts_ms``: where that time went, per board: ``gate`` (first still frame to
   the stability gate putting the board on the service queue: the gate's stillness wait and the
-  detector), ``queue_and_tracker`` (to the tracker's result, journalled) and ``to_page`` (to
-  the phone's event stream receiving the new snapshot).
+  detector), ``to_page`` (from there to the phone's event stream receiving the board) and, for
+  the agreement, ``queue_and_tracker`` (from the gate to the tracker's result, journalled).
 * ``tracker_observe_ms`` p50 / p99 / max: the tracker's time for one still board (the service
   thread's share of still-to-page); ``slowest_observe``: its board (``true_action``, the index
   of the true action whose still board it was, and ``true_action_text``), the tracker's
@@ -50,7 +56,7 @@ and prints:
 ``--modules all`` (or a comma list) plays the expansion modules (issue: a 4-player game with all
 modules: ``--players 4 --modules all``).
 
-Targets: still-to-page p99 <= 0.6 s, RSS <= 200 MB (base game). ``--no-picture`` skips the
+Targets: still-to-page p99 <= 0.6 s, RSS peak <= 200 MB. ``--no-picture`` skips the
 renderer and detector (the tracker gets the camera's ideal view) to measure the rest of the path.
 The run uses the camera's frame rate (``--fps``, default 8) in real time at ``--speed`` (default
 4: scenes pass four times faster than at a real table, frames are taken at 32 per second of wall
@@ -135,7 +141,8 @@ class EventPhone(threading.Thread):
     def __init__(self, url: str) -> None:
         super().__init__(name="bench-phone", daemon=True)
         self.url = url
-        self.received: list[tuple[float, tuple[Any, ...]]] = []
+        # (time, visible board shown, the tracker's board once it agrees or None)
+        self.received: list[tuple[float, tuple[Any, ...], tuple[Any, ...] | None]] = []
         self.stop = threading.Event()
         self.error = ""
 
@@ -154,7 +161,11 @@ class EventPhone(threading.Thread):
                         snap = json.loads("".join(data))
                         data = []
                         if snap.get("state"):  # keep only the board, not the whole snapshot
-                            self.received.append((t, _board_of_view(snap["state"])))
+                            tracked = _board_of_view(snap["state"])
+                            seen = snap.get("seen") if snap.get("checking") else None
+                            shown = _visible(tracked) if seen is None else _board_of_seen(seen)
+                            agreed = None if snap.get("checking") else tracked
+                            self.received.append((t, shown, agreed))
         except Exception as exc:  # the thread's top: the server closing the stream ends it
             if not self.stop.is_set():
                 self.error = f"{type(exc).__name__}: {exc}"
@@ -176,6 +187,30 @@ def _board_of_view(state_json: dict[str, Any]) -> tuple[Any, ...]:
         tuple(sorted((s, tuple(sorted(v))) for s, v in visible.items())),
         castle,
     )
+
+
+def _board_of_seen(seen: dict[str, Any]) -> tuple[Any, ...]:
+    """:func:`_visible` of the camera's board in a snapshot (``seen``)."""
+    stacks = []
+    visible = []
+    castle = None
+    for key, sp in seen["spaces"].items():
+        space = int(key)
+        if sp["towers"]:
+            stacks.append((space, (sp["towers"], sp["top"])))
+        colours = tuple(sorted(c for c, n in sp["wizards"].items() for _ in range(n)))
+        if colours:
+            visible.append((space, colours))
+        if sp["castle"]:
+            castle = space
+    return (tuple(sorted(stacks)), tuple(sorted(visible)), castle)
+
+
+def _visible(board: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What a camera can see of a board key: per space the number of towers and the top roof's
+    kind (not the kinds below), the visible wizards, the castle."""
+    stacks, visible, castle = board
+    return (tuple((s, (len(k), k[-1])) for s, k in stacks), visible, castle)
 
 
 def _board_of_state(state: GameState) -> tuple[Any, ...]:
@@ -361,6 +396,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         still_open = companion.service.question
         companion.stop()
     received = phone.received
+    agreement: list[float] = []
+    missed_agreements = 0
+    shown_by = {"camera": 0, "tracker": 0}  # whose board the page first showed right
+    slow: list[dict[str, Any]] = []
     latencies: list[float] = []
     parts: dict[str, list[float]] = {"gate": [], "queue_and_tracker": [], "to_page": []}
     missed = 0
@@ -369,21 +408,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if board == previous:
             continue
         previous = board
-        hit = next((t for t, b in received if t >= t_still - 1e-6 and b == board), None)
-        if hit is None:
+        agreed = next((t for t, _, b in received if t >= t_still - 1e-6 and b == board), None)
+        if agreed is None:
+            missed_agreements += 1
+        else:
+            agreement.append((agreed - t_still) * 1000.0)
+        shown = _visible(board)
+        first = next((r for r in received if r[0] >= t_still - 1e-6 and r[1] == shown), None)
+        if first is None:
             missed += 1
             continue
+        hit = first[0]
         latencies.append((hit - t_still) * 1000.0)
+        shown_by["tracker" if first[2] is not None else "camera"] += 1
+        slow.append(
+            {
+                "ms": round((hit - t_still) * 1000.0, 1),
+                "shown_by": "tracker" if first[2] is not None else "camera",
+                "agreed_ms": None if agreed is None else round((agreed - t_still) * 1000.0, 1),
+            }
+        )
         # where the time went: the last still board posted before the page showed this one
         t_post = max((t for t in posted if t_still <= t <= hit), default=None)
+        if t_post is not None:
+            parts["gate"].append((t_post - t_still) * 1000.0)
+            parts["to_page"].append((hit - t_post) * 1000.0)
+        if agreed is None:
+            continue
+        t_post = max((t for t in posted if t_still <= t <= agreed), default=None)
         done = max(
-            (d for s, d in observed if t_post is not None and s >= t_post and d <= hit),
+            (d for s, d in observed if t_post is not None and s >= t_post and d <= agreed),
             default=None,
         )
         if t_post is not None and done is not None:
-            parts["gate"].append((t_post - t_still) * 1000.0)
             parts["queue_and_tracker"].append((done - t_post) * 1000.0)
-            parts["to_page"].append((hit - done) * 1000.0)
     total_detect_s = sum(detect_ms) / 1000.0
     return {
         "mode": "rendered frames through the detector" if picture else "ideal view (no picture)",
@@ -399,6 +457,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "p99": _pct(latencies, 0.99),
             "max": round(max(latencies), 1) if latencies else None,
         },
+        "still_to_agreement_ms": {
+            "p50": _pct(agreement, 0.50),
+            "p99": _pct(agreement, 0.99),
+            "max": round(max(agreement), 1) if agreement else None,
+        },
+        "missed_agreements": missed_agreements,
+        "boards_first_shown_by": shown_by,
+        "slowest_boards": sorted(slow, key=lambda b: -float(b["ms"]))[:3],
         "still_to_page_parts_ms": {
             name: {"p50": _pct(v, 0.5), "p99": _pct(v, 0.99), "max": round(max(v), 1)}
             for name, v in parts.items()

@@ -2,6 +2,7 @@
 simulated camera (figures, never a timed test).
 
     companion bench tracking --games 20 --players 4 --noise 0.01 --gap turn --seed 1 --json
+    companion bench tracking --seeds 500-519 --players 2-6 --modules all --json
 
 Questions are answered by an oracle that knows the truth (and counted). Printed figures:
 ``games``, ``turns``, ``turns_correct`` (turns after which the tracker's best state equals the
@@ -9,12 +10,21 @@ truth: board with hidden wizards and tiers, whose turn), ``turns_potions_correct
 every player's potions), ``games_exact_hidden`` (every
 hidden wizard and tier right at the end), ``potions_exact``, ``wrong_commits`` (committed states
 that are not in the truth's history in order, potions and turn included),
-``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too),
-``questions_per_game`` (mean, median),
-``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb``.
-With expansion modules the board includes the witch and raven tokens (a sealed witch too).
+``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too, i.e. a
+wrong board shown to the players as certain),
+``questions_per_game`` (mean, median, max),
+``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
+bench's peak resident memory so far).
+With expansion modules the board includes the witch and raven tokens (a sealed witch too);
+``--modules all`` names every module.
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.
+
+Across seeds (``--seeds A-B``): ``--games`` games for each seed ``s`` in ``A..B`` (game seeds
+``s*1000 + g`` as with ``--seed``; default one game per seed), one report with each seed's
+figures under ``per_seed`` and their spread (``mean``/``min``/``max`` over the seeds) under
+``spread``; the totals are over every game. ``--players 2-6`` mixes the player count across the
+seeds (seed ``s`` plays ``2 + s mod 5`` players), so the same seed always gets the same game.
 """
 
 from __future__ import annotations
@@ -23,14 +33,15 @@ import argparse
 import json
 import random
 import resource
-import statistics
 import sys
+from typing import Any
 
 from companion.rules.actions import Action
 from companion.rules.expansion import page_cards
 from companion.rules.model import MODULES, Config, GameState
 from companion.sim.answering import GameFigures, run_game
 from companion.sim.bots import BOTS, Bot, _mark_page
+from companion.sim.seeds import parse_range, players_for, spread, summarise
 from companion.sim.simulate import GAPS, CameraNoise, simulate
 
 
@@ -62,13 +73,20 @@ def _bots(kind: str, seed: int, players: int, share: float) -> str | list[Bot]:
     return [_PageBot(BOTS[kind](seed * 7 + i + 1), pages, rng) for i in range(players)]
 
 
-def main(argv: list[str]) -> int:
+def _rss_mb() -> float:
+    """The process's peak resident memory so far (MB; ``ru_maxrss`` is in KiB on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="companion bench tracking", description=__doc__.split("\n")[0]
     )
-    ap.add_argument("--games", type=int, default=10)
-    ap.add_argument("--players", type=int, default=4)
-    ap.add_argument("--modules", default="", help="comma-separated expansion modules")
+    ap.add_argument(
+        "--games", type=int, default=None, help="games (per seed with --seeds; default 10, 1)"
+    )
+    ap.add_argument("--players", default="4", help="N, or A-B to mix counts across --seeds")
+    ap.add_argument("--modules", default="", help="comma-separated expansion modules, or all")
     ap.add_argument("--variant", default="base", choices=("base", "master"))
     ap.add_argument("--noise", type=float, default=0.01, help="per-field error rate")
     ap.add_argument("--gap", default="turn", choices=GAPS)
@@ -77,6 +95,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--done-rate", type=float, default=1.0, help="chance DONE is pressed")
     ap.add_argument("--bots", default="greedy", choices=("greedy", "random"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", default=None, help="A-B: every seed from A to B, one report")
     ap.add_argument(
         "--pages",
         type=float,
@@ -84,14 +103,30 @@ def main(argv: list[str]) -> int:
         help="with the witch: share of the deck that are page cards (0 = none; bots.play: 1/6)",
     )
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
     modules = frozenset(m for m in args.modules.split(",") if m)
+    if modules == {"all"}:
+        modules = frozenset(MODULES)
     unknown = modules - set(MODULES)
     if unknown:
         print(f"--modules: unknown module {sorted(unknown)[0]!r}", file=sys.stderr)
         return 2
     try:
-        config = Config(player_count=args.players, variant=args.variant, modules=modules)
+        players = parse_range(args.players, "--players")
+        seeds = parse_range(args.seeds, "--seeds") if args.seeds is not None else None
+        if seeds is None and players[0] != players[1]:
+            raise ValueError("--players: a range A-B needs --seeds")
+        games = args.games if args.games is not None else (1 if seeds else 10)
+        if games < 1:
+            raise ValueError("--games: at least 1")
+        configs = {
+            n: Config(player_count=n, variant=args.variant, modules=modules)
+            for n in range(players[0], players[1] + 1)
+        }
         noise = CameraNoise(
             rate=args.noise,
             gap=args.gap,
@@ -102,56 +137,63 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"bench tracking: {exc}", file=sys.stderr)
         return 2
-    timings: list[float] = []
-    per_game: list[GameFigures] = []
-    for g in range(args.games):
-        try:
-            seed = args.seed * 1000 + g
-            share = args.pages if "witch" in modules else 0.0
-            sim = simulate(config, seed, noise, _bots(args.bots, seed, args.players, share))
-        except ValueError as exc:
-            print(f"bench tracking: {exc}", file=sys.stderr)
-            return 2
-        per_game.append(run_game(sim, timings))
-    timings.sort()
-
-    def pct(p: float) -> float:
-        if not timings:
-            return 0.0
-        return round(timings[min(len(timings) - 1, int(p * len(timings)))], 2)
-
-    turns = sum(g["turns"] for g in per_game)
-    correct = sum(g["turns_correct"] for g in per_game)
-    qs = [g["questions"] for g in per_game]
-    pot_turns = sum(g["turns_potions_correct"] for g in per_game)
-    out = {
-        "games": args.games,
-        "players": args.players,
+    share = args.pages if "witch" in modules else 0.0
+    all_timings: list[float] = []
+    all_games: list[GameFigures] = []
+    per_seed: list[dict[str, Any]] = []
+    for s in range(seeds[0], seeds[1] + 1) if seeds else (args.seed,):
+        n = players_for(s, players)
+        timings: list[float] = []
+        figures: list[GameFigures] = []
+        for g in range(games):
+            seed = s * 1000 + g
+            try:
+                sim = simulate(configs[n], seed, noise, _bots(args.bots, seed, n, share))
+            except ValueError as exc:
+                print(f"bench tracking: {exc}", file=sys.stderr)
+                return 2
+            figures.append(run_game(sim, timings))
+        report = {"seed": s, "players": n, **summarise(figures, timings), "rss_mb": _rss_mb()}
+        per_seed.append(report)
+        all_timings.extend(timings)
+        all_games.extend(figures)
+        if seeds and not args.json:
+            print(_seed_line(report), flush=True)
+    out: dict[str, Any] = {
+        "players": args.players if seeds else players[0],
+        "modules": sorted(modules),
         "noise": args.noise,
         "gap": args.gap,
-        "turns": turns,
-        "turns_correct": correct,
-        "turns_correct_pct": round(100.0 * correct / turns, 3) if turns else 0.0,
-        "turns_potions_correct": pot_turns,
-        "games_exact_hidden": sum(1 for g in per_game if g["exact_hidden"]),
-        "games_exact_hidden_pct": round(
-            100.0 * sum(1 for g in per_game if g["exact_hidden"]) / max(1, args.games), 2
-        ),
-        "potions_exact": sum(1 for g in per_game if g["potions_exact"]),
-        "wrong_commits": sum(g["wrong_commits"] for g in per_game),
-        "wrong_board_commits": sum(g["wrong_board_commits"] for g in per_game),
-        "questions_per_game": {
-            "mean": round(statistics.fmean(qs), 3) if qs else 0.0,
-            "median": statistics.median(qs) if qs else 0,
-        },
-        "reconcile_ms_p50": pct(0.50),
-        "reconcile_ms_p99": pct(0.99),
-        "reconcile_ms_max": round(timings[-1], 2) if timings else 0.0,
-        "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        **summarise(all_games, all_timings),
+        "rss_mb": _rss_mb(),
     }
+    if seeds:
+        out["seeds"] = args.seeds
+        out["per_seed"] = per_seed
+        out["spread"] = spread(per_seed)
     if args.json:
         print(json.dumps(out, sort_keys=True))
-    else:
-        for k, v in out.items():
-            print(f"{k:24} {v}")
+        return 0
+    for k, v in out.items():
+        if k == "per_seed":
+            continue
+        if k == "spread":
+            for name, sp in v.items():
+                print(f"spread {name:24} mean {sp['mean']} min {sp['min']} max {sp['max']}")
+            continue
+        print(f"{k:24} {v}")
     return 0
+
+
+def _seed_line(r: dict[str, Any]) -> str:
+    """One seed's figures on one line (the text report of ``--seeds``)."""
+    q = r["questions_per_game"]
+    return (
+        f"seed {r['seed']:>6} players {r['players']} games {r['games']} "
+        f"turns {r['turns_correct']}/{r['turns']} ({r['turns_correct_pct']} %) "
+        f"hidden {r['games_exact_hidden']}/{r['games']} "
+        f"wrong {r['wrong_commits']} (board {r['wrong_board_commits']}) "
+        f"questions med {q['median']} max {q['max']} "
+        f"reconcile p50 {r['reconcile_ms_p50']} p99 {r['reconcile_ms_p99']} ms "
+        f"rss {r['rss_mb']} MB"
+    )

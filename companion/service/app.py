@@ -7,7 +7,7 @@ running service").
     hardware buttons (gpiozero callback thread) --dice / done / undo----------------------+--> queue
     web pages (waitress threads) --commands (wait for their result)-----------------------+
                                                    |
-                      service thread: tracker -> journal -> publish (pages, LEDs, terminal)
+           service thread: publish (pages, LEDs, terminal) <-> tracker thread: tracker -> journal
 
 :class:`Companion` builds and starts the parts, picks the real camera, pins and calibration when
 present and the **simulated table** otherwise (built outside the run-time packages and handed in

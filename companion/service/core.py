@@ -2,12 +2,21 @@
 
 Every change — a stable camera observation, a dice result or DONE from the buttons, a command
 from a phone — is an item on one queue (:mod:`companion.service.inputs`). A single service thread
-takes them in order, feeds the game driver (the tracker, :class:`~companion.service.driver.
-GameDriver`), which writes the journal before anything is shown, and publishes: a new version of
-every audience's snapshot (the phone pages wait on it), the LEDs (whose turn, "look at your
-phone") and a line on the terminal. Web threads only read published snapshots and put commands on
-the queue, waiting for their result; a bad command raises
-:class:`~companion.web.service.CommandError` and changes nothing.
+takes them in order and publishes: a new version of every audience's snapshot (the phone pages
+wait on it), the LEDs (whose turn, "look at your phone") and a line on the terminal.
+
+The game driver (the tracker, :class:`~companion.service.driver.GameDriver`, which writes the
+journal before anything is shown) runs beside it on its own thread
+(:class:`~companion.service.worker.TrackerWorker`) while the loop runs: the service thread hands
+it every game input in order and goes on at once, so the tracker's search never stands in front
+of a button press or a page. A still board is published **at once** as the camera read it
+(``seen``, with ``checking`` set) and the table pages draw it; when the tracker has worked the
+board out, its result (the belief: trapped wizards, potions, whose turn, questions) is published
+and ``checking`` clears. Driven by :meth:`CompanionService.step` (tests, no threads) the driver
+runs inline.
+
+Web threads only read published snapshots and put commands on the queue, waiting for their
+result; a bad command raises :class:`~companion.web.service.CommandError` and changes nothing.
 
 :class:`CompanionService` implements :class:`companion.web.service.TableService`.
 """
@@ -38,6 +47,7 @@ from companion.service.driver import (
     TableMemory,
 )
 from companion.service.game import GameSettings
+from companion.service.handoff import TrackerHandoff
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import (
     GAME_INPUTS,
@@ -51,13 +61,15 @@ from companion.service.inputs import (
     PanelInput,
     ServiceInput,
     StopInput,
+    TrackedInput,
     UndoInput,
 )
 from companion.service.journal_check import JournalDamage
 from companion.service.memory import IdleCollector
 from companion.service.packs import dice_profile, game_driver, settings_from_command
-from companion.service.pagememory import VERSION_BLOCK, PageMemory
+from companion.service.pagememory import VERSION_BLOCK
 from companion.service.tracked import JournalRefused, TrackedDriver
+from companion.service.worker import TrackerWorker
 from companion.tracking import TrackerUpdate
 from companion.web.service import (
     PLAYER_COMMANDS,
@@ -74,6 +86,10 @@ log = logging.getLogger(__name__)
 
 LOG_LINES = 40
 """Log lines kept for the pages (newest last)."""
+
+BUSY_GC_S = 60.0
+"""While the tracker works without a rest, the service thread still runs a full garbage
+collection after an input this often at most (s), so the belief's discarded cycles are freed."""
 
 COMMAND_TIMEOUT_S = 10.0
 """How long a web thread waits for the service thread to carry out its command."""
@@ -105,7 +121,7 @@ def ring_problem(panel: Mapping[str, object]) -> str:
     return f"LED ring {ring.get('port')}: {ring.get('error')}"
 
 
-class CompanionService(PageMemory):
+class CompanionService(TrackerHandoff):
     """The table service (see the module doc). Thread-safe.
 
     :param config: the validated :class:`~companion.config.Config`.
@@ -129,13 +145,19 @@ class CompanionService(PageMemory):
         self._clock = clock
         self._queue: queue.Queue[ServiceInput] = queue.Queue()
         self.collector = IdleCollector()
-        self._pending_inputs = 0  # game inputs queued or being handled
+        self._pending_inputs = 0  # game inputs queued for the service thread or being handled
         self._pending_lock = threading.Lock()
         self.free = threading.Event()
-        """Set while no game input is queued or being handled: the vision worker waits for it
-        before its next frame, so the tracker's work on a still board (what the phones wait
-        for) does not share the interpreter with the detector."""
+        """Set while no game input waits for the service thread (the vision worker waits for
+        it before its next frame). The tracker's search is not waited for: it runs on its own
+        thread, and the pages show the camera's board meanwhile."""
         self.free.set()
+        self._worker: TrackerWorker | None = None
+        self._generation = 0  # the game's number: inputs queued for a replaced game are dropped
+        self._driver_lock = threading.Lock()  # the driver is used by one thread at a time
+        self._seen: Observation | None = None  # the camera's latest still board
+        self._checking = False  # the tracker has not worked out ``_seen`` yet
+        self._stopping = False
         self._cond = threading.Condition()
         self._version = 1
         self._version_reserved = 0  # kept in the journal; a restart continues above it
@@ -307,31 +329,44 @@ class CompanionService(PageMemory):
         :raises CommandError: the rules core refuses the settings.
         """
         settings = settings or self._settings
-        try:
-            driver = self._driver_factory(self, settings, restore)
-        except JournalRefused as exc:
-            if not restore:
-                raise
-            # a damaged journal: no game over it until the host sets one up
-            log.error("%s", exc.damage.line())
-            with self._cond:
-                self._damage = exc.damage
-                self._health_line = exc.damage.line()
-                self._log.append("journal damaged: no game started (see the host page)")
-                self._bump_locked()
-            return
-        memory = driver if isinstance(driver, TableMemory) else None
-        restored = memory is not None and memory.restored
-        kept = memory.recall() if memory is not None and restored else {}
+        # the old game's queued inputs are dropped from now on; the one in progress finishes
+        # (its journal closes after it), then the new game is made
         with self._cond:
-            old = self._driver
-            self._settings = driver.settings
-            self._driver = driver
-            self._memory = memory
-            self._damage = memory.damage if memory is not None else None
-            self._take_kept(kept, list(driver.settings.colours))
-        if old is not None and old is not driver:
-            old.close()
+            self._generation += 1
+        with self._driver_lock:
+            try:
+                driver = self._driver_factory(self, settings, restore)
+            except JournalRefused as exc:
+                with self._cond:
+                    self._generation -= 1  # the old game (if any) goes on
+                if not restore:
+                    raise
+                # a damaged journal: no game over it until the host sets one up
+                log.error("%s", exc.damage.line())
+                with self._cond:
+                    self._damage = exc.damage
+                    self._health_line = exc.damage.line()
+                    self._log.append("journal damaged: no game started (see the host page)")
+                    self._bump_locked()
+                return
+            except BaseException:
+                with self._cond:
+                    self._generation -= 1  # the old game goes on
+                raise
+            memory = driver if isinstance(driver, TableMemory) else None
+            restored = memory is not None and memory.restored
+            kept = memory.recall() if memory is not None and restored else {}
+            with self._cond:
+                old = self._driver
+                self._settings = driver.settings
+                self._driver = driver
+                self._memory = memory
+                self._damage = memory.damage if memory is not None else None
+                self._seen = None
+                self._checking = False
+                self._take_kept(kept, list(driver.settings.colours))
+            if old is not None and old is not driver:
+                old.close()
         self._keep_tokens()
         if restored:
             line = "game restored: " + ", ".join(driver.settings.colours)
@@ -354,23 +389,33 @@ class CompanionService(PageMemory):
         """The service loop: handle queue items until ``stop`` is set or a stop item comes.
 
         While it runs, full garbage collections happen only when the queue has been empty for
-        ``tick_s`` (:class:`~companion.service.memory.IdleCollector`), never during an input.
+        ``tick_s`` and the tracker has no input (:class:`~companion.service.memory.IdleCollector`;
+        at most every :data:`BUSY_GC_S` while the tracker never rests). The tracker's thread runs
+        as long as the loop does.
         """
         self.collector.install()
+        self._stopping = False
+        worker = self._worker = TrackerWorker(self._track).start()
         try:
             while not stop.is_set():
                 try:
                     item = self._queue.get(timeout=tick_s)
                 except queue.Empty:
                     self._idle()
-                    self.collector.idle()
+                    if worker.idle():
+                        self.collector.idle()
                     continue
                 if isinstance(item, StopInput):
                     break
                 self._handle(item)
                 self._idle()
-                self.collector.idle(wait_s=6 * self.collector.every_s)
+                # a tracker that never rests still gets a full collection now and then
+                every = 6 * self.collector.every_s
+                self.collector.idle(wait_s=every if worker.idle() else max(every, BUSY_GC_S))
         finally:
+            self._stopping = True  # the tracker drops what is still queued
+            worker.stop()
+            self._worker = None
             self.collector.uninstall()
 
     def step(self, timeout_s: float = 0.0) -> bool:
@@ -396,7 +441,8 @@ class CompanionService(PageMemory):
         """Release the game's journal (after the service thread stopped)."""
         driver = self._driver
         if driver is not None:
-            driver.close()
+            with self._driver_lock:  # after the tracker's input in progress
+                driver.close()
 
     def wake_all(self) -> None:
         """Wake every page waiting for a change (their event streams then notice a stop)."""
@@ -463,12 +509,17 @@ class CompanionService(PageMemory):
             self._done(item)
 
     def _handle_item(self, item: ServiceInput) -> None:
+        if isinstance(item, TrackedInput):
+            self._tracked(item)
+            return
         if isinstance(item, CandidateInput):
             self._prepare(item.observation)
             return
         watched = not isinstance(item, PanelInput | CameraStatusInput)
         if self.on_input is not None and watched:
             self.on_input(item)
+        if isinstance(item, GAME_INPUTS) and self._to_tracker(item):
+            return  # its result comes back as a TrackedInput
         driver_before = self._driver.last_update if self._driver is not None else None
         match item:
             case CommandInput(command=command, audience=audience, future=future):
@@ -518,9 +569,15 @@ class CompanionService(PageMemory):
         driver = self._driver
         if driver is None or not self._queue.empty():
             return
-        driver.prepare(obs)
+        worker = self._worker
+        if worker is None:
+            driver.prepare(obs)
+        elif worker.idle():
+            worker.put(CandidateInput(obs), self._generation)
 
-    def _sync_from_driver(self, lines: list[str], extra: dict[str, object] | None = None) -> None:
+    def _sync_from_driver(
+        self, lines: list[str], extra: dict[str, object] | None = None, force: bool = False
+    ) -> None:
         driver = self._driver
         if driver is None:
             return
@@ -528,7 +585,7 @@ class CompanionService(PageMemory):
             self._remember({**(extra or {}), **({"lines": lines} if lines else {})})
         published = driver.published
         with self._cond:
-            changed = bool(lines) or published != self._published
+            changed = force or bool(lines) or published != self._published
             self._published = published
             self._health_line = published.health_line
             self._log.extend(lines)
@@ -591,13 +648,7 @@ class CompanionService(PageMemory):
         if driver is None:
             raise CommandError("no game is set up yet", 409)
         if name in ("report_spell", "report_page_card"):
-            who = audience.colour if audience.role == "player" else cmd.get("player")
-            entry = {k: v for k, v in cmd.items() if k != "command"}
-            entry.update({"kind": name, "by": who or "host"})
-            self._remember({"report": entry})  # on disk before any page shows it
-            with self._cond:
-                self._reports.append(entry)
-                self._bump_locked()
+            self._report(cmd, audience, name)
         self._sync_from_driver(driver.command(cmd, audience))
         return None
 
@@ -675,6 +726,7 @@ class CompanionService(PageMemory):
             pack=published.pack.view_for(audience)
             if published is not None and published.pack is not None
             else None,
+            seen=self._seen if self._checking else None,
         )
 
     # ------------------------------------------------------------------------------------------
@@ -715,4 +767,19 @@ class CompanionService(PageMemory):
             return list(self._log)
 
     def queue_size(self) -> int:
-        return self._queue.qsize()
+        """Items waiting for the service thread plus inputs the tracker has not finished."""
+        worker = self._worker
+        return self._queue.qsize() + (worker.backlog() if worker is not None else 0)
+
+    @property
+    def game_number(self) -> int:
+        """Games set up so far (counted from the moment a setup starts: the tracker drops the
+        inputs queued for an older one)."""
+        with self._cond:
+            return self._generation
+
+    @property
+    def checking(self) -> bool:
+        """The pages show the camera's latest still board, not yet worked out by the tracker."""
+        with self._cond:
+            return self._checking

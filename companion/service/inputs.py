@@ -1,7 +1,8 @@
 """The service queue's items: one frozen dataclass per kind of input, handled by ``match``.
 
 Game inputs (:data:`GameInput`: observations, dice, DONE, UNDO, commands) go to the game driver
-and the page waits for their result; the others report the camera's status or the LED panel, or
+(on the tracker's own thread, :mod:`companion.service.worker`, whose results come back as
+:class:`TrackedInput`); the others report the camera's status or the LED panel, or
 stop the loop. ``kind`` names each class in recordings (``inputs.jsonl``) and bench figures.
 """
 
@@ -15,7 +16,8 @@ from typing import ClassVar
 
 from companion.rules import Observation
 from companion.service.driver import DiceRoll
-from companion.web.service import Audience
+from companion.tracking import TrackerUpdate
+from companion.web.service import Audience, CommandError
 
 CommandResult = dict[str, object]
 """What a command answers the page: ``{"ok": True, "version": 42, …}``."""
@@ -105,10 +107,33 @@ class StopInput:
     posted_at: float = field(default_factory=time.monotonic, compare=False)
 
 
-GameInput = ObservationInput | DiceInput | DoneInput | UndoInput | CommandInput
-"""Inputs the game driver works on (the vision worker waits while one is queued)."""
+@dataclass(frozen=True)
+class TrackedInput:
+    """The driver's result of one game input, back on the service queue (worker -> service).
 
-ServiceInput = GameInput | CandidateInput | CameraStatusInput | PanelInput | StopInput
+    :param item: the input as it came.
+    :param generation: the game it was handled for (a result of a replaced game is dropped).
+    :param lines: the log lines it produced (None when it was refused).
+    :param update: the tracker's update it caused (None when it caused none).
+    :param error: why a phone command was refused (its page gets it), else None.
+    """
+
+    item: GameInput
+    generation: int
+    lines: list[str] | None
+    update: TrackerUpdate | None
+    error: CommandError | None = None
+    kind: ClassVar[str] = "tracked"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+GameInput = ObservationInput | DiceInput | DoneInput | UndoInput | CommandInput
+"""Inputs the game driver works on (the vision worker waits while one waits for the service
+thread; not while the tracker works on it)."""
+
+ServiceInput = (
+    GameInput | CandidateInput | CameraStatusInput | PanelInput | StopInput | TrackedInput
+)
 """Every item of the service queue."""
 
 GAME_INPUTS = (ObservationInput, DiceInput, DoneInput, UndoInput, CommandInput)
@@ -131,5 +156,5 @@ def payload_json(item: ServiceInput) -> object:
             return text
         case PanelInput(event=event):
             return dict(event)
-        case StopInput():
+        case StopInput() | TrackedInput():
             return None

@@ -6,7 +6,8 @@
   :mod:`~companion.sim.simulation` — the simulated table and its camera process, the embedded
   default of ``companion run`` without a camera.
 * :mod:`companion.sim.bots` and :mod:`companion.sim.simulate` — seeded bot players and the truth
-  simulator (noisy observations of a bot game).
+  simulator (noisy observations of a bot game); :mod:`~companion.sim.seeds` — figures over
+  many games and seeds (``companion bench tracking --seeds``).
 * :mod:`companion.sim.faketable` / :mod:`~companion.sim.webdev` — a self-playing table behind the
   web pages, for page development.
 * :mod:`companion.sim.testing` — drive a companion on the simulated table from tests and benches.

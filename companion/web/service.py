@@ -27,6 +27,10 @@ Snapshot (``snapshot(audience)``), JSON-ready, one per audience::
      "log": ["a blue wizard moved from 4 to 7", ...],  # newest last; no wizard ids
      "reports": [...],                     # spells / page cards reported by players
      "camera": "8.0 fps, board found",     # camera/calibration status line
+     "checking": false,                    # true: the board below is the camera's, the tracker
+     "seen": {"frame": 812, "spaces": {"7": {"towers": 2, "top": "crest",  # is still checking it
+              "wizards": {"blue": 1}, "castle": false, "witch": false, "raven": false}, ...}}
+             | None,                       # (companion.web.snapshot.seen_json); None when not
      "host": {                             # only for Audience.host()
         "settings": {"players": 4, "colours": [...], "variant": "base", "teams": false,
                      "modules": [], "spells": None, "memory_aid": "own", "options": {}},
@@ -118,7 +122,9 @@ class Snapshot(TypedDict):
 
     ``state`` is ``companion.rules.view`` for this audience (state JSON, docs/state-model.md);
     ``dice``, ``panel``, ``question``, ``reports`` and ``host`` pass through as the service
-    published them. Only the host's snapshot has ``host``.
+    published them. Only the host's snapshot has ``host``. While ``checking``, ``seen`` is the
+    camera's still board that the tracker has not worked out yet (the pages draw the board from
+    it, everything else from ``state``).
     """
 
     version: int
@@ -134,6 +140,8 @@ class Snapshot(TypedDict):
     log: list[str]
     reports: list[Mapping[str, object]]
     camera: str
+    checking: bool
+    seen: Mapping[str, object] | None
     host: NotRequired[dict[str, object]]
     pack: NotRequired[dict[str, object]]
 

@@ -14,7 +14,7 @@ import hmac
 import threading
 from collections.abc import Mapping, Sequence
 
-from companion.rules import GameState
+from companion.rules import GameState, Observation
 from companion.rules.view import audience_view
 from companion.web.service import Audience, MemoryAid, Phase, Snapshot
 
@@ -96,6 +96,7 @@ def build_snapshot(
     camera: str,
     host: Mapping[str, object] | None = None,
     pack: Mapping[str, object] | None = None,
+    seen: Observation | None = None,
 ) -> Snapshot:
     """The snapshot JSON for one audience (:class:`companion.web.service.Snapshot`).
 
@@ -106,6 +107,10 @@ def build_snapshot(
     :param host: the host page's extra section (settings, calibration, …); only the host gets it.
     :param pack: a game pack's view for this audience (made by the pack, docs/architecture.md
         "Game packs"); the snapshot then has a ``pack`` key.
+    :param seen: the camera's still board that the tracker is still checking (None when the
+        tracker has worked out the latest one): published as ``seen`` (:func:`seen_json`) with
+        ``checking`` true, and the pages draw the board from it; everything the camera cannot
+        see (trapped wizards, potions, whose turn) still comes from ``state``.
     """
     state_json = None
     if state is not None:
@@ -125,9 +130,33 @@ def build_snapshot(
         "log": list(log),
         "reports": list(reports),
         "camera": camera,
+        "checking": seen is not None,
+        "seen": seen_json(seen) if seen is not None else None,
     }
     if audience.role == "host" and host is not None:
         snap["host"] = dict(host)
     if pack is not None:
         snap["pack"] = dict(pack)
     return snap
+
+
+def seen_json(obs: Observation) -> dict[str, object]:
+    """What the camera sees of a still board, for the pages: ``{"frame": 812, "spaces": {"7":
+    {"towers": 2, "top": "crest", "wizards": {"blue": 1}, "castle": false, "witch": false,
+    "raven": false}, …}}`` — towers per space (0..10), the top surface's kind, the visible
+    wizards by colour, the castle and the expansion's tokens (no confidences). Only what every
+    player sees on the table, so every audience gets it."""
+    return {
+        "frame": obs.frame,
+        "spaces": {
+            str(n): {
+                "towers": sp.towers,
+                "top": sp.top,
+                "wizards": dict(sp.wizards),
+                "castle": sp.castle,
+                "witch": sp.witch,
+                "raven": sp.raven,
+            }
+            for n, sp in sorted(obs.spaces.items())
+        },
+    }

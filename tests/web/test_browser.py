@@ -6,6 +6,7 @@ Screenshots are kept in ``artifacts/screenshots/`` (git-ignored).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -248,3 +249,92 @@ def test_a_page_left_polling_goes_back_to_a_stream_when_a_slot_frees(browser: An
         ctx.close()
         svc.close()
         srv.close()
+
+
+class SlowTracker:
+    """A game driver whose tracker takes as long as the test says: ``observe`` waits for
+    ``go`` before it explains the board (with the state the camera shows), so the page can be
+    looked at while the tracker has not answered yet."""
+
+    def __init__(self, service: Any, settings: Any, restore: bool) -> None:
+        from companion import rules
+        from companion.service.driver import PublishedGame
+
+        self.settings = settings
+        self.before = rules.setup(rules.Config(player_count=settings.players), 5)
+        move = next(
+            a
+            for a in rules.legal_actions(self.before)
+            if isinstance(a, rules.MoveTower) and a.space == 3 and a.tier == 1
+        )
+        self.after, _events = rules.apply(self.before, move)
+        self.published = PublishedGame(self.before, None, "ok", "playing")
+        self.last_update = None
+        self.started = threading.Event()
+        self.go = threading.Event()
+
+    def observe(self, obs: Any) -> list[str]:
+        from companion.service.driver import PublishedGame
+
+        self.started.set()
+        assert self.go.wait(30), "the test never let the tracker answer"
+        self.published = PublishedGame(self.after, None, "ok", "playing")
+        return ["a tower moved"]
+
+    def prepare(self, obs: Any) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_table_page_shows_the_cameras_board_before_the_tracker_answers(
+    browser: Any, page: Any, tmp_path: Path
+) -> None:
+    # the tracker is slow on purpose: the camera's still board is on the page at once, marked
+    # "checking…", and the mark goes once the tracker has worked the board out
+    from companion import rules
+    from companion.service.core import CompanionService
+    from companion.service.heartbeat import Heartbeats
+    from companion.sim.testing import sim_config
+
+    svc = CompanionService(
+        sim_config(tmp_path / "data", players=3),
+        heartbeats=Heartbeats(60.0),
+        driver_factory=SlowTracker,
+    )
+    svc.start_game()
+    driver = svc.driver
+    assert isinstance(driver, SlowTracker)
+    stop = threading.Event()
+    loop = threading.Thread(target=svc.run, args=(stop, 0.05), daemon=True)
+    loop.start()
+    srv = BackgroundServer(create_app({"SSE_HEARTBEAT_S": 1.0}, svc), "127.0.0.1", 0).start()
+    try:
+        page.goto(srv.url + "/")
+        wait_version(page, svc.version, 5000)
+        moved_from = len(driver.before.stacks[2])
+        assert moved_from >= 1
+        space3 = page.locator("#board g[data-space='3'] > title")
+        assert f"{moved_from} tower" in (space3.text_content() or "")
+        assert page.locator("#checking").count() == 0
+        svc.post_observation(rules.observe(driver.after))
+        assert driver.started.wait(10)
+        # the tracker is still working: the page already shows the moved tower, checking
+        page.wait_for_selector("#checking", timeout=5000)
+        assert page.locator("#checking").inner_text() == "checking…"
+        assert "tower" not in (space3.text_content() or "")  # space 3 is empty now
+        assert not driver.go.is_set() and svc.checking
+        shot(page, "table-checking")
+        driver.go.set()
+        page.wait_for_selector("#checking", state="detached", timeout=5000)
+        page.wait_for_function("document.body.dataset.checking === '0'", timeout=5000)
+        assert "tower" not in (space3.text_content() or "")  # the tracker agrees
+        assert "a tower moved" in (page.locator("#log").text_content() or "")
+    finally:
+        driver.go.set()
+        page.goto("about:blank")  # the page's event stream ends before the server does
+        stop.set()
+        loop.join(5)
+        srv.close()
+        svc.close()

@@ -50,6 +50,10 @@ const WT = (() => {
   // "blue-2" (an id) or "blue-a" (a wizard the page may not follow: a label in reading order)
   function colourOf(wizardId) { return String(wizardId).replace(/-[0-9a-z]+$/, ""); }
 
+  /* A wizard as the page names it: its id, or only its colour for a wizard the camera sees
+     but the tracker has not placed yet. */
+  function wizardName(wizardId) { return /-seen\d+$/.test(wizardId) ? colourOf(wizardId) : wizardId; }
+
   function chip(colour, text) {
     return el("span", { class: `chip c-${colour}`, title: cap(colour),
       "aria-label": cap(colour) }, text || LETTER[colour] || "?");
@@ -240,6 +244,49 @@ const WT = (() => {
 
   function pieceAt(piece, space) { return piece && typeof piece === "object" && piece.space === space; }
 
+  /* The board to draw. While the snapshot is "checking", the camera has read a still board the
+     tracker has not worked out yet (snap.seen): the towers, their top roofs, the wizards on top,
+     the castle and the tokens are drawn as the camera saw them; what the camera cannot see
+     (trapped wizards, wizards in the castle, whose turn, potions) stays the tracker's until it
+     has caught up. A trapped wizard is kept only where the camera still sees towers above it. */
+  function boardState(snap) {
+    const state = snap && snap.state;
+    const seen = snap && snap.checking && snap.seen;
+    if (!state || !seen || !seen.spaces) return state;
+    const towers = Object.assign({}, state.towers || {});
+    const stacks = {};
+    const wizards = {};
+    const hidden = {};
+    const heights = {};
+    let castle = null, witch = null, raven = null, n = 0;
+    for (const [key, sp] of Object.entries(seen.spaces)) {
+      const space = Number(key);
+      const h = Math.max(0, Number(sp.towers) || 0);
+      heights[space] = h;
+      const ids = [];
+      for (let i = 0; i < h; i++) {
+        const id = `seen-${space}-${i}`;
+        towers[id] = { kind: i === h - 1 ? sp.top : "unknown" };
+        ids.push(id);
+      }
+      stacks[key] = ids;
+      for (const [colour, count] of Object.entries(sp.wizards || {})) {
+        for (let k = 0; k < count; k++) wizards[`${colour}-seen${n++}`] = { space, tier: h };
+      }
+      if (sp.castle) castle = { space, tier: h };
+      if (sp.witch) witch = { space, tier: h };
+      if (sp.raven) raven = { space, tier: h };
+    }
+    for (const [id, pos] of Object.entries(state.wizards || {})) {
+      if (pos === "castle") { wizards[id] = pos; continue; }
+      if (pos && typeof pos === "object" && pos.tier < (heights[pos.space] || 0)) wizards[id] = pos;
+    }
+    for (const [key, count] of Object.entries(state.hidden || {})) {
+      if (heights[Number(key)]) hidden[key] = count;
+    }
+    return Object.assign({}, state, { towers, stacks, wizards, hidden, castle, witch, raven });
+  }
+
   // ---------------------------------------------------------------- the board as SVG
   // a space's content, relative to its centre (user units; one space is about 100 wide)
   const WZ_SLOTS = [[-20, -4], [0, -4], [20, -4], [-20, 17], [0, 17], [20, 17]];
@@ -267,7 +314,7 @@ const WT = (() => {
     if (stack.length) parts.push(`${stack.length} tower${stack.length > 1 ? "s" : ""}, ` +
       `${towerKind(state, stack[stack.length - 1])} roof on top`);
     if (pieceAt(state.castle, space)) parts.push("raven castle");
-    if (wz.visible.length) parts.push("on top: " + wz.visible.join(", "));
+    if (wz.visible.length) parts.push("on top: " + wz.visible.map(wizardName).join(", "));
     if (wz.hidden.length) parts.push("trapped " + wz.hidden.map(([id, t]) => `${id} (tier ${t})`).join(", "));
     return parts.join(" · ");
   }
@@ -276,7 +323,8 @@ const WT = (() => {
      opts.picked marks one. Trapped wizards are drawn only when the snapshot holds them. */
   async function renderBoard(svg, snap, opts) {
     opts = opts || {};
-    const state = snap && snap.state;
+    const state = boardState(snap);
+    svg.classList.toggle("checking", !!(state && snap.checking));
     if (!state) {
       svg._wtTicket = (svg._wtTicket || 0) + 1;
       clear(svg);
@@ -337,7 +385,7 @@ const WT = (() => {
       if (pieceAt(state.castle, space)) g.append(castleShape(x, y + 2));
       wz.visible.slice(0, 6).forEach((id, i) => {
         const [dx, dy] = WZ_SLOTS[i];
-        g.append(wizardMark(x + dx, y + dy, colourOf(id), 11, "wz", `${id} on top`));
+        g.append(wizardMark(x + dx, y + dy, colourOf(id), 11, "wz", `${wizardName(id)} on top`));
       });
       // trapped wizards this page may show: a dashed row below the stack (tier in the title)
       wz.hidden.slice(0, 4).forEach(([id, tier], i) => {
@@ -459,6 +507,12 @@ const WT = (() => {
     const h = snap.health || {};
     node.textContent = h.line || "";
     node.className = "health" + (h.ok === false ? " bad" : "");
+    if (snap.checking && snap.state) {
+      node.prepend(el("span", { class: "checking", id: "checking", role: "status",
+        title: "the board as the camera sees it; the companion is still checking the move" },
+        "checking…"), " ");
+    }
+    document.body.dataset.checking = snap.checking ? "1" : "0";
   }
 
   function renderLog(node, snap) {
@@ -520,7 +574,7 @@ const WT = (() => {
   }
 
   return {
-    LETTER, el, sv, $, clear, cap, chip, colourOf, setMsg, post, connect, showStatus,
+    LETTER, el, sv, $, clear, cap, chip, colourOf, boardState, setMsg, post, connect, showStatus,
     renderBoard, renderTurn, renderPlayers, renderDice, renderHealth, renderLog,
     renderQuestion, renderPanel, wizardsAt, stackOf, spaceKind,
   };

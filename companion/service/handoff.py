@@ -1,0 +1,194 @@
+"""The tracker's side of the service: game inputs handed on in order (service thread), worked
+out by the driver on the tracker's thread (:class:`~companion.service.worker.TrackerWorker`),
+and their results published (service thread), so the search never stands in front of a press
+or a page (docs/architecture.md, "Threads in the running service").
+
+:class:`TrackerHandoff` is the part of :class:`~companion.service.core.CompanionService` that
+does this; the service creates the attributes declared here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping
+
+from companion.rules import Observation
+from companion.service.driver import GameDriver, PublishedGame
+from companion.service.inputs import (
+    CandidateInput,
+    CommandInput,
+    CommandResult,
+    DiceInput,
+    DoneInput,
+    GameInput,
+    ObservationInput,
+    ServiceInput,
+    TrackedInput,
+    UndoInput,
+)
+from companion.service.pagememory import PageMemory
+from companion.service.worker import TrackerWorker
+from companion.tracking import TrackerUpdate
+from companion.web.service import Audience, CommandError
+
+log = logging.getLogger(__name__)
+
+
+class TrackerHandoff(PageMemory):
+    """Hands game inputs to the tracker and publishes its answers (see the module doc)."""
+
+    _queue: queue.Queue[ServiceInput]
+    _driver_lock: threading.Lock
+    _generation: int
+    _worker: TrackerWorker | None
+    _seen: Observation | None
+    _checking: bool
+    _stopping: bool
+    _published: PublishedGame | None
+    _hooks: Mapping[str, object]
+    _clock: Callable[[], float]
+    last_observation_at: float | None
+    on_result: Callable[[ServiceInput, TrackerUpdate | None], None] | None
+
+    def _sync_from_driver(
+        self, lines: list[str], extra: dict[str, object] | None = None, force: bool = False
+    ) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------------------------
+    # the tracker's inputs: handed on in order (service thread), worked out (tracker thread),
+    # published (service thread)
+
+    def _to_tracker(self, item: GameInput) -> bool:
+        """Hand a game input to the tracker; False when the service thread handles it itself
+        (setup, the dice panel's commands, hooks, or no game yet)."""
+        if self._driver is None:
+            return False
+        match item:
+            case ObservationInput(observation=obs):
+                self.last_observation_at = self._clock()
+                published = self._published
+                state = published.state if published is not None else None
+                length = state.table.length if state is not None else 0
+                if set(obs.spaces) == set(range(1, length + 1)):
+                    with self._cond:  # the camera's board, at once: the pages need not wait
+                        self._seen = obs
+                        self._checking = True
+                        self._bump_locked()
+                # else not a board of this track: the tracker refuses it (health line)
+            case DiceInput(roll=roll):
+                with self._cond:
+                    self._dice = {
+                        "mode": roll.event.get("dice_allowed", 1),
+                        "rolls": list(roll.rolls),
+                        "final": True,
+                        "value": roll.event.get("used"),
+                    }
+                    self._bump_locked()
+            case CommandInput(command=command, audience=audience):
+                name = str(command["command"])
+                if name in self._hooks or name in ("setup", "roll", "keep", "dice_mode"):
+                    return False
+                if name in ("report_spell", "report_page_card"):
+                    self._report(command, audience, name)
+        worker = self._worker
+        if worker is not None:
+            worker.put(item, self._generation)
+        else:
+            self._track(item, self._generation, inline=True)
+        return True
+
+    def _track(
+        self, item: GameInput | CandidateInput, generation: int, inline: bool = False
+    ) -> None:
+        """Give one input to the driver (the tracker's thread; ``inline``: the service thread
+        without the loop) and put its result on the service queue (``inline``: publish it). An
+        input meant for a game replaced since, or queued when the service stops, is dropped (a
+        waiting phone command is refused)."""
+        with self._driver_lock:
+            driver = self._driver
+            if driver is None or generation != self._generation or self._stopping:
+                if isinstance(item, CommandInput) and not item.future.done():
+                    item.future.set_exception(CommandError("a new game was set up", 409))
+                return
+            if isinstance(item, CandidateInput):
+                driver.prepare(item.observation)
+                return
+            before = driver.last_update
+            lines: list[str] | None = None
+            error: CommandError | None = None
+            try:
+                lines = self._drive(driver, item)
+            except CommandError as exc:
+                error = exc
+            except Exception as exc:  # a tracker bug on one input: logged, the belief kept
+                log.exception("tracker: handling %s failed; state kept", item.kind)
+                error = CommandError(f"internal error: {type(exc).__name__}: {exc}", 500)
+            update = driver.last_update
+        result = TrackedInput(item, generation, lines, update if update is not before else None)
+        if error is not None:
+            result = dataclasses.replace(result, error=error)
+        if inline:
+            self._tracked(result)
+        else:
+            self._queue.put(result)
+
+    @staticmethod
+    def _drive(driver: GameDriver, item: GameInput) -> list[str]:
+        match item:
+            case ObservationInput(observation=obs):
+                return driver.observe(obs)
+            case DiceInput(roll=roll):
+                return driver.dice(roll)
+            case DoneInput():
+                return driver.end_turn()
+            case UndoInput():
+                return driver.undo()
+            case CommandInput(command=command, audience=audience):
+                return driver.command(command, audience)
+
+    def _tracked(self, result: TrackedInput) -> None:
+        """Publish the tracker's result of one input (service thread): the belief, and
+        ``checking`` cleared once the camera's latest board is worked out."""
+        item = result.item
+        if result.generation != self._generation:
+            if isinstance(item, CommandInput) and not item.future.done():
+                item.future.set_exception(CommandError("a new game was set up", 409))
+            return
+        agreed = False
+        with self._cond:
+            if isinstance(item, ObservationInput) and item.observation is self._seen:
+                self._checking = False
+                agreed = True
+        extra: dict[str, object] | None = None
+        if isinstance(item, DiceInput):
+            with self._cond:
+                extra = {"dice": self._dice}  # the dice display, kept for a restart
+        self._sync_from_driver(result.lines or [], extra, force=agreed)
+        error = result.error
+        if isinstance(item, CommandInput):
+            if error is not None:
+                item.future.set_exception(error)
+            else:
+                with self._cond:
+                    answer: CommandResult = {"ok": True, "version": self._version}
+                item.future.set_result(answer)
+        elif error is not None:
+            log.error("service: %s refused: %s", item.kind, error.message)
+            self.heartbeats.trouble("tracker", f"{item.kind} refused: {error.message}")
+        if self.on_result is not None:
+            self.on_result(item, result.update)
+
+    def _report(self, cmd: Mapping[str, object], audience: Audience, name: str) -> None:
+        """Keep a player's spell or page card report for the pages."""
+        who = audience.colour if audience.role == "player" else cmd.get("player")
+        entry = {k: v for k, v in cmd.items() if k != "command"}
+        entry.update({"kind": name, "by": who or "host"})
+        self._remember({"report": entry})  # on disk before any page shows it
+        with self._cond:
+            self._reports.append(entry)
+            self._bump_locked()
+
