@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import queue
 import secrets
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -37,7 +36,6 @@ from typing import Any, TypeAlias
 
 from companion.config import Config
 from companion.hardware import Hardware
-from companion.journal import JournalError
 from companion.rules import GameState, Observation
 from companion.service.driver import (
     DiceRoll,
@@ -47,7 +45,7 @@ from companion.service.driver import (
     TableMemory,
 )
 from companion.service.game import GameSettings
-from companion.service.handoff import TrackerHandoff
+from companion.service.handoff import JOURNAL_ERRORS, TrackerHandoff
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import (
     GAME_INPUTS,
@@ -96,9 +94,6 @@ COMMAND_TIMEOUT_S = 10.0
 
 HARDWARE_ERRORS = (OSError, RuntimeError, ValueError)
 """What the panel facade raises when its pins, serial LED ring or dice machine refuse."""
-
-JOURNAL_ERRORS = (sqlite3.Error, JournalError, OSError)
-"""What writing the journal raises (disk full, file gone, database locked)."""
 
 DriverFactory: TypeAlias = "Callable[[CompanionService, GameSettings, bool], GameDriver]"
 """Builds the game driver for a new game: ``(service, settings, restore) -> driver``."""
@@ -492,8 +487,7 @@ class CompanionService(TrackerHandoff):
         """One item, at the top of the service thread: whatever goes wrong is logged, the state
         is kept and the loop goes on (a waiting page gets an internal error, never a hang)."""
         try:
-            self._handle_item(item)
-            if isinstance(item, GAME_INPUTS):
+            if self._handle_item(item):
                 self._journal_error = ""  # it reached the driver, which journals first
         except Exception as exc:  # the thread's top: log, keep the service alive
             log.exception("service: handling %s failed; state kept", item.kind)
@@ -508,18 +502,20 @@ class CompanionService(TrackerHandoff):
         finally:
             self._done(item)
 
-    def _handle_item(self, item: ServiceInput) -> None:
+    def _handle_item(self, item: ServiceInput) -> bool:
+        """Handle one item; True when a game input reached the driver on this thread (an
+        input handed to the tracker's thread reports its journal from there)."""
         if isinstance(item, TrackedInput):
             self._tracked(item)
-            return
+            return False
         if isinstance(item, CandidateInput):
             self._prepare(item.observation)
-            return
+            return False
         watched = not isinstance(item, PanelInput | CameraStatusInput)
         if self.on_input is not None and watched:
             self.on_input(item)
         if isinstance(item, GAME_INPUTS) and self._to_tracker(item):
-            return  # its result comes back as a TrackedInput
+            return False  # its result comes back as a TrackedInput
         driver_before = self._driver.last_update if self._driver is not None else None
         match item:
             case CommandInput(command=command, audience=audience, future=future):
@@ -561,6 +557,7 @@ class CompanionService(TrackerHandoff):
         if self.on_result is not None and watched:
             update = self._driver.last_update if self._driver is not None else None
             self.on_result(item, update if update is not driver_before else None)
+        return isinstance(item, GAME_INPUTS) and self._driver is not None
 
     def _prepare(self, obs: Observation) -> None:
         """A still board's early reading (the stability gate still waits): the tracker works it

@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 
+from companion.journal import JournalError
 from companion.rules import Observation
 from companion.service.driver import GameDriver, PublishedGame
 from companion.service.inputs import (
@@ -36,6 +38,15 @@ from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)
 
+SERVICE_COMMANDS = frozenset(
+    {"setup", "roll", "keep", "dice_mode", "reissue_tokens", "accept_journal"}
+)
+"""Commands the service thread carries out itself (the game, the dice panel, the join links,
+the journal's damage note); every other game command goes to the tracker."""
+
+JOURNAL_ERRORS = (sqlite3.Error, JournalError, OSError)
+"""What writing the journal raises (disk full, file gone, database locked)."""
+
 
 class TrackerHandoff(PageMemory):
     """Hands game inputs to the tracker and publishes its answers (see the module doc)."""
@@ -50,6 +61,7 @@ class TrackerHandoff(PageMemory):
     _published: PublishedGame | None
     _hooks: Mapping[str, object]
     _clock: Callable[[], float]
+    _journal_error: str
     last_observation_at: float | None
     on_result: Callable[[ServiceInput, TrackerUpdate | None], None] | None
 
@@ -90,7 +102,7 @@ class TrackerHandoff(PageMemory):
                     self._bump_locked()
             case CommandInput(command=command, audience=audience):
                 name = str(command["command"])
-                if name in self._hooks or name in ("setup", "roll", "keep", "dice_mode"):
+                if name in self._hooks or name in SERVICE_COMMANDS:
                     return False
                 if name in ("report_spell", "report_page_card"):
                     self._report(command, audience, name)
@@ -127,6 +139,11 @@ class TrackerHandoff(PageMemory):
             except Exception as exc:  # a tracker bug on one input: logged, the belief kept
                 log.exception("tracker: handling %s failed; state kept", item.kind)
                 error = CommandError(f"internal error: {type(exc).__name__}: {exc}", 500)
+                if isinstance(exc, JOURNAL_ERRORS):  # the disk, not the tracker: say so
+                    self._journal_error = f"cannot write: {type(exc).__name__}: {exc}"
+                    self.heartbeats.trouble("journal", self._journal_error)
+            else:
+                self._journal_error = ""  # it reached the driver, which journals first
             update = driver.last_update
         result = TrackedInput(item, generation, lines, update if update is not before else None)
         if error is not None:

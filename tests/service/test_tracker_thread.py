@@ -167,10 +167,10 @@ def test_a_reading_that_is_not_this_tracks_board_is_never_shown(running):
     short = rules.Observation(
         spaces={n: sp for n, sp in full.spaces.items() if n <= 10}, time=5.0, frame=5
     )
-    v0 = svc.version
     svc.post(ObservationInput(short))
     wait_until(lambda: svc.free.is_set(), 5, "the service thread to take the reading")
-    assert svc.version == v0 and not svc.checking  # nothing published
+    # nothing shown as the camera's board (the version may move: the health line is published)
+    assert not svc.checking
     assert svc.snapshot(Audience.public())["seen"] is None
     driver.go.release()  # the tracker gets it all the same (and refuses it: its health line)
     wait_until(lambda: svc.queue_size() == 0, 5, "the tracker")
