@@ -41,7 +41,7 @@ from companion.rules import GameState, Observation
 from companion.service.driver import DiceRoll, GameDriver, PackShown, PublishedGame, QuestionView
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
-from companion.service.journal_check import JournalDamage
+from companion.service.journal_check import JournalDamage, wal_problem
 from companion.service.tracked import JournalMemory, TrackedDriver, archive_journal
 from companion.tracking import TrackerUpdate
 from companion.web.service import Audience, CommandError, MemoryAid
@@ -295,12 +295,14 @@ def replay_pack(journal: Journal) -> list[Game]:
 
 def saved_pack(config: Config) -> GameSettings | None:
     """The settings of the pack game the journal keeps, or None (no journal, the tracker's, or
-    unreadable settings)."""
+    unreadable settings). A journal whose write-ahead log is damaged is not opened here:
+    SQLite would drop such a log on opening, and the tracker's driver must see the damage to
+    keep the files and tell the host (docs/architecture.md, "Restart")."""
     path = config.data.journal_path()
-    if not path.exists():
+    if not path.is_file() or wal_problem(path):
         return None
     try:
-        with Journal(path, snapshot_every=0) as journal:
+        with Journal(path, snapshot_every=0, create=False) as journal:
             start = journal.last("pack_start")
         if start is None:
             return None
