@@ -318,11 +318,18 @@ class StabilityGate:
             self.reset()
         self._last_time = time_s
         if view is None or reading is None or view.ndim != 3 or view.shape[2] != 3:
+            hand = ""
+            if reading is None and view is not None and view.ndim == 3 and view.shape[2] == 3:
+                # the board was found but its reading refused (light, glare, a space the
+                # detector is unsure of): a hand over it is still a hand
+                hand = self._hand(view, self._grey(view), white_bgr)[0]
             self._prev = None
             self._still_since = None
             self._quiet_since = None
             self._history.clear()
             self._prev_frame = None
+            if hand:
+                return GateDecision(HAND, reason=hand)
             return GateDecision(NO_BOARD, reason="board not found in this frame")
         entering = self._entering(frame_view)
         grey = self._grey(view)
