@@ -16,6 +16,15 @@ detector time per frame on one core (pose cached, as with a fixed camera) and th
 of that median to one ``cv2.warpPerspective`` of the same frame to 1024x1024, each overall and
 per tilt bucket and lighting bucket. Seeds: sessions use ``seed * 1000 + i``; the tests use seeds
 below 1000, so with ``--seed >= 1`` the bench never sees a test frame.
+
+``--seeds A-B`` runs many bench seeds (many tables) into one report: the figures per seed and
+their spread across seeds (mean, min, max, sd). A *wrong board* is a frame the detector emitted
+a board for that differs from the truth; a *refused* frame is one it emitted nothing for (its
+reason is counted). ``--camera pi`` (the default) renders the ideal lens image and passes it
+through the Raspberry Pi camera model (:mod:`companion.sim.render.camera_model`) at its
+defaults; ``--camera legacy`` keeps the renderer's own noise, blur and JPEG. ``--conditions``
+makes one camera condition at a time worse (mild, moderate, severe; the rest at the defaults)
+and reports boards exact and the wrong-board rate per condition and severity, over the seeds.
 """
 
 from __future__ import annotations
@@ -27,8 +36,8 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +49,12 @@ from companion.sim.scenes import (
     TILT_BUCKETS,
     random_game_state,
 )
+
+if TYPE_CHECKING:
+    from companion.sim.render import RenderResult, TableSetup
+    from companion.sim.render.camera_model import CameraEffects
+    from companion.vision.detector import Detector
+    from companion.vision.geometry import BoardGeometry
 
 
 def _bucket(value: float, buckets: tuple[tuple[float, float], ...]) -> str:
@@ -64,6 +79,8 @@ class Tally:
     boards_exact: int = 0
     boards_castle_wrong: int = 0
     not_read: int = 0
+    wrong_emitted: int = 0
+    refusals: Counter[str] = field(default_factory=Counter)
     ms: list[float] = field(default_factory=list)
     conf_right: list[float] = field(default_factory=list)
     conf_wrong: list[float] = field(default_factory=list)
@@ -114,6 +131,7 @@ class Tally:
             exact = exact and not bad
             (self.conf_wrong if o.towers != t.towers else self.conf_right).append(o.confidence)
         self.boards_exact += int(exact)
+        self.wrong_emitted += int(not exact)
         self.boards_castle_wrong += int(not castle_ok)
 
     def figures(self) -> dict[str, Any]:
@@ -135,6 +153,9 @@ class Tally:
             "tokens_error_pct": round(100 * self.tokens_wrong / n, 3),
             "board_exact_pct": round(100 * self.boards_exact / f, 2),
             "frames_not_read": self.not_read,
+            "refused_pct": round(100 * self.not_read / f, 2),
+            "wrong_board_pct": round(100 * self.wrong_emitted / f, 2),
+            "wrong_boards": self.wrong_emitted,
             "median_ms": round(float(np.nanmedian(ms)), 2),
             "p95_ms": round(float(np.nanpercentile(ms, 95)), 2),
             "warp_median_ms": round(float(np.nanmedian(warp)), 2),
@@ -171,25 +192,476 @@ def colour_confusion(
         matrix["extra"][b] += 1
 
 
-def main(argv: list[str]) -> int:
+SPREAD_KEYS = (
+    "board_exact_pct",
+    "tower_count_error_pct",
+    "top_kind_error_pct",
+    "wizards_error_pct",
+    "wrong_board_pct",
+    "refused_pct",
+    "median_ms",
+    "ratio_to_warp",
+)
+"""The per-seed figures whose spread across seeds the report gives."""
+
+
+@dataclass
+class Run:
+    """What the bench asks for: the game, the camera and how many frames per seed."""
+
+    frames: int
+    per_session: int
+    players: int
+    modules: frozenset[str]
+    hands: bool
+    camera: str = "pi"
+    severity: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SeedResult:
+    """One bench seed's tallies."""
+
+    seed: int
+    groups: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    matrix: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    hand: Counter[str] = field(default_factory=Counter)
+    profile_failures: int = 0
+    render_failures: int = 0
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1001-1010"``, ``"5,7,9"`` or a mix (``"1-3,8"``) -> the seeds, in order.
+
+    :raises ValueError: on anything else, an empty range or a seed below 1.
+    """
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = (int(x) for x in part.split("-", 1))
+            if b < a:
+                raise ValueError(f"empty seed range {part!r}")
+            out.extend(range(a, b + 1))
+        else:
+            out.append(int(part))
+    if not out or min(out) < 1:
+        raise ValueError(f"seeds must be >= 1, got {text!r}")
+    return out
+
+
+def spread(values: list[float]) -> dict[str, float | None]:
+    """Mean, min, max and sample standard deviation (None for one value) of the figures."""
+    a = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
+    if not len(a):
+        return {"mean": None, "min": None, "max": None, "sd": None}
+    return {
+        "mean": round(float(a.mean()), 3),
+        "min": round(float(a.min()), 3),
+        "max": round(float(a.max()), 3),
+        "sd": round(float(a.std(ddof=1)), 3) if len(a) > 1 else None,
+    }
+
+
+class _Camera:
+    """The frames of one session as the camera delivers them: the renderer's own camera
+    (``legacy``) or the ideal render through the Pi camera model (``pi``)."""
+
+    def __init__(
+        self, run: Run, seed: int, geometry: BoardGeometry, nrng: np.random.Generator
+    ) -> None:
+        from companion.sim.render import random_setup
+        from companion.sim.render.camera_model import random_effects, session_setup
+
+        self.pi = run.camera == "pi"
+        self.crng = np.random.default_rng([seed, 17])  # the camera's own stream
+        tilt = TILT_BUCKETS[seed % 1000 % len(TILT_BUCKETS)]
+        self.effects: CameraEffects | None = None
+        if self.pi:
+            self.effects = random_effects(self.crng, run.severity)
+            self.table = session_setup(nrng, self.effects, geometry, tilt_range=tilt)
+        else:
+            self.table = random_setup(nrng, geometry, tilt_range=tilt)
+        self.board_mm = geometry.board_size
+
+    def play_table(self) -> TableSetup:
+        from companion.sim.render.camera_model import play_setup
+
+        if self.effects is None:
+            return self.table
+        return play_setup(self.table, self.effects, self.crng)
+
+    def finish(self, res: RenderResult, phase: str) -> np.ndarray:
+        """The delivered frame of a render (made with ``ideal=self.pi``)."""
+        from companion.sim.render.camera_model import apply_camera, board_quad
+
+        if self.effects is None:
+            return res.frame
+        quad = board_quad(res.camera, res.pose.rvec, res.pose.tvec, self.board_mm)
+        return apply_camera(
+            res.frame,
+            self.effects,
+            self.crng,
+            phase=phase,
+            quad=quad,
+            board_mm=self.board_mm,
+            focal_px=float(res.camera.K[0, 0]),
+        )
+
+
+def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
+    """Read ``run.frames`` frames of bench seed ``seed`` (sessions ``seed * 1000 + i``)."""
     import cv2
 
-    from companion.sim.render import (
-        RenderResult,
-        random_lighting,
-        random_setup,
-        render,
-        render_hand_sequence,
-    )
+    from companion.rules import Config, dump_state, observe, setup
+    from companion.sim.render import random_lighting, render
     from companion.vision.detector import Detector
     from companion.vision.geometry import BoardGeometry
     from companion.vision.profile import ProfileError
     from companion.vision.profile_setup import build_profile
+
+    geometry = BoardGeometry.default()
+    out = SeedResult(seed)
+    sessions = (run.frames + run.per_session - 1) // run.per_session
+    t_start = time.perf_counter()
+    done = 0
+    for si in range(sessions):
+        sseed = seed * 1000 + si
+        nrng = np.random.default_rng(sseed)
+        prng = random.Random(sseed)
+        cam = _Camera(run, sseed, geometry, nrng)
+        table = cam.table
+        players = run.players or prng.randint(2, 6)
+        config = Config(player_count=players, modules=run.modules)
+        setup_state = setup(config, seed=None)
+        colours = list(config.colours or ())
+        # the track of the game (the expansion's inserts make it 18 spaces)
+        track_geometry = geometry.with_track(dump_state(setup_state)["track"])
+        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
+        try:
+            setup_res = render(setup_state, nrng, setup=setup_light, hand=False, ideal=cam.pi)
+            setup_frame = cam.finish(setup_res, "setup")
+            profile = build_profile(
+                setup_frame,
+                table.camera,
+                track_geometry,
+                colours,
+                expected=observe(setup_state) if run.modules else None,
+            )
+        except ProfileError as exc:
+            out.profile_failures += 1
+            print(f"seed {seed} session {si}: profile failed: {exc}", file=sys.stderr)
+            continue
+        detector = Detector(table.camera, track_geometry, profile)
+        detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
+        play = cam.play_table()
+        light = table.lighting
+        keys = [
+            "all",
+            f"tilt {_bucket(table.pose.tilt_deg, TILT_BUCKETS)}",
+            f"kelvin {_bucket(light.kelvin, KELVIN_BUCKETS)}",
+            f"light {_bucket(light.intensity, INTENSITY_BUCKETS)}x",
+        ]
+        for _ in range(min(run.per_session, run.frames - done)):
+            state = random_game_state(prng, players, modules=run.modules)
+            try:
+                res = render(state, nrng, setup=play, hand=False, ideal=cam.pi)
+                frame = cam.finish(res, "play")
+            except (cv2.error, ValueError, FloatingPointError) as exc:
+                out.render_failures += 1
+                print(f"seed {seed} session {si}: the renderer failed: {exc}", file=sys.stderr)
+                continue
+            t0 = time.perf_counter()
+            det = detector.detect(frame)
+            ms = (time.perf_counter() - t0) * 1000
+            pose = det.pose
+            warp_ms = float("nan")
+            if pose is not None:
+                t0 = time.perf_counter()
+                cv2.warpPerspective(frame, np.linalg.inv(pose.homography), (1024, 1024))
+                warp_ms = (time.perf_counter() - t0) * 1000
+            got = det.observation if det.ok else None
+            for k in keys:
+                out.groups[k].add(res.observation, got)
+                out.groups[k].ms.append(ms)
+                out.groups[k].warp_ms.append(warp_ms)
+            if got is None:
+                out.groups["all"].refusals[f"{det.status}: {det.message}"[:70]] += 1
+            else:
+                for s, t in res.observation.spaces.items():
+                    o = got.spaces.get(s)
+                    colour_confusion(t.wizards, o.wizards if o else {}, out.matrix)
+            done += 1
+        if run.hands:
+            _hand_sequence(run, out, cam, play, detector, prng, nrng, players, geometry)
+        if log:
+            print(
+                f"seed {seed} session {si + 1}/{sessions}: tilt {table.pose.tilt_deg:.0f} deg, "
+                f"{light.kelvin:.0f} K x{light.intensity:.2f}, {players} players, "
+                f"{time.perf_counter() - t_start:.0f} s",
+                file=sys.stderr,
+            )
+    return out
+
+
+def _hand_sequence(
+    run: Run,
+    out: SeedResult,
+    cam: _Camera,
+    play: TableSetup,
+    detector: Detector,
+    prng: random.Random,
+    nrng: np.random.Generator,
+    players: int,
+    geometry: BoardGeometry,
+) -> None:
+    """A hand passes over the still board: the stability gate must stay silent under it."""
+    import cv2
+
+    from companion.sim.render import render_hand_sequence
+    from companion.vision.markers import BoardPose
     from companion.vision.stability import StabilityGate
 
+    def over_board(r: RenderResult) -> bool:
+        """Ground truth (evaluation only): does the hand cover part of the board area?"""
+        pose = BoardPose(np.eye(3), (), 0.0, r.camera, r.pose.rvec, r.pose.tvec)
+        outline = np.column_stack([geometry.board_outline(), np.zeros(4)])
+        quad = np.round(pose.project(outline)).astype(np.int32)
+        board = np.zeros(r.hand_mask.shape, np.uint8)
+        cv2.fillConvexPoly(board, quad, 1)
+        return int(np.count_nonzero((r.hand_mask > 0) & (board > 0))) >= 50
+
+    state = random_game_state(prng, players, modules=run.modules)
+    try:
+        seq = render_hand_sequence(
+            state,
+            nrng,
+            setup=play,
+            still_before=4,
+            moving=8,
+            still_after=10,
+            fps=5.0,
+            ideal=cam.pi,
+        )
+        frames = [cam.finish(r, "play") for r in seq]
+    except (cv2.error, ValueError, FloatingPointError) as exc:
+        out.render_failures += 1
+        print(f"seed {out.seed}: the renderer failed on a hand: {exc}", file=sys.stderr)
+        seq, frames = [], []
+    gate = StabilityGate()
+    out.hand["sequences"] += int(bool(seq))
+    emitted_after = 0
+    last_hand = max((i for i, r in enumerate(seq) if r.hand), default=-1)
+    for i, (r, frame) in enumerate(zip(seq, frames, strict=True)):
+        det = detector.detect(frame, r.observation.time, r.observation.frame)
+        d = gate.update(
+            r.observation.time,
+            det.board_view,
+            det.observation if det.ok else None,
+            det.white_bgr,
+            det.frame_view,
+        )
+        if r.hand:
+            out.hand["hand_frames"] += 1
+            out.hand["observations_on_hand_frames"] += int(d.observation is not None)
+            if over_board(r):
+                out.hand["hand_over_board_frames"] += 1
+                out.hand["observations_on_hand_over_board_frames"] += int(d.observation is not None)
+        elif i > last_hand and d.observation is not None:
+            emitted_after += 1
+    out.hand["sequences_with_one_observation_after_the_hand"] += int(emitted_after == 1)
+
+
+def merge(results: list[SeedResult]) -> SeedResult:
+    """All seeds' frames pooled into one tally per group."""
+    out = SeedResult(0)
+    for r in results:
+        for k, t in r.groups.items():
+            g = out.groups[k]
+            for f in fields(Tally):
+                v = getattr(t, f.name)
+                if isinstance(v, int):
+                    setattr(g, f.name, getattr(g, f.name) + v)
+                elif isinstance(v, Counter):
+                    getattr(g, f.name).update(v)
+                else:
+                    getattr(g, f.name).extend(v)
+        for c, m in r.matrix.items():
+            out.matrix[c].update(m)
+        out.hand.update(r.hand)
+        out.profile_failures += r.profile_failures
+        out.render_failures += r.render_failures
+    return out
+
+
+def seed_report(results: list[SeedResult]) -> dict[str, Any]:
+    """Per-seed figures of the whole frame set and their spread across seeds."""
+    per_seed = {
+        r.seed: {**r.groups["all"].figures(), "profile_failures": r.profile_failures}
+        for r in results
+    }
+    return {
+        "per_seed": per_seed,
+        "spread": {k: spread([f[k] for f in per_seed.values()]) for k in SPREAD_KEYS},
+    }
+
+
+COLS = [
+    ("board_exact_pct", "exact%"),
+    ("tower_count_error_pct", "towers%"),
+    ("top_kind_error_pct", "top%"),
+    ("wizards_error_pct", "wizards%"),
+    ("castle_space_error_pct", "castle%"),
+    ("tokens_error_pct", "tokens%"),
+    ("wrong_board_pct", "wrong%"),
+    ("refused_pct", "refused%"),
+    ("median_ms", "med ms"),
+    ("p95_ms", "p95 ms"),
+    ("ratio_to_warp", "x warp"),
+    ("confidence_right_mean", "conf ok"),
+    ("confidence_wrong_mean", "conf bad"),
+]
+
+
+def _print_report(figures: dict[str, Any], pooled: SeedResult) -> None:
+    seeds = figures["seeds"]
+    print(
+        f"vision bench: {figures['frames']} frames, camera {figures['camera']}, "
+        f"seeds {_seed_text(seeds)}, modules {','.join(figures['modules']) or 'none'}"
+    )
+    print(f"{'group':<18}{'frames':>7}" + "".join(f"{h:>10}" for _, h in COLS))
+    for k in sorted(pooled.groups):
+        fg = pooled.groups[k].figures()
+        print(f"{k:<18}{fg['frames']:>7}" + "".join(f"{str(fg[c]):>10}" for c, _ in COLS))
+    if len(seeds) > 1:
+        sr = figures["by_seed"]
+        short = [(k, h) for k, h in COLS if k in SPREAD_KEYS]
+        print("per seed:")
+        print(f"{'seed':<18}{'frames':>7}" + "".join(f"{h:>10}" for _, h in short))
+        for seed, fg in sr["per_seed"].items():
+            print(f"{seed:<18}{fg['frames']:>7}" + "".join(f"{str(fg[c]):>10}" for c, _ in short))
+        for stat in ("mean", "min", "max", "sd"):
+            print(
+                f"{stat:<18}{'':>7}"
+                + "".join(f"{str(sr['spread'][c][stat]):>10}" for c, _ in short)
+            )
+    refusals = pooled.groups["all"].refusals
+    if refusals:
+        print("refused frames by reason:")
+        for why, n in refusals.most_common(8):
+            print(f"  {n:>4}  {why}")
+    print("colour confusion (true -> detected):")
+    for true_colour, c in sorted(pooled.matrix.items()):
+        print(f"  {true_colour:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))
+    h = figures["hand"]
+    if h.get("sequences"):
+        print(
+            f"hands: {h['hand_frames']} hand frames in {h['sequences']} sequences, "
+            f"{h['observations_on_hand_frames']} observations emitted on them; "
+            f"{h['hand_over_board_frames']} with the hand over the board, "
+            f"{h['observations_on_hand_over_board_frames']} observations on those; "
+            f"{h['sequences_with_one_observation_after_the_hand']} sequences reported the "
+            "still board exactly once after"
+        )
+
+
+def _seed_text(seeds: list[int]) -> str:
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(str(s) for s in seeds)
+
+
+def conditions_table(
+    run: Run, seeds: list[int], conditions: list[str], severities: list[str]
+) -> list[dict[str, Any]]:
+    """Boards exact, wrong boards and refusals per camera condition and severity, each row
+    over all ``seeds`` (the first row: every condition at its default)."""
+    rows: list[dict[str, Any]] = []
+    cells = [("default", "default")] + [(c, s) for c in conditions for s in severities]
+    t0 = time.perf_counter()
+    for cond, sev in cells:
+        sub = replace(run, severity={} if cond == "default" else {cond: sev}, hands=False)
+        results = [run_seed(sub, seed, log=False) for seed in seeds]
+        pooled = merge(results).groups["all"].figures()
+        exact = [r.groups["all"].figures()["board_exact_pct"] for r in results]
+        rows.append(
+            {
+                "condition": cond,
+                "severity": sev,
+                "frames": pooled["frames"],
+                "board_exact_pct": pooled["board_exact_pct"],
+                "board_exact_by_seed": spread(exact),
+                "wrong_board_pct": pooled["wrong_board_pct"],
+                "refused_pct": pooled["refused_pct"],
+                "tower_count_error_pct": pooled["tower_count_error_pct"],
+                "top_kind_error_pct": pooled["top_kind_error_pct"],
+                "wizards_error_pct": pooled["wizards_error_pct"],
+                "median_ms": pooled["median_ms"],
+                "ratio_to_warp": pooled["ratio_to_warp"],
+                "profile_failures": sum(r.profile_failures for r in results),
+            }
+        )
+        print(
+            f"{cond} {sev}: exact {pooled['board_exact_pct']} %, wrong "
+            f"{pooled['wrong_board_pct']} %, {time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+        )
+    return rows
+
+
+def _print_conditions(rows: list[dict[str, Any]], seeds: list[int], modules: list[str]) -> None:
+    print(
+        f"vision bench by camera condition: seeds {_seed_text(seeds)}, "
+        f"modules {','.join(modules) or 'none'}; the other conditions at their defaults"
+    )
+    head = (
+        "condition",
+        "severity",
+        "frames",
+        "exact%",
+        "min-max",
+        "wrong%",
+        "refused%",
+        "towers%",
+        "top%",
+        "wizards%",
+        "x warp",
+        "no prof",
+    )
+    print(f"{head[0]:<15}{head[1]:<10}" + "".join(f"{h:>10}" for h in head[2:]))
+    for r in rows:
+        b = r["board_exact_by_seed"]
+        mm = f"{b['min']:g}-{b['max']:g}" if b["min"] is not None else "-"
+        vals = (
+            r["frames"],
+            r["board_exact_pct"],
+            mm,
+            r["wrong_board_pct"],
+            r["refused_pct"],
+            r["tower_count_error_pct"],
+            r["top_kind_error_pct"],
+            r["wizards_error_pct"],
+            r["ratio_to_warp"],
+            r["profile_failures"],
+        )
+        print(f"{r['condition']:<15}{r['severity']:<10}" + "".join(f"{str(v):>10}" for v in vals))
+
+
+def main(argv: list[str]) -> int:
+    import cv2
+
+    from companion.sim.render.camera_model import CONDITIONS, SEVERITIES
+
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__)
-    ap.add_argument("--frames", type=int, default=120, help="game frames to read (default 120)")
+    ap.add_argument("--frames", type=int, default=120, help="game frames per seed (default 120)")
     ap.add_argument("--seed", type=int, default=1, help="bench seed, >= 1 (default 1)")
+    ap.add_argument(
+        "--seeds",
+        default="",
+        help="many bench seeds in one report, e.g. 1001-1010 or 5,7,9 (overrides --seed)",
+    )
     ap.add_argument("--per-session", type=int, default=8, help="game frames per session")
     ap.add_argument("--players", type=int, default=0, help="players (default: 2-6 at random)")
     ap.add_argument("--no-hands", action="store_true", help="skip the hand sequences")
@@ -200,9 +672,36 @@ def main(argv: list[str]) -> int:
         help=f"expansion modules in play, comma separated (of {', '.join(MODULES)}; "
         "default none: the base game)",
     )
+    ap.add_argument(
+        "--camera",
+        choices=("pi", "legacy"),
+        default="pi",
+        help="pi: the Pi camera model at its defaults over the ideal render (default); "
+        "legacy: the renderer's own noise, blur and JPEG",
+    )
+    ap.add_argument(
+        "--conditions",
+        action="store_true",
+        help="one table: each camera condition at each severity (others at the defaults)",
+    )
+    ap.add_argument(
+        "--condition",
+        default="",
+        help=f"with --conditions: only these, comma separated (of {', '.join(CONDITIONS)})",
+    )
+    ap.add_argument(
+        "--severity",
+        default="",
+        help=f"with --conditions: only these, comma separated (of {', '.join(SEVERITIES)})",
+    )
     args = ap.parse_args(argv)
     if args.seed < 1 or args.frames < 1 or args.per_session < 1:
         print("seed, frames and per-session must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        seeds = parse_seeds(args.seeds) if args.seeds else [args.seed]
+    except ValueError as exc:
+        print(f"--seeds: {exc}", file=sys.stderr)
         return 2
     modules = frozenset(m.strip() for m in args.modules.split(",") if m.strip())
     unknown = sorted(modules - set(MODULES))
@@ -212,179 +711,61 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    conds = [c.strip() for c in args.condition.split(",") if c.strip()] or list(CONDITIONS)
+    sevs = [s.strip() for s in args.severity.split(",") if s.strip()] or list(SEVERITIES)
+    bad = sorted(set(conds) - set(CONDITIONS)) + sorted(set(sevs) - set(SEVERITIES))
+    if bad:
+        print(f"unknown condition or severity: {', '.join(bad)}", file=sys.stderr)
+        return 2
+    if args.conditions and args.camera != "pi":
+        print("--conditions needs --camera pi", file=sys.stderr)
+        return 2
     cv2.setNumThreads(1)
-    geometry = BoardGeometry.default()
-    groups: dict[str, Tally] = defaultdict(Tally)
-    matrix: dict[str, Counter[str]] = defaultdict(Counter)
-    hand_frames = hand_emitted = hand_sequences = seq_after_ok = 0
-    profile_failures = render_failures = 0
-    over_frames = over_emitted = 0
-
-    def over_board(r: RenderResult) -> bool:
-        """Ground truth (evaluation only): does the hand cover part of the board area?"""
-        from companion.vision.markers import BoardPose
-
-        pose = BoardPose(np.eye(3), (), 0.0, r.camera, r.pose.rvec, r.pose.tvec)
-        outline = np.column_stack([geometry.board_outline(), np.zeros(4)])
-        quad = np.round(pose.project(outline)).astype(np.int32)
-        board = np.zeros(r.hand_mask.shape, np.uint8)
-        cv2.fillConvexPoly(board, quad, 1)
-        return int(np.count_nonzero((r.hand_mask > 0) & (board > 0))) >= 50
-
-    sessions = (args.frames + args.per_session - 1) // args.per_session
-    t_start = time.perf_counter()
-    done = 0
-    for si in range(sessions):
-        seed = args.seed * 1000 + si
-        nrng = np.random.default_rng(seed)
-        prng = random.Random(seed)
-        tilt_bucket = TILT_BUCKETS[si % len(TILT_BUCKETS)]
-        table = random_setup(nrng, geometry, tilt_range=tilt_bucket)
-        players = args.players or prng.randint(2, 6)
-        from companion.rules import Config, dump_state, observe, setup
-
-        config = Config(player_count=players, modules=modules)
-        setup_state = setup(config, seed=None)
-        colours = list(config.colours or ())
-        # the track of the game (the expansion's inserts make it 18 spaces)
-        track_geometry = geometry.with_track(dump_state(setup_state)["track"])
-        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
-        setup_frame = render(setup_state, nrng, setup=setup_light, hand=False).frame
-        try:
-            profile = build_profile(
-                setup_frame,
-                table.camera,
-                track_geometry,
-                colours,
-                expected=observe(setup_state) if modules else None,
-            )
-        except ProfileError as exc:
-            profile_failures += 1
-            print(f"session {si}: profile failed: {exc}", file=sys.stderr)
-            continue
-        detector = Detector(table.camera, track_geometry, profile)
-        detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
-        light = table.lighting
-        keys = [
-            "all",
-            f"tilt {_bucket(table.pose.tilt_deg, TILT_BUCKETS)}",
-            f"kelvin {_bucket(light.kelvin, KELVIN_BUCKETS)}",
-            f"light {_bucket(light.intensity, INTENSITY_BUCKETS)}x",
-        ]
-        for _ in range(min(args.per_session, args.frames - done)):
-            state = random_game_state(prng, players, modules=modules)
-            try:
-                res = render(state, nrng, setup=table, hand=False)
-            except (cv2.error, ValueError, FloatingPointError) as exc:
-                render_failures += 1
-                print(f"session {si}: the renderer failed: {exc}", file=sys.stderr)
-                continue
-            t0 = time.perf_counter()
-            det = detector.detect(res.frame)
-            ms = (time.perf_counter() - t0) * 1000
-            pose = det.pose
-            warp_ms = float("nan")
-            if pose is not None:
-                t0 = time.perf_counter()
-                cv2.warpPerspective(res.frame, np.linalg.inv(pose.homography), (1024, 1024))
-                warp_ms = (time.perf_counter() - t0) * 1000
-            got = det.observation if det.ok else None
-            for k in keys:
-                groups[k].add(res.observation, got)
-                groups[k].ms.append(ms)
-                groups[k].warp_ms.append(warp_ms)
-            if got is not None:
-                for s, t in res.observation.spaces.items():
-                    o = got.spaces.get(s)
-                    colour_confusion(t.wizards, o.wizards if o else {}, matrix)
-            done += 1
-        if not args.no_hands:
-            state = random_game_state(prng, players, modules=modules)
-            try:
-                seq = render_hand_sequence(
-                    state, nrng, setup=table, still_before=4, moving=8, still_after=10, fps=5.0
-                )
-            except (cv2.error, ValueError, FloatingPointError) as exc:
-                render_failures += 1
-                print(f"session {si}: the renderer failed on a hand: {exc}", file=sys.stderr)
-                seq = []
-            gate = StabilityGate()
-            hand_sequences += int(bool(seq))
-            emitted_after = 0
-            last_hand = max((i for i, r in enumerate(seq) if r.hand), default=-1)
-            for i, r in enumerate(seq):
-                det = detector.detect(r.frame, r.observation.time, r.observation.frame)
-                d = gate.update(
-                    r.observation.time,
-                    det.board_view,
-                    det.observation if det.ok else None,
-                    det.white_bgr,
-                    det.frame_view,
-                )
-                if r.hand:
-                    hand_frames += 1
-                    hand_emitted += int(d.observation is not None)
-                    if over_board(r):
-                        over_frames += 1
-                        over_emitted += int(d.observation is not None)
-                elif i > last_hand and d.observation is not None:
-                    emitted_after += 1
-            seq_after_ok += int(emitted_after == 1)
-        print(
-            f"session {si + 1}/{sessions}: tilt {table.pose.tilt_deg:.0f} deg, "
-            f"{light.kelvin:.0f} K x{light.intensity:.2f}, {players} players, "
-            f"{time.perf_counter() - t_start:.0f} s",
-            file=sys.stderr,
-        )
+    run = Run(args.frames, args.per_session, args.players, modules, not args.no_hands, args.camera)
+    note = "timings on one core (cv2.setNumThreads(1)) with the pose cached"
+    if args.conditions:
+        rows = conditions_table(run, seeds, conds, sevs)
+        if args.json:
+            out = {
+                "seeds": seeds,
+                "modules": sorted(modules),
+                "frames_per_seed": args.frames,
+                "conditions": rows,
+                "note": note,
+            }
+            print(json.dumps(out, indent=1))
+        else:
+            _print_conditions(rows, seeds, sorted(modules))
+        return 0
+    results = [run_seed(run, seed) for seed in seeds]
+    pooled = merge(results)
     figures = {
-        "seed": args.seed,
+        "seed": seeds[0],
+        "seeds": seeds,
+        "camera": args.camera,
         "modules": sorted(modules),
-        "frames": done,
-        "profile_failures": profile_failures,
-        "render_failures": render_failures,
-        "groups": {k: groups[k].figures() for k in sorted(groups)},
-        "colour_confusion": {t: dict(c) for t, c in sorted(matrix.items())},
+        "frames": pooled.groups["all"].frames,
+        "profile_failures": pooled.profile_failures,
+        "render_failures": pooled.render_failures,
+        "groups": {k: pooled.groups[k].figures() for k in sorted(pooled.groups)},
+        "by_seed": seed_report(results),
+        "refusals": dict(pooled.groups["all"].refusals.most_common()),
+        "colour_confusion": {t: dict(c) for t, c in sorted(pooled.matrix.items())},
         "hand": {
-            "sequences": hand_sequences,
-            "hand_frames": hand_frames,
-            "observations_on_hand_frames": hand_emitted,
-            "hand_over_board_frames": over_frames,
-            "observations_on_hand_over_board_frames": over_emitted,
-            "sequences_with_one_observation_after_the_hand": seq_after_ok,
+            k: pooled.hand[k]
+            for k in (
+                "sequences",
+                "hand_frames",
+                "observations_on_hand_frames",
+                "hand_over_board_frames",
+                "observations_on_hand_over_board_frames",
+                "sequences_with_one_observation_after_the_hand",
+            )
         },
-        "note": "timings on one core (cv2.setNumThreads(1)) with the pose cached",
+        "note": note,
     }
     if args.json:
         print(json.dumps(figures, indent=1))
         return 0
-    print(f"vision bench: {done} frames, seed {args.seed}")
-    cols = [
-        ("tower_count_error_pct", "towers%"),
-        ("top_kind_error_pct", "top%"),
-        ("wizards_error_pct", "wizards%"),
-        ("castle_space_error_pct", "castle%"),
-        ("tokens_error_pct", "tokens%"),
-        ("board_exact_pct", "exact%"),
-        ("median_ms", "med ms"),
-        ("p95_ms", "p95 ms"),
-        ("ratio_to_warp", "x warp"),
-        ("confidence_right_mean", "conf ok"),
-        ("confidence_wrong_mean", "conf bad"),
-    ]
-    print(f"{'group':<18}{'frames':>7}" + "".join(f"{h:>10}" for _, h in cols))
-    for k in sorted(groups):
-        fg = groups[k].figures()
-        print(f"{k:<18}{fg['frames']:>7}" + "".join(f"{str(fg[c]):>10}" for c, _ in cols))
-    print("colour confusion (true -> detected):")
-    for true_colour, c in sorted(matrix.items()):
-        print(f"  {true_colour:<8} " + ", ".join(f"{d}:{n}" for d, n in sorted(c.items())))
-    h = figures["hand"]
-    print(
-        f"hands: {h['hand_frames']} hand frames in {h['sequences']} sequences, "
-        f"{h['observations_on_hand_frames']} observations emitted on them; "
-        f"{h['hand_over_board_frames']} with the hand over the board, "
-        f"{h['observations_on_hand_over_board_frames']} observations on those; "
-        f"{h['sequences_with_one_observation_after_the_hand']} sequences reported the still board "
-        "exactly once after"
-    )
+    _print_report(figures, pooled)
     return 0

@@ -40,6 +40,9 @@ The renderer's parts: :mod:`~companion.sim.render.camera` (camera models and pos
 :mod:`~companion.sim.render.scene` (the board state as 3-D faces),
 :mod:`~companion.sim.render.hands`, :mod:`~companion.sim.render.frame` (one frame and its truth),
 :mod:`~companion.sim.render.sequences` and :mod:`~companion.sim.render.cli`.
+:mod:`~companion.sim.render.camera_model` is a Raspberry Pi camera as a separate stage after
+``render(..., ideal=True)`` (sensor noise, colour pipeline, glare, shadows, blur, compression,
+sensor modes, board fill, a bumped camera), for benchmarks that must hold at a real table.
 """
 
 from __future__ import annotations

@@ -260,11 +260,17 @@ def random_pose(
     camera: CameraModel,
     tilt_range: tuple[float, float] = TILT_RANGE,
     max_height_mm: float | None = None,
+    fill: tuple[float, float] | None = None,
 ) -> CameraPose:
     """A camera over the table: tilt uniform in ``tilt_range`` (degrees from vertical), leaning
     from one of the four board sides (+-15 degrees), roll +-8 degrees, aim within +-30 mm of the
     board centre, at 1.0-1.15x the nearest distance that keeps the board and its markers in view
-    with the loop's outer edge raised to ``max_height_mm`` (default: 3 towers and a wizard)."""
+    with the loop's outer edge raised to ``max_height_mm`` (default: 3 towers and a wizard).
+
+    With ``fill = (lo, hi)`` the distance instead makes the board span a share of the frame
+    drawn uniformly from ``lo..hi`` (:func:`fill_pose`; never nearer than the nearest distance
+    above, so a fill the frame cannot hold comes out smaller). The same random draws are made
+    either way."""
     if max_height_mm is None:
         max_height_mm = 3 * geometry.tower.height + geometry.wizard.height
     w, h = geometry.board_size
@@ -272,5 +278,76 @@ def random_pose(
     tilt = float(rng.uniform(*tilt_range))
     az = float(90.0 * rng.integers(0, 4) + rng.uniform(-15.0, 15.0))
     roll = float(rng.uniform(-8.0, 8.0))
+    if fill is not None:
+        share = float(rng.uniform(*fill))
+        return fill_pose(geometry, camera, target, tilt, az, roll, share, max_height_mm)
     near = fit_pose(geometry, camera, target, tilt, az, roll, max_height_mm=max_height_mm)
     return look_at(target, tilt, az, roll, near.distance_mm * float(rng.uniform(1.0, 1.15)))
+
+
+def board_fill(geometry: BoardGeometry, camera: CameraModel, pose: CameraPose) -> float:
+    """How much of the frame the board spans: the larger of its projected bounding box's width
+    and height as a share of the frame's width and height (0..1+; 1 = edge to edge)."""
+    w, h = geometry.board_size
+    outline = np.array([[0.0, 0.0, 0.0], [w, 0.0, 0.0], [w, h, 0.0], [0.0, h, 0.0]])
+    p = _project(outline, pose, camera)
+    span = p.max(axis=0) - p.min(axis=0)
+    fw, fh = camera.size
+    return float(max(span[0] / fw, span[1] / fh))
+
+
+def fill_pose(
+    geometry: BoardGeometry,
+    camera: CameraModel,
+    target_mm: Sequence[float],
+    tilt_deg: float,
+    azimuth_deg: float,
+    roll_deg: float,
+    fill: float,
+    max_height_mm: float = 300.0,
+) -> CameraPose:
+    """The pose (for these angles) at which the board spans ``fill`` of the frame
+    (:func:`board_fill`), but never nearer than :func:`fit_pose` allows (the whole board, its
+    markers and stacks up to ``max_height_mm`` stay in view).
+
+    :raises ValueError: when ``fill`` is not in (0, 1].
+    """
+    if not 0.0 < fill <= 1.0:
+        raise ValueError(f"board fill must be in (0, 1], got {fill}")
+    near = fit_pose(
+        geometry, camera, target_mm, tilt_deg, azimuth_deg, roll_deg, max_height_mm=max_height_mm
+    )
+    lo, hi = near.distance_mm, 20000.0
+    for _ in range(24):
+        mid = 0.5 * (lo + hi)
+        pose = look_at(target_mm, tilt_deg, azimuth_deg, roll_deg, mid)
+        lo, hi = (mid, hi) if board_fill(geometry, camera, pose) > fill else (lo, mid)
+    return look_at(target_mm, tilt_deg, azimuth_deg, roll_deg, lo)
+
+
+def bump_pose(pose: CameraPose, degrees: float, rng: np.random.Generator) -> CameraPose:
+    """The camera knocked after setup: ``pose`` turned by ``degrees`` about a random axis
+    through the camera centre, perpendicular to the optical axis (the mount tilts; the camera
+    does not move). An image point near the principal point moves by about
+    ``f * tan(degrees)`` px; ``tilt_deg``, ``azimuth_deg`` and ``roll_deg`` keep the values of
+    the setup (the intended pose).
+
+    :raises ValueError: on a negative or non-finite angle.
+    """
+    if not math.isfinite(degrees) or degrees < 0:
+        raise ValueError(f"bump angle must be >= 0 degrees, got {degrees}")
+    a = float(rng.uniform(0.0, 2 * math.pi))
+    axis_cam = np.array([math.cos(a), math.sin(a), 0.0]) * math.radians(degrees)
+    turn, _ = cv2.Rodrigues(axis_cam)
+    rot = np.asarray(turn, dtype=np.float64) @ pose.rotation
+    centre = pose.centre
+    rvec, _ = cv2.Rodrigues(rot)
+    return CameraPose(
+        rvec.reshape(3),
+        -rot @ centre,
+        pose.tilt_deg,
+        pose.azimuth_deg,
+        pose.roll_deg,
+        pose.distance_mm,
+        pose.target_mm,
+    )

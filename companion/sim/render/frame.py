@@ -141,8 +141,12 @@ def _frame_maps(setup: TableSetup, board_shape: tuple[int, int], origin: float) 
         return setup._cache["maps"]  # type: ignore[no-any-return]
     w, h = setup.camera.size
     step = 8
-    xs = np.arange(w // step) * step + (step - 1) / 2
-    ys = np.arange(h // step) * step + (step - 1) / 2
+    # a coarse grid at the centres of step x step cells, covering the frame (the last cell may
+    # stick out): upsampling it by exactly ``step`` and cropping keeps every pixel on its own
+    # ray at any frame size (a frame size not divisible by 8 must not stretch the board)
+    nx, ny = -(-w // step), -(-h // step)
+    xs = np.arange(nx) * step + (step - 1) / 2
+    ys = np.arange(ny) * step + (step - 1) / 2
     gx, gy = np.meshgrid(xs, ys)
     pts = np.stack([gx, gy], axis=-1).reshape(-1, 1, 2)
     und = cv2.undistortPoints(pts, setup.camera.K, setup.camera.dist).reshape(-1, 2)
@@ -152,9 +156,11 @@ def _frame_maps(setup: TableSetup, board_shape: tuple[int, int], origin: float) 
     s = -c[2] / dz
     bx = (c[0] + s * rays[:, 0]).reshape(gy.shape).astype(np.float32)
     by = (c[1] + s * rays[:, 1]).reshape(gy.shape).astype(np.float32)
-    # table: half resolution (the table texture is coarse), later upscaled
-    hx = cv2.resize(bx, (w // 2, h // 2), interpolation=cv2.INTER_LINEAR)
-    hy = cv2.resize(by, (w // 2, h // 2), interpolation=cv2.INTER_LINEAR)
+    # table: half resolution (the table texture is coarse), later upscaled (x2, cropped)
+    hw, hh = -(-w // 2), -(-h // 2)
+    hx = cv2.resize(bx, (nx * step // 2, ny * step // 2), interpolation=cv2.INTER_LINEAR)
+    hy = cv2.resize(by, (nx * step // 2, ny * step // 2), interpolation=cv2.INTER_LINEAR)
+    hx, hy = np.ascontiguousarray(hx[:hh, :hw]), np.ascontiguousarray(hy[:hh, :hw])
     tmap = cv2.convertMaps(
         (hx - origin) * TABLE_PPM - 0.5, (hy - origin) * TABLE_PPM - 0.5, cv2.CV_16SC2
     )
@@ -166,8 +172,9 @@ def _frame_maps(setup: TableSetup, board_shape: tuple[int, int], origin: float) 
     if len(rows):
         y0, y1 = max(rows.min() * step - step, 0), min((rows.max() + 2) * step, h)
         x0, x1 = max(cols.min() * step - step, 0), min((cols.max() + 2) * step, w)
-        mx = cv2.resize(bx, (w, h), interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
-        my = cv2.resize(by, (w, h), interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
+        full = (nx * step, ny * step)
+        mx = cv2.resize(bx, full, interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
+        my = cv2.resize(by, full, interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
         bmap = cv2.convertMaps(
             (mx + TEXTURE_PAD) * TEXTURE_PPM - 0.5,
             (my + TEXTURE_PAD) * TEXTURE_PPM - 0.5,
@@ -265,10 +272,14 @@ def _vignette(setup: TableSetup, h: int, w: int) -> np.ndarray:
 
 
 def _optical_image(
-    setup: TableSetup, board: _Board, hp: HandPose | None, rng: np.random.Generator
+    setup: TableSetup,
+    board: _Board,
+    hp: HandPose | None,
+    rng: np.random.Generator,
+    blur: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The image the lens forms (table, board, pieces, hand, lens blur; before the sensor):
-    ``(H, W, 3) uint8`` and the hand mask ``(H, W) uint8``."""
+    """The image the lens forms (table, board, pieces, hand, lens blur unless ``blur`` is
+    False; before the sensor): ``(H, W, 3) uint8`` and the hand mask ``(H, W) uint8``."""
     g = setup.geometry
     w, h = setup.camera.size
     table, board_tex, origin = _textures(setup)
@@ -278,7 +289,10 @@ def _optical_image(
     lit_board = cv2.multiply(board_tex, shadows, scale=1.0 / 255.0)
     tm1, tm2 = maps["table"]
     half = cv2.remap(table, tm1, tm2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    frame = cv2.resize(half, (w, h), interpolation=cv2.INTER_LINEAR)
+    hh, hw = half.shape[:2]
+    frame = np.ascontiguousarray(
+        cv2.resize(half, (2 * hw, 2 * hh), interpolation=cv2.INTER_LINEAR)[:h, :w]
+    )
     if maps["roi"] is not None:
         y0, y1, x0, x1 = maps["roi"]
         bm1, bm2 = maps["board"]
@@ -297,7 +311,7 @@ def _optical_image(
         )
     else:
         hand_mask = np.zeros((h, w), np.uint8)
-    if setup.blur_px > 0.3:
+    if blur and setup.blur_px > 0.3:
         frame = cv2.GaussianBlur(frame, (0, 0), setup.blur_px)
     return np.asarray(frame, dtype=np.uint8), hand_mask
 
@@ -313,6 +327,7 @@ def render(
     jpeg_quality: int | None | bool = True,
     frame_index: int = 0,
     time_s: float = 0.0,
+    ideal: bool = False,
 ) -> RenderResult:
     """Draw one camera frame of ``state``.
 
@@ -325,6 +340,9 @@ def render(
         :class:`HandPose` draws that hand.
     :param jpeg_quality: ``True`` = the setup's camera setting (70-95), an int = that quality,
         ``None``/``False`` = no compression.
+    :param ideal: the image the lens forms under the room light, without the setup's lens blur,
+        vignetting, exposure flicker, sensor noise or compression: the input of a camera model
+        (:func:`companion.sim.render.camera_model.apply_camera`). ``jpeg_quality`` is ignored.
     :returns: the frame ``(H, W, 3) uint8`` BGR (default 1536x864) and its ground truth.
     :raises RenderError: when the state is malformed.
     """
@@ -356,15 +374,32 @@ def render(
         still_key = json.dumps(
             [data["stacks"], data["wizards"], data["castle"], data["witch"], data["raven"]],
             sort_keys=True,
-        )
+        ) + ("|ideal" if ideal else "")
     cached = setup._cache.get("still")
     if still_key is not None and cached is not None and cached[0] == still_key:
         frame = cached[1].copy()
         hand_mask = np.zeros((h, w), np.uint8)
     else:
-        frame, hand_mask = _optical_image(setup, board, hp, rng)
+        frame, hand_mask = _optical_image(setup, board, hp, rng, blur=not ideal)
         if still_key is not None:
             setup._cache["still"] = (still_key, frame.copy())
+    obs = observe(gs, time=time_s, frame=frame_index)
+    if ideal:
+        gains = np.diag(setup.lighting.gains()).astype(np.float32)
+        return RenderResult(
+            frame=np.asarray(cv2.transform(frame, gains), dtype=np.uint8),
+            observation=obs,
+            camera=setup.camera,
+            pose=setup.pose,
+            lighting=setup.lighting,
+            hand_mask=hand_mask,
+            hand=bool(hand_mask.any()),
+            hand_pose=hp,
+            jpeg_quality=None,
+            blur_px=0.0,
+            noise=0.0,
+            state=data,
+        )
     frame = cv2.multiply(frame, _vignette(setup, h, w), scale=1.0 / 255.0)
     # auto-exposure hunting / mains flicker: the whole frame a little brighter or darker
     flicker = float(np.clip(rng.normal(1.0, 0.012), 0.96, 1.04))
@@ -383,7 +418,6 @@ def render(
         dec = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
         if dec is not None:
             out = np.asarray(dec, dtype=np.uint8)
-    obs = observe(gs, time=time_s, frame=frame_index)
     return RenderResult(
         frame=out,
         observation=obs,

@@ -225,11 +225,16 @@ def random_setup(
     tilt_range: tuple[float, float] = TILT_RANGE,
     kelvin_range: tuple[float, float] = KELVIN_RANGE,
     intensity_range: tuple[float, float] = INTENSITY_RANGE,
+    fill: tuple[float, float] | None = None,
 ) -> TableSetup:
-    """A random session: the simulated camera (or ``camera``), a random pose, light and look."""
+    """A random session: the simulated camera (or ``camera``), a random pose, light and look.
+
+    :param fill: the share of the frame the board spans, drawn from this range
+        (:func:`~companion.sim.render.camera.random_pose`); default: as near as fits.
+    """
     g = geometry if geometry is not None else BoardGeometry.default()
     cam = camera if camera is not None else simulated_camera(size)
-    pose = random_pose(rng, g, cam, tilt_range)
+    pose = random_pose(rng, g, cam, tilt_range, fill=fill)
     light = random_lighting(rng, kelvin_range, intensity_range)
     look = random_appearance(rng)
     blur = float(rng.uniform(0.0, 1.1))

@@ -45,13 +45,15 @@ def render_hand_sequence(
     still_after: int = 4,
     fps: float = 5.0,
     jpeg_quality: int | None | bool = True,
+    ideal: bool = False,
 ) -> list[RenderResult]:
     """Frames of a still board while a hand enters, moves over it and leaves.
 
     ``still_before`` frames without a hand, ``moving`` frames with the hand entering from
     outside the frame, sweeping over a space and leaving the way it came, then ``still_after``
     frames without a hand. Camera, light and look stay fixed; noise and compression differ per
-    frame, as in a real camera. ``time`` advances by ``1 / fps`` s per frame.
+    frame, as in a real camera. ``time`` advances by ``1 / fps`` s per frame. ``ideal`` frames
+    are the lens image only (see :func:`render`), for a camera model to finish.
     """
     gs = _as_state(state)
     data = dump_state(gs)
@@ -83,6 +85,7 @@ def render_hand_sequence(
                 jpeg_quality=jpeg_quality,
                 frame_index=i,
                 time_s=i / fps,
+                ideal=ideal,
             )
         )
     return results
