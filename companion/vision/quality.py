@@ -175,7 +175,7 @@ def setup_advice(q: FrameQuality, limits: QualityLimits | None = None) -> list[s
             f"The board is dim (marker white at grey {q.white_grey:.0f} of 255): "
             "add light over the table."
         )
-    if q.edge_px is not None and q.edge_px > lim.edge_px * 0.75:
+    if q.edge_px is not None and q.edge_px > lim.edge_px * 0.85:
         out.append(
             f"The image is soft (marker edges {q.edge_px:.1f} px wide): refocus the lens on "
             "the board."

@@ -73,6 +73,7 @@ CommandName = Literal[
     "calibrate_board",
     "calibrate_profile",
     "calibrate_reset",
+    "calibrate_check",
 ]
 """Every command name a page may send (``{"command": NAME, ...}``)."""
 

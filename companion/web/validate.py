@@ -302,6 +302,7 @@ COMMAND_FIELDS: Mapping[CommandName, Mapping[str, Field]] = {
     "calibrate_board": _NOTHING,
     "calibrate_profile": _NOTHING,
     "calibrate_reset": _NOTHING,
+    "calibrate_check": _NOTHING,
 }
 """Command name -> its fields (besides ``"command"``); a key not listed is refused."""
 

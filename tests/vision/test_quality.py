@@ -141,3 +141,18 @@ def test_the_messages_a_player_reads() -> None:
     text = " ".join(advice)
     assert "light" in text and "refocus" in text and "print larger markers" in text
     assert setup_advice(FrameQuality(white_grey=200.0, edge_px=1.5, marker_cell_px=20.0)) == []
+
+
+def test_the_setup_check_tells_the_host_what_to_fix(table: Table) -> None:
+    from companion.vision.setupcheck import setup_check
+
+    soft = cv2.GaussianBlur(table.setup_frame, (0, 0), 2.5)
+    det = Detector(table.detector.camera, table.geometry, table.detector.profile)
+    check = setup_check(soft, det.detect(soft), table.geometry, det.limits)
+    assert any("refocus" in a for a in check.advice), check.advice
+    assert check.figures["marker_cell_px"] is not None
+    png = cv2.imdecode(np.frombuffer(check.png, np.uint8), cv2.IMREAD_COLOR)
+    assert png is not None and png.shape[1] == 1024
+    sharp = Detector(table.detector.camera, table.geometry, table.detector.profile)
+    good = setup_check(table.setup_frame, sharp.detect(table.setup_frame), table.geometry)
+    assert not any("refocus" in a for a in good.advice)
