@@ -156,3 +156,4 @@ def test_the_setup_check_tells_the_host_what_to_fix(table: Table) -> None:
     sharp = Detector(table.detector.camera, table.geometry, table.detector.profile)
     good = setup_check(table.setup_frame, sharp.detect(table.setup_frame), table.geometry)
     assert not any("refocus" in a for a in good.advice)
+
