@@ -157,3 +157,28 @@ def test_the_setup_check_tells_the_host_what_to_fix(table: Table) -> None:
     good = setup_check(table.setup_frame, sharp.detect(table.setup_frame), table.geometry)
     assert not any("refocus" in a for a in good.advice)
 
+
+
+def test_a_refused_frame_changes_no_game_and_its_reason_is_on_the_health_line(
+    table: Table,
+) -> None:
+    from companion.service.heartbeat import Heartbeats
+    from companion.service.pipeline import TakenFrame, VisionWorker
+    from companion.vision.stability import StabilityGate
+
+    det = _fresh(table)
+    pose = det.detect(table.frame).pose
+    assert pose is not None
+    x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(5)]))[0]
+    glare = table.frame.copy()
+    cv2.circle(glare, (int(x), int(y)), 40, (255, 255, 255), -1)
+    posted: list[object] = []
+    hb = Heartbeats(stale_s=60.0)
+    worker = VisionWorker(None, det, StabilityGate(), posted.append, hb)  # type: ignore[arg-type]
+    # a still board for 3 s: reported once; then the lamp's glare for 3 s: nothing new
+    for i in range(40):
+        image = table.frame if i < 20 else glare
+        worker.process(TakenFrame(image, i, i * 0.15, i * 0.15))
+    assert len(posted) == 1
+    detail = hb.report()["parts"]["detector"]["detail"]
+    assert detail.startswith("unsure: glare on space") and "5" in detail, detail
