@@ -49,6 +49,10 @@ class QualityLimits:
         which the camera has moved.
     :param settle_frames: frames that must agree on a new pose before it is taken as the
         camera's new place.
+    :param low_light: grey level of the markers' white below which still frames are averaged
+        before reading (up to ``average_frames``).
+    :param still_grey: largest difference (grey levels) between two frames' thumbnails for the
+        board to count as still while averaging.
     """
 
     dark_white: float = 55.0
@@ -58,6 +62,9 @@ class QualityLimits:
     edge_growth: float = 1.8
     moved_px: float = 3.0
     settle_frames: int = 3
+    low_light: float = 100.0
+    average_frames: int = 4
+    still_grey: float = 8.0
 
 
 @dataclass(frozen=True)

@@ -182,3 +182,30 @@ def test_a_refused_frame_changes_no_game_and_its_reason_is_on_the_health_line(
     assert len(posted) == 1
     detail = hb.report()["parts"]["detector"]["detail"]
     assert detail.startswith("unsure: glare on space") and "5" in detail, detail
+
+
+def test_dim_still_frames_are_averaged_and_a_changed_board_is_not(table: Table) -> None:
+    rng = np.random.default_rng(5)
+
+    def dim(f: np.ndarray) -> np.ndarray:
+        d = f.astype(np.float32) * 0.55
+        return np.clip(d + rng.normal(0.0, 6.0, d.shape), 0, 255).astype(np.uint8)
+
+    det = _fresh(table)
+    still = [dim(table.setup_frame) for _ in range(4)]
+    reads = [det.detect(f) for f in still]
+    assert all(r.quality is not None and r.quality.white_grey < 100 for r in reads)
+    # the average of the still frames is less noisy than any one of them
+    avg = det._avg
+    assert avg is not None and avg[3] == 4
+    clean = table.setup_frame.astype(np.float32) * 0.55
+    assert np.abs(avg[1] - clean).mean() < 0.7 * np.abs(still[-1] - clean).mean()
+    # a new board is read from its own frame, never mixed with the last one
+    game = dim(table.frame)
+    got = det.detect(game)
+    fresh = _fresh(table)
+    want = fresh.detect(game)
+    mine = got.observation or got.unsure_reading
+    theirs = want.observation or want.unsure_reading
+    assert mine is not None and theirs is not None
+    assert mine.spaces == theirs.spaces

@@ -223,6 +223,8 @@ class Detector:
         self._ref_points: NDArray[np.float64] | None = None
         self._ref_edge: float | None = None
         self._moved_to: tuple[NDArray[np.float64], int] | None = None
+        # dim light: (pose, running mean frame, last thumbnail, frames in the mean)
+        self._avg: tuple[BoardPose, NDArray[np.float32], NDArray[np.uint8], int] | None = None
         if isinstance(height_model, str):
             height_model = (
                 HeightModel.load(max_towers=self.config.max_towers)
@@ -332,6 +334,12 @@ class Detector:
             return Detection(
                 UNSURE, refusal, None, view.astype(np.uint8), white, pose, {}, thumb, quality
             )
+        if quality.white_grey is not None and quality.white_grey < self.limits.low_light:
+            # dim light: the still frames of one board are averaged before reading (the
+            # sensor's noise falls with the square root of their number)
+            frame, grey = self._average(frame, grey, thumb, pose)
+        else:
+            self._avg = None
         rd = self._reader
         fp = probe_frame(rd, frame, grey, pose, tables, white)
         stacks = stack_heights(rd, fp)
@@ -409,6 +417,36 @@ class Detector:
         else:
             self._moved_to = None
         return "", quality
+
+    def _average(
+        self,
+        frame: NDArray[np.uint8],
+        grey: NDArray[np.uint8],
+        thumb: NDArray[np.uint8],
+        pose: BoardPose,
+    ) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+        """The running mean of this frame and the last still frames of the same pose (at most
+        ``average_frames``); anything that changed in the view since the mean began (the
+        thumbnails differ by more than ``still_grey`` somewhere) or a new pose starts again
+        from this frame."""
+        lim = self.limits
+        avg = self._avg
+        still = (
+            avg is not None
+            and avg[0] is pose
+            and avg[1].shape == frame.shape
+            and avg[2].shape == thumb.shape
+            and float(np.max(cv2.absdiff(avg[2], thumb))) <= lim.still_grey
+        )
+        if not still or avg is None:
+            self._avg = (pose, frame.astype(np.float32), thumb, 1)
+            return frame, grey
+        n = min(avg[3] + 1, lim.average_frames)
+        mean = avg[1]
+        cv2.addWeighted(mean, 1.0 - 1.0 / n, frame.astype(np.float32), 1.0 / n, 0.0, dst=mean)
+        self._avg = (pose, mean, avg[2], n)
+        out = np.clip(mean + 0.5, 0, 255).astype(np.uint8)
+        return out, cast("NDArray[np.uint8]", cv2.cvtColor(out, cv2.COLOR_BGR2GRAY))
 
     def _check_reading(self, obs: Observation, details: Mapping[int, SpaceDetail]) -> str:
         """Why a reading is refused ("" when it is not): clipped spaces, then spaces below
