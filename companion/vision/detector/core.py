@@ -224,7 +224,9 @@ class Detector:
         self._ref_edge: float | None = None
         self._moved_to: tuple[NDArray[np.float64], int] | None = None
         # dim light: (pose, running mean frame, last thumbnail, frames in the mean)
-        self._avg: tuple[BoardPose, NDArray[np.float32], NDArray[np.uint8], int] | None = None
+        self._avg: (
+            tuple[BoardPose, NDArray[np.float32] | NDArray[np.uint8], NDArray[np.uint8], int] | None
+        ) = None
         if isinstance(height_model, str):
             height_model = (
                 HeightModel.load(max_towers=self.config.max_towers)
@@ -439,10 +441,11 @@ class Detector:
             and float(np.max(cv2.absdiff(avg[2], thumb))) <= lim.still_grey
         )
         if not still or avg is None:
-            self._avg = (pose, frame.astype(np.float32), thumb, 1)
+            # (the first frame is kept as it is: most frames start a new mean)
+            self._avg = (pose, frame, thumb, 1)
             return frame, grey
         n = min(avg[3] + 1, lim.average_frames)
-        mean = avg[1]
+        mean = avg[1] if avg[1].dtype == np.float32 else avg[1].astype(np.float32)
         cv2.addWeighted(mean, 1.0 - 1.0 / n, frame.astype(np.float32), 1.0 / n, 0.0, dst=mean)
         self._avg = (pose, mean, avg[2], n)
         out = np.clip(mean + 0.5, 0, 255).astype(np.uint8)
