@@ -158,7 +158,6 @@ def test_the_setup_check_tells_the_host_what_to_fix(table: Table) -> None:
     assert not any("refocus" in a for a in good.advice)
 
 
-
 def test_a_refused_frame_changes_no_game_and_its_reason_is_on_the_health_line(
     table: Table,
 ) -> None:
@@ -209,3 +208,30 @@ def test_dim_still_frames_are_averaged_and_a_changed_board_is_not(table: Table) 
     theirs = want.observation or want.unsure_reading
     assert mine is not None and theirs is not None
     assert mine.spaces == theirs.spaces
+
+
+def test_a_refused_frame_now_and_then_does_not_hold_back_a_still_board(table: Table) -> None:
+    from companion.vision.stability import StabilityGate
+
+    det = _fresh(table).detect(table.frame)
+    assert det.observation is not None
+    gate = StabilityGate()
+    emitted = []
+    for i in range(30):
+        # every third frame of the still board refused (its view is there, no reading)
+        reading = None if i % 3 == 2 else det.observation
+        d = gate.update(i * 0.1, det.board_view, reading, det.white_bgr, det.frame_view)
+        if d.observation is not None:
+            emitted.append(i)
+    assert len(emitted) == 1
+    # as soon as without refusals
+    clean = StabilityGate()
+    first = next(
+        i
+        for i in range(30)
+        if clean.update(
+            i * 0.1, det.board_view, det.observation, det.white_bgr, det.frame_view
+        ).observation
+        is not None
+    )
+    assert emitted[0] <= first + 1
