@@ -370,3 +370,24 @@ class TestNoDefaultColours:
         assert {s: dict(o.wizards) for s, o in obs.spaces.items()} == {
             s: dict(o.wizards) for s, o in truth.spaces.items()
         }
+
+
+class TestSeveralSetupFrames:
+    def test_still_setup_frames_are_averaged_and_mixed_sizes_refused(self) -> None:
+        from companion.vision.profile import ProfileError
+        from companion.vision.profile_setup import mean_frame
+
+        rng = np.random.default_rng(3)
+        clean = np.full((40, 60, 3), 100, np.uint8)
+        noisy = [
+            np.clip(clean + rng.normal(0, 8, clean.shape), 0, 255).astype(np.uint8)
+            for _ in range(8)
+        ]
+        avg = mean_frame(noisy)
+        assert avg.shape == clean.shape and avg.dtype == np.uint8
+        err_one = np.abs(noisy[0].astype(float) - 100).mean()
+        assert np.abs(avg.astype(float) - 100).mean() < 0.5 * err_one
+        with pytest.raises(ProfileError):
+            mean_frame([clean, clean[:20]])
+        with pytest.raises(ProfileError):
+            mean_frame([])
