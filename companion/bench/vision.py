@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from companion.bench.reliability import print_reliability, reliability
 from companion.rules.model import MODULES
 from companion.rules.observation import Observation
 from companion.sim.scenes import (
@@ -85,6 +86,7 @@ class Tally:
     conf_right: list[float] = field(default_factory=list)
     conf_wrong: list[float] = field(default_factory=list)
     warp_ms: list[float] = field(default_factory=list)
+    space_conf: list[tuple[float, bool]] = field(default_factory=list)
 
     def add(self, truth: Observation, got: Observation | None) -> None:
         self.frames += 1
@@ -129,6 +131,7 @@ class Tally:
                 self.tokens_wrong += 1
                 bad = True
             exact = exact and not bad
+            self.space_conf.append((o.confidence, not bad))
             (self.conf_wrong if o.towers != t.towers else self.conf_right).append(o.confidence)
         self.boards_exact += int(exact)
         self.wrong_emitted += int(not exact)
@@ -167,6 +170,7 @@ class Tally:
             "confidence_wrong_mean": round(float(np.mean(self.conf_wrong)), 3)
             if self.conf_wrong
             else None,
+            "reliability": reliability(self.space_conf),
         }
 
 
@@ -547,6 +551,7 @@ def _print_report(figures: dict[str, Any], pooled: SeedResult) -> None:
                 f"{stat:<18}{'':>7}"
                 + "".join(f"{str(sr['spread'][c][stat]):>10}" for c, _ in short)
             )
+    print_reliability(pooled.groups["all"].figures()["reliability"])
     refusals = pooled.groups["all"].refusals
     if refusals:
         print("refused frames by reason:")
@@ -601,6 +606,7 @@ def conditions_table(
                 "median_ms": pooled["median_ms"],
                 "ratio_to_warp": pooled["ratio_to_warp"],
                 "profile_failures": sum(r.profile_failures for r in results),
+                "conf90_right_pct": pooled["reliability"]["high"]["right_pct"],
             }
         )
         print(
@@ -629,6 +635,7 @@ def _print_conditions(rows: list[dict[str, Any]], seeds: list[int], modules: lis
         "wizards%",
         "x warp",
         "no prof",
+        "c>=.9 ok%",
     )
     print(f"{head[0]:<15}{head[1]:<10}" + "".join(f"{h:>10}" for h in head[2:]))
     for r in rows:
@@ -645,6 +652,7 @@ def _print_conditions(rows: list[dict[str, Any]], seeds: list[int], modules: lis
             r["wizards_error_pct"],
             r["ratio_to_warp"],
             r["profile_failures"],
+            r["conf90_right_pct"],
         )
         print(f"{r['condition']:<15}{r['severity']:<10}" + "".join(f"{str(v):>10}" for v in vals))
 

@@ -18,6 +18,7 @@ terminal and in ``/healthz``; the rest keeps running.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import http.client
 import logging
@@ -48,6 +49,7 @@ from companion.vision.detector import Detector
 from companion.vision.profile import ProfileError
 from companion.vision.profile_setup import build_profile
 from companion.vision.session_pace import PacedSessionSource
+from companion.vision.setupcheck import setup_check
 from companion.vision.sources import SessionSource, open_source
 from companion.vision.stability import StabilityGate
 from companion.web.app import create_app
@@ -315,6 +317,7 @@ class Companion:
         svc.set_command_hook("calibrate_board", self._calibrate_board)
         svc.set_command_hook("calibrate_profile", self._calibrate_profile)
         svc.set_command_hook("calibrate_reset", self._calibrate_reset)
+        svc.set_command_hook("calibrate_check", self._calibrate_check)
         svc.extra_status = self.calibration_status
 
     def calibration_status(self) -> dict[str, object]:
@@ -361,6 +364,22 @@ class Companion:
         profile.save(path)
         vision.detector = Detector(det.camera, det.geometry, profile)
         return {"profile": str(path)}
+
+    def _calibrate_check(self, cmd: Mapping[str, object]) -> CommandResult:
+        """The camera check at setup: the current frame with the reading drawn on it (PNG, as
+        a data URL), what to fix (light, focus, glare, camera height, marker size) and the
+        figures measured (:func:`companion.vision.setupcheck.setup_check`). A detector of its
+        own reads the frame: the session's references (setup sharpness and pose) stay."""
+        vision, frame = self._need_vision()
+        det = vision.detector
+        fresh = Detector(det.camera, det.geometry, det.profile, config=det.config)
+        check = setup_check(frame.image, fresh.detect(frame.image), det.geometry, det.limits)
+        return {
+            "image": "data:image/png;base64," + base64.b64encode(check.png).decode("ascii"),
+            "advice": list(check.advice),
+            "figures": check.figures,
+            "message": "camera checked: " + ("; ".join(check.advice) or "all good"),
+        }
 
     def _calibrate_reset(self, cmd: Mapping[str, object]) -> CommandResult:
         """Forget the cached board pose and the stability history (after moving the camera)."""

@@ -235,6 +235,12 @@ class FakeTableService(SeatTokens):
             raise CommandError("the table view cannot send commands", 403)
         if audience.role == "player" and name not in PLAYER_COMMANDS:
             raise CommandError(f"command {name!r} is for the host only", 403)
+        if name == "calibrate_check":
+            # the camera check reads a rendered frame (slow): outside the lock
+            figures = self._calibrate_check()
+            with self._cond:
+                self._changed()
+                return {"ok": True, "version": self._version, **figures}
         handler: Callable[[Command, Audience], str] = getattr(self, f"_cmd_{name}")
         with self._cond:
             message = handler(command, audience)
@@ -633,6 +639,38 @@ class FakeTableService(SeatTokens):
         self._calibration["profile"] = "sampled from the setup position"
         self._log.append("wizard colours learned")
         return "wizard colours learned"
+
+    def _calibrate_check(self) -> dict[str, object]:
+        """The camera check on a rendered frame of the setup position (the simulated camera:
+        a random table of this service's seed, its markers small in the frame)."""
+        import base64
+
+        import numpy as np
+
+        from companion.rules import Config, observe, setup
+        from companion.sim.render import random_setup, render
+        from companion.vision.detector import Detector
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile_setup import build_profile
+        from companion.vision.setupcheck import setup_check
+
+        geometry = BoardGeometry.default()
+        rng = np.random.default_rng(self._seed)
+        table = random_setup(rng, geometry, tilt_range=(5.0, 15.0))
+        config = Config(player_count=3)
+        state = setup(config, seed=None)
+        frame = render(state, rng, setup=table, hand=False).frame
+        colours = list(config.colours or ())
+        profile = build_profile(frame, table.camera, geometry, colours, expected=observe(state))
+        det = Detector(table.camera, geometry, profile)
+        check = setup_check(frame, det.detect(frame), geometry, det.limits)
+        self._log.append("camera checked")
+        return {
+            "image": "data:image/png;base64," + base64.b64encode(check.png).decode("ascii"),
+            "advice": list(check.advice),
+            "figures": check.figures,
+            "message": "camera checked: " + ("; ".join(check.advice) or "all good"),
+        }
 
     def _cmd_calibrate_reset(self, command: Command, audience: Audience) -> str:
         self._calibration = {"board": "not calibrated", "profile": "default colours"}

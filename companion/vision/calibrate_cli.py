@@ -24,6 +24,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 SUBCOMMANDS = ("intrinsics", "markers", "check", "board", "profile")
 
@@ -213,6 +214,27 @@ def write_marker_sheet(
 
 
 # -- board check -------------------------------------------------------------------------------
+def _marker_quality(image: Any, quads: Any) -> Any:
+    """:class:`~companion.vision.quality.FrameQuality` of a frame measured on its markers
+    (``quads``: each ``(4, 2)`` px): the markers' white, their edge width and cell size."""
+    import cv2
+    import numpy as np
+
+    from companion.vision.quality import FrameQuality, marker_edges
+
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    quads = [np.asarray(q, np.float64).reshape(4, 2) for q in quads]
+    edge, cell = marker_edges(grey, quads)
+    whites = []
+    for q in quads:
+        x0, y0 = np.maximum(np.floor(q.min(axis=0)).astype(int), 0)
+        x1, y1 = np.ceil(q.max(axis=0)).astype(int) + 1
+        patch = grey[y0:y1, x0:x1]
+        if patch.size:
+            whites.append(float(np.percentile(patch, 90)))
+    return FrameQuality(float(np.median(whites)) if whites else None, edge, cell)
+
+
 def check_main(argv: list[str]) -> int:
     """``companion calibrate check``: find the four board markers in one photo or live frame and
     report the board pose (markers seen, reprojection error, camera position above the board)."""
@@ -248,6 +270,7 @@ def check_main(argv: list[str]) -> int:
         PoseError,
         estimate_board_pose,
     )
+    from companion.vision.quality import setup_advice
     from companion.vision.sources import FrameSourceError, open_source, read_image_file
 
     try:
@@ -325,6 +348,17 @@ def check_main(argv: list[str]) -> int:
                 f"camera centre at x {centre[0]:.0f} mm, y {centre[1]:.0f} mm, "
                 f"{height:.0f} mm above the board"
             )
+        # light, focus and marker size, as the host page's camera check
+        quality = _marker_quality(image, found.values())
+        report["quality"] = quality.to_json()
+        report["advice"] = setup_advice(quality)
+        if quality.marker_cell_px is not None:
+            _err(
+                f"markers: {quality.marker_cell_px:.1f} px per cell, edges "
+                f"{quality.edge_px or 0:.1f} px wide"
+            )
+        for line in setup_advice(quality):
+            _err(line)
         too_large = pose.reprojection_error_px > args.max_error_px
         report["reprojection_ok"] = not too_large
         if too_large:

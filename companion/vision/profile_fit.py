@@ -12,11 +12,13 @@ adds the detector's measurement of one wizard's area in the same frame.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -436,6 +438,62 @@ def _fit_tokens(
             classes["witch"] = max(modes, key=lambda m: float(np.hypot(*m.mean[:2])))
 
 
+CHROMA_SCALE = np.array([0.04, 0.06])
+"""Feature units of one step of chroma (rg, yb) when colour groups are split."""
+
+
+def _split(feats: NDArray[Any], k: int) -> list[NDArray[Any]]:
+    """``feats (n, 3)`` split into ``k`` groups by chroma (k-means, seeded: the same frame
+    gives the same profile)."""
+    if k <= 1 or feats.shape[0] < 2 * k:
+        return [feats] * max(k, 1)
+    data = (np.asarray(feats, np.float64)[:, :2] / CHROMA_SCALE).astype(np.float32)
+    cv2.setRNGSeed(12345)
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.01)
+    _, lab, _ = cv2.kmeans(data, k, np.zeros(0, np.int32), crit, 5, cv2.KMEANS_PP_CENTERS)
+    lab = lab.reshape(-1)
+    return [feats[lab == j] for j in range(k)]
+
+
+def _name_groups(
+    per_space: Sequence[tuple[list[str], NDArray[np.float32]]],
+    colours: Sequence[str],
+    prior: Mapping[str, NDArray[np.float64]],
+) -> dict[str, ColourClass]:
+    """The wizard colours from the setup roofs without any distance gate: per roof the
+    unexplained pixels split into one group per colour standing there, each group given the
+    name whose prior chroma makes the whole roof's naming nearest (every permutation: at
+    most 3 colours share a roof, R-SETUP-6), the groups of a name pooled and its dominant
+    mode fitted.
+
+    :raises ProfileError: when a colour gets fewer than 12 pixels.
+    """
+    pooled: dict[str, list[NDArray[Any]]] = {c: [] for c in colours}
+    for names, feats_ in per_space:
+        if feats_.shape[0] == 0:
+            continue
+        groups = _split(feats_, len(names))
+        centres = [np.median(g_[:, :2], axis=0) if len(g_) else np.full(2, np.inf) for g_ in groups]
+        best: tuple[float, tuple[int, ...]] | None = None
+        for perm in itertools.permutations(range(len(names))):
+            cost = sum(
+                float(np.sum(((centres[gi] - prior[names[ni]][:2]) / CHROMA_SCALE) ** 2))
+                for ni, gi in enumerate(perm)
+            )
+            if best is None or cost < best[0]:
+                best = (cost, perm)
+        assert best is not None
+        for ni, gi in enumerate(best[1]):
+            pooled[names[ni]].append(groups[gi])
+    out: dict[str, ColourClass] = {}
+    for c in colours:
+        chunk = np.concatenate(pooled[c]) if pooled[c] else np.zeros((0, 3), np.float32)
+        if chunk.shape[0] < 12:
+            raise ProfileError(f"{c}: too few wizard pixels found on the setup roofs")
+        out[c] = _wizard_fit(c, chunk, np.asarray(prior[c]))
+    return out
+
+
 def _fit_wizards(
     view: SetupView,
     expected: Mapping[int, SpaceObservation],
@@ -445,8 +503,10 @@ def _fit_wizards(
 ) -> dict[str, ColourClass]:
     """The wizard colours in play (R-SETUP-6: known wizards on known roofs).
 
-    The pixels of each setup roof's wizard cylinder that no surface class explains are assigned
-    to the nearest colour among those standing on that roof; two rounds.
+    The pixels of each setup roof's wizard cylinder that no surface class explains are first
+    split into one group per colour standing there and named by their chroma's order
+    (:func:`_name_groups`: the default colours name the groups, they never gate pixels out);
+    then two rounds assign them to the nearest fitted colour among those on that roof.
 
     :raises ProfileError: when a colour gets fewer than 12 pixels.
     """
@@ -474,7 +534,12 @@ def _fit_wizards(
         feats_ = view.f(view.gather(pts))
         d_surf = surfaces.distances(feats_).min(axis=1)
         per_space.append((sorted(o.wizards), feats_[d_surf > surfaces.reject_d2]))
-    prior = {c: wiz[c].mean for c in colours}
+    prior = {c: np.asarray(wiz[c].mean, np.float64) for c in colours}
+    # first round without the default colours' reach: each roof's unexplained pixels split
+    # into as many colour groups as colours stand there, the groups named by the order of
+    # their chroma (the defaults only name them; this set's paint, this lamp and this camera's
+    # white balance move every colour); then the fitted colours assign the pixels again
+    wiz = _name_groups(per_space, colours, prior)
     for _ in range(2):
         prof = ColourProfile(dict(wiz))
         pooled: dict[str, list[NDArray[np.float32]]] = {c: [] for c in colours}
@@ -491,7 +556,7 @@ def _fit_wizards(
             chunk = np.concatenate(pooled[c]) if pooled[c] else np.zeros((0, 3), np.float32)
             if chunk.shape[0] < 12:
                 raise ProfileError(f"{c}: too few wizard pixels found on the setup roofs")
-            new[c] = _wizard_fit(c, chunk, prior[c])
+            new[c] = _wizard_fit(c, chunk, wiz[c].mean)
         wiz = new
     return wiz
 

@@ -27,8 +27,30 @@ from companion.vision.profile import ColourProfile, ProfileError, separation
 from companion.vision.profile_fit import fit_profile
 
 
+def mean_frame(frames: NDArray[np.uint8] | Sequence[NDArray[np.uint8]]) -> NDArray[np.uint8]:
+    """One frame from one or several still frames of the same view: their mean (the sensor's
+    noise falls with the square root of their number).
+
+    :param frames: ``(H, W, 3) uint8 BGR`` or a sequence of such frames of one size.
+    :raises ProfileError: on an empty sequence or frames of different sizes.
+    """
+    if isinstance(frames, np.ndarray):
+        return frames
+    seq = list(frames)
+    if not seq:
+        raise ProfileError("no setup frame given")
+    if any(f.shape != seq[0].shape for f in seq):
+        raise ProfileError("the setup frames differ in size")
+    if len(seq) == 1:
+        return seq[0]
+    acc = np.zeros(seq[0].shape, np.float32)
+    for f in seq:
+        acc += f
+    return np.clip(acc / len(seq) + 0.5, 0, 255).astype(np.uint8)
+
+
 def build_profile(
-    frame: NDArray[np.uint8],
+    frame: NDArray[np.uint8] | Sequence[NDArray[np.uint8]],
     camera: CameraModel,
     geometry: BoardGeometry,
     colours: Sequence[str],
@@ -48,7 +70,8 @@ def build_profile(
     walls, not learnt into ``wall``), the insert tiles (``track-fountain``,
     ``track-web``) and the ``witch`` and ``raven`` tokens.
 
-    :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible.
+    :param frame: ``(H, W, 3) uint8 BGR`` of the untouched setup position, all markers visible,
+        or several still frames of it (averaged first: :func:`mean_frame`).
     :param camera: the :class:`~companion.vision.camera.CameraModel` (scaled to the frame).
     :param geometry: the :class:`~companion.vision.geometry.BoardGeometry`.
     :param colours: the players' colours in seat order (seat 0 = start player).
@@ -59,6 +82,7 @@ def build_profile(
         the expansion's modules the towers, inserts and tokens stand elsewhere.
     :raises ProfileError: when the board is not found or a colour cannot be sampled.
     """
+    frame = mean_frame(frame)
     profile, cam, spaces = fit_profile(
         frame, camera, geometry, colours, base=base, expected=expected
     )

@@ -305,7 +305,9 @@ class StabilityGate:
         :param time_s: the frame's timestamp in seconds (monotonic within a session).
         :param view: ``(h, w, 3) uint8 BGR`` top-down board view, or None when the board was not
             found in this frame.
-        :param reading: the detector's Observation of this frame (None if it could not read it).
+        :param reading: the detector's Observation of this frame (None if it could not read it;
+            with a ``view``, a refused reading: nothing is reported from this frame, but a
+            still board stays still).
         :param white_bgr: white reference of the frame (for the skin test), optional.
         :param frame_view: ``(h, w) uint8`` grey thumbnail of the whole frame (the detector's
             ``frame_view``), optional; without it nothing entering the view is seen before it
@@ -317,7 +319,7 @@ class StabilityGate:
             # a clock that runs backwards (replayed or restarted source): start afresh
             self.reset()
         self._last_time = time_s
-        if view is None or reading is None or view.ndim != 3 or view.shape[2] != 3:
+        if view is None or view.ndim != 3 or view.shape[2] != 3:
             self._prev = None
             self._still_since = None
             self._quiet_since = None
@@ -352,6 +354,14 @@ class StabilityGate:
             return GateDecision(HAND, reason=hand, motion=motion)
         if self._still_since is None:
             self._still_since = time_s
+        if reading is None:
+            # the board is in view but the detector refused its reading (light, glare, a
+            # space it is unsure of): nothing is reported from this frame, and a still board
+            # stays still (its readings so far still count)
+            if hand:
+                self._emitted_key = None
+                return GateDecision(HAND, reason=hand, motion=motion)
+            return GateDecision(SETTLING, reason="reading refused by the detector", motion=motion)
         self._history.append(reading)
         if hand:
             # no larger than a stack: a moved stack once it has stayed put, when the reading

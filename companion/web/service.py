@@ -83,6 +83,7 @@ CommandName = Literal[
     "reissue_tokens",
     "accept_journal",
     "pack",
+    "calibrate_check",
 ]
 """Every command name a page may send (``{"command": NAME, ...}``)."""
 

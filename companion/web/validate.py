@@ -347,6 +347,7 @@ COMMAND_FIELDS: Mapping[CommandName, Mapping[str, Field]] = {
     "reissue_tokens": {"who": Field(Text(choices=("players", "host", *COLOURS)), required=True)},
     "accept_journal": _NOTHING,
     "pack": {"action": Field(Text(max_len=32), required=True), "args": Field(PackArgs())},
+    "calibrate_check": _NOTHING,
 }
 """Command name -> its fields (besides ``"command"``); a key not listed is refused."""
 

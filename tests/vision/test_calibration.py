@@ -305,6 +305,9 @@ def test_cli_check_finds_the_board_and_the_camera_height(tmp_path, capsys):
     assert report["camera_height_mm"] == pytest.approx(true_height, abs=5.0)
     assert report["reprojection_error_px"] < 0.5
     assert cv2.imread(str(annotated)).shape == (960, 1280, 3)
+    # light, focus and the markers' size in px per cell, as the host page's camera check
+    assert report["quality"]["marker_cell_px"] > 5 and report["quality"]["edge_px"] > 0
+    assert isinstance(report["advice"], list)
 
 
 def test_cli_check_without_a_board_says_which_markers_are_missing(tmp_path, capsys):

@@ -69,10 +69,11 @@ def share_right(sessions: list[Session], field: str) -> float:
     for s in sessions:
         for r in s.frames:
             det = s.detector.detect(r.frame)
-            assert det.ok, det.message
-            assert det.observation is not None
+            # (a board refused for a space it is unsure of is still scored: what was read)
+            obs = det.observation if det.ok else det.unsure_reading
+            assert obs is not None, det.message
             for space, truth in r.observation.spaces.items():
-                got = det.observation.spaces[space]
+                got = obs.spaces[space]
                 total += 1
                 if field == "all":
                     right += _key(got) == _key(truth)
@@ -164,7 +165,8 @@ class TestBadFrames:
         assert det.status == BAD_FRAME and "truncated" in det.message
         assert det.observation is None
         # and the next good frame is read again
-        assert s.detector.detect(s.frames[0].frame).ok
+        again = s.detector.detect(s.frames[0].frame)
+        assert (again.observation or again.unsure_reading) is not None, again.message
 
 
 class TestNeverMoreThanTheRulesAllow:
@@ -182,8 +184,10 @@ class TestNeverMoreThanTheRulesAllow:
         classes["yellow"] = replace(prof.classes["border"], name="yellow", group="wizard")
         bad = ColourProfile(classes, prof.reject_d2, prof.white_bgr, dict(prof.meta))
         det = Detector(s.detector.camera, s.detector.geometry, bad).detect(s.frames[0].frame)
-        assert det.ok and det.observation is not None
-        totals = [sum(o.wizards.values()) for o in det.observation.spaces.values()]
+        # (such a reading is unsure and may be refused; what was read is still valid)
+        obs = det.observation if det.ok else det.unsure_reading
+        assert obs is not None, det.message
+        totals = [sum(o.wizards.values()) for o in obs.spaces.values()]
         assert max(totals) <= 6
         assert max(totals) >= 3  # the misreading is really there, and capped
 

@@ -334,3 +334,60 @@ class TestWizardSize:
                 assert dict(obs.spaces[n].wizards) == dict(t.wizards), (scale, n)
         # the measured area follows the meeples' size (area ratio (1.15 / 0.85)^2 = 1.83)
         assert gains[1.15] / gains[0.85] > 1.5
+
+
+class TestNoDefaultColours:
+    """The setup frame is a labelled example of this table: the profile fits this set's
+    colours from it, the defaults only name the colour groups."""
+
+    @pytest.mark.parametrize(("seed", "players", "hue"), [(201, 3, -10), (202, 6, 10)])
+    def test_a_set_whose_colours_are_far_from_the_defaults_is_learnt(
+        self, seed: int, players: int, hue: int
+    ) -> None:
+        from companion.rules import Config, observe, setup
+        from companion.sim.render import random_setup, render
+        from companion.vision.detector import Detector, DetectorConfig
+        from companion.vision.geometry import BoardGeometry
+        from companion.vision.profile_setup import build_profile
+
+        g = BoardGeometry.default()
+        rng = np.random.default_rng(seed)
+        table = random_setup(rng, g, tilt_range=(5.0, 20.0))
+        state = setup(Config(player_count=players), seed=None)
+        frame = render(state, rng, setup=table, hand=False).frame
+        # every colour turned by 20 degrees of hue (other paint, another lamp); the markers
+        # stay black and white. Fixed default colours found too few wizard pixels here.
+        hsv = cv2.cvtColor(frame, cv2.COLOR_BGR2HSV)
+        hsv[..., 0] = ((hsv[..., 0].astype(np.int32) + hue) % 180).astype(np.uint8)
+        shifted = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+        colours = list(Config(player_count=players).colours or ())
+        profile = build_profile(shifted, table.camera, g, colours)
+        det = Detector(table.camera, g, profile, config=DetectorConfig(min_confidence=0.0))
+        found = det.detect(shifted)
+        obs = found.observation
+        assert obs is not None, found.message
+        truth = observe(state)
+        assert {s: dict(o.wizards) for s, o in obs.spaces.items()} == {
+            s: dict(o.wizards) for s, o in truth.spaces.items()
+        }
+
+
+class TestSeveralSetupFrames:
+    def test_still_setup_frames_are_averaged_and_mixed_sizes_refused(self) -> None:
+        from companion.vision.profile import ProfileError
+        from companion.vision.profile_setup import mean_frame
+
+        rng = np.random.default_rng(3)
+        clean = np.full((40, 60, 3), 100, np.uint8)
+        noisy = [
+            np.clip(clean + rng.normal(0, 8, clean.shape), 0, 255).astype(np.uint8)
+            for _ in range(8)
+        ]
+        avg = mean_frame(noisy)
+        assert avg.shape == clean.shape and avg.dtype == np.uint8
+        err_one = np.abs(noisy[0].astype(float) - 100).mean()
+        assert np.abs(avg.astype(float) - 100).mean() < 0.5 * err_one
+        with pytest.raises(ProfileError):
+            mean_frame([clean, clean[:20]])
+        with pytest.raises(ProfileError):
+            mean_frame([])

@@ -338,3 +338,33 @@ def test_the_table_page_shows_the_cameras_board_before_the_tracker_answers(
         loop.join(5)
         srv.close()
         svc.close()
+
+
+def test_the_host_checks_the_camera_before_the_game(
+    table: tuple[FakeTableService, str], page: Any
+) -> None:
+    import base64
+
+    import cv2
+    import numpy as np
+
+    svc, url = table
+    ok, jpeg = cv2.imencode(".jpg", np.full((90, 160, 3), 90, np.uint8))
+    assert ok
+    svc.set_camera_jpeg(jpeg.tobytes())  # the camera tab's live frame
+    page.goto(url + "/join/" + svc.host_token)
+    page.wait_for_selector("#board g[data-space='1']")
+    page.click("[data-tab='calibrate']")
+    page.click("#cal-check")
+    page.wait_for_selector("#cal-check-img:not(.hidden)", timeout=60_000)
+    # the frame with the reading drawn on it, a PNG from the service
+    src = page.get_attribute("#cal-check-img", "src") or ""
+    assert src.startswith("data:image/png;base64,")
+    png = cv2.imdecode(np.frombuffer(base64.b64decode(src.split(",", 1)[1]), np.uint8), 1)
+    assert png is not None and png.shape[1] == 1024
+    # the simulated camera shows the markers at about 10 px per cell: the host is told the
+    # size and to print larger markers
+    advice = page.locator("#cal-advice li").all_inner_texts()
+    assert any("print larger markers" in a for a in advice), advice
+    assert "px per cell" in (page.text_content("#cal-figures") or "")
+    shot(page, "host-camera-check")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import cast
 
 import cv2
@@ -24,6 +25,7 @@ from companion.vision.detector.config import (
     BOARD_LOST,
     OK,
     SHIPPED,
+    UNSURE,
     Detection,
     DetectorConfig,
     SpaceDetail,
@@ -43,6 +45,17 @@ from companion.vision.detector.wizards import (
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
 from companion.vision.profile import ColourProfile, white_from_pixels
+from companion.vision.quality import (
+    CAMERA_MOVED,
+    OUT_OF_FOCUS,
+    TOO_DARK,
+    FrameQuality,
+    QualityLimits,
+    glare_message,
+    marker_edges,
+    pose_shift,
+    space_ranges,
+)
 
 
 def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
@@ -85,10 +98,36 @@ def _white(
     return out
 
 
+def wizard_margin(areas: Mapping[str, float], wizard_min: float) -> float:
+    """How far (in wizards) the wizard areas of a top are from the nearest count boundary
+    (``wizard_min``, ``1 + wizard_min``, ...): 0 on a boundary, about 0.5 at best."""
+    m = 0.5
+    for a in areas.values():
+        frac = (a - wizard_min) % 1.0
+        m = min(m, frac, 1.0 - frac)
+    return float(m)
+
+
+def space_confidence(height: float, top: float, margin: float, cfg: DetectorConfig) -> float:
+    """A space's confidence (0..1): the least sure of its tower count's probability, its top
+    kind and its wizard counts (the wizard margin ``margin`` in wizards through
+    ``wizard_margin_gain``), to the power ``confidence_power`` (calibration)."""
+    wiz = 0.5 + margin * cfg.wizard_margin_gain
+    raw = float(np.clip(min(height, top, wiz), 0.0, 1.0))
+    return float(raw**cfg.confidence_power)
+
+
 def _read_tops(
-    rd: Reader, fp: FrameProbes, st: Stacks, px: TopPixels, tops: list[str]
+    rd: Reader,
+    fp: FrameProbes,
+    st: Stacks,
+    px: TopPixels,
+    tops: list[str],
+    sure: list[float],
+    clipped: NDArray[np.bool_],
 ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
-    """The pieces on every top surface: wizards by colour, then the tokens."""
+    """The pieces on every top surface: wizards by colour, then the tokens. ``clipped``: the
+    hull pixels (as ``px.labels``) that are over-exposed (their labels are already -1)."""
     g = rd.geometry
     out: dict[int, SpaceObservation] = {}
     details: dict[int, SpaceDetail] = {}
@@ -100,19 +139,27 @@ def _read_tops(
         wizards: dict[str, int] = {}
         areas: dict[str, float] = {}
         hh = px.hulls[si]
+        clip_share = 0.0
+        if hh is not None and len(hh[0]):
+            clip_share = float(clipped[pos : pos + len(hh[0])].mean())
         if hh is not None and top == "web":
             # nothing ever stays on a web (R-MOD-WEB-3): its printed web is not a piece
             pos += len(hh[0])
         elif hh is not None:
             n_px = len(hh[0])
             lab = surface_labels(rd, fp, top, hh, px.labels[pos : pos + n_px])
+            lab = np.where(clipped[pos : pos + n_px], -1, lab)
             pos += n_px
             counts = np.bincount(lab[lab >= 0], minlength=len(rd.classes.names))
             wizards, areas = wizard_areas(rd, top, counts, hh[2] * rd.wizard_gain)
             feats = feats_all[pos - n_px : pos]
             areas.update(token_areas(rd, hh, lab, counts, drift, feats, disc_yb))
             settle_wizards(rd, wizards, areas)
-        conf = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
+        height = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
+        margin = wizard_margin(
+            {c: a for c, a in areas.items() if c in rd.classes.wizard_idx}, rd.config.wizard_min
+        )
+        conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(
             towers=st.towers_of[si],
             top=top,
@@ -127,6 +174,11 @@ def _read_tops(
             tuple(st.castle_frac[si].tolist()),
             areas,
             tuple(st.height_features[si].tolist()),
+            height_confidence=height,
+            top_sure=sure[si],
+            wizard_margin=margin,
+            forced=bool(st.forced[si]) if st.forced else False,
+            clipped=clip_share,
         )
     place_tokens(rd, fp, out, details, drift)
     return out, details
@@ -143,6 +195,7 @@ class Detector:
     :param height_model: the stack-height classifier (:class:`HeightModel`), a path to one,
         :data:`SHIPPED` for the model shipped with the package, or None for the hand-tuned
         rim rule (best tier above ``roof_threshold`` and ``roof_contrast``).
+    :param limits: when a frame is refused (:mod:`companion.vision.quality`).
     :raises OSError, ValueError: when the height model file cannot be read.
     """
 
@@ -155,6 +208,7 @@ class Detector:
         tracker: BoardPoseTracker | None = None,
         config: DetectorConfig | None = None,
         height_model: HeightModel | None | str = SHIPPED,
+        limits: QualityLimits | None = None,
     ) -> None:
         self.camera = camera
         self.geometry = geometry
@@ -164,6 +218,15 @@ class Detector:
         self._tracker_size: tuple[int, int] | None = None
         self._tables: PoseTables | None = None
         self._tables_pose: BoardPose | None = None
+        self.limits = limits or QualityLimits()
+        # the session's references, from the first frame read (the setup frame)
+        self._ref_points: NDArray[np.float64] | None = None
+        self._ref_edge: float | None = None
+        self._moved_to: tuple[NDArray[np.float64], int] | None = None
+        # dim light: (pose, running mean frame, last thumbnail, frames in the mean)
+        self._avg: (
+            tuple[BoardPose, NDArray[np.float32] | NDArray[np.uint8], NDArray[np.uint8], int] | None
+        ) = None
         if isinstance(height_model, str):
             height_model = (
                 HeightModel.load(max_towers=self.config.max_towers)
@@ -249,8 +312,10 @@ class Detector:
         grey = cast("NDArray[np.uint8]", cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
         res = tracker.update(grey)
         if not res.ok or res.pose is None:
-            st = BAD_FRAME if res.status.value == "bad frame" else BOARD_LOST
-            return Detection(st, res.message)
+            if res.status.value == "bad frame":
+                return Detection(BAD_FRAME, res.message)
+            why = self.lost_reason(grey)
+            return Detection(BOARD_LOST, f"{why} ({res.message})" if why else res.message)
         pose = res.pose
         if not pose.has_3d:
             return Detection(BOARD_LOST, "board pose without a camera model")
@@ -261,28 +326,172 @@ class Detector:
         white = _white(frame, tables, res.markers)
         if white is None:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
+        refusal, quality = self._check_quality(grey, pose, white, res.markers.values())
         vp = self.config.view_px
         view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
+        fw = self.config.frame_view_px
+        fh = max(1, int(round(h * fw / w)))
+        thumb = _thumbnail(grey, fw, fh).astype(np.uint8)
+        if refusal:
+            return Detection(
+                UNSURE, refusal, None, view.astype(np.uint8), white, pose, {}, thumb, quality
+            )
+        if quality.white_grey is not None and quality.white_grey < self.limits.low_light:
+            # dim light: the still frames of one board are averaged before reading (the
+            # sensor's noise falls with the square root of their number)
+            frame, grey = self._average(frame, grey, thumb, pose)
+        else:
+            self._avg = None
         rd = self._reader
         fp = probe_frame(rd, frame, grey, pose, tables, white)
         stacks = stack_heights(rd, fp)
         pixels = label_tops(rd, fp, stacks)
-        tops = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
-        spaces, details = _read_tops(rd, fp, stacks, pixels, tops)
+        # over-exposed pixels (white in every channel: a lamp's reflection) are unknown,
+        # never "no wizard"
+        clipped = (
+            frame[pixels.ys, pixels.xs].min(axis=1) >= self.limits.clip_level
+            if len(pixels.ys)
+            else np.zeros(0, bool)
+        )
+        tops, sure = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
+        spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped)
+        glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
+        quality = replace(quality, glare=glare)
         obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
-        fw = self.config.frame_view_px
-        fh = max(1, int(round(h * fw / w)))
-        thumb = _thumbnail(grey, fw, fh)
+        refusal = self._check_reading(obs, details)
         return Detection(
-            OK,
-            res.message,
-            obs,
+            UNSURE if refusal else OK,
+            refusal or res.message,
+            None if refusal else obs,
             view.astype(np.uint8),
             white,
             pose,
             details,
-            thumb.astype(np.uint8),
+            thumb,
+            quality,
+            obs if refusal else None,
         )
+
+    # -- honest confidence -------------------------------------------------------------------
+
+    def _check_quality(
+        self,
+        grey: NDArray[np.uint8],
+        pose: BoardPose,
+        white: NDArray[np.float64] | None,
+        markers: Iterable[NDArray[np.floating]],
+    ) -> tuple[str, FrameQuality]:
+        """The image-quality checks of a frame whose board was found (see
+        :mod:`companion.vision.quality`): ``(refusal or "", what was measured)``. The first
+        frame read sets the session's references (the setup frame: its marker sharpness and
+        its pose); a new camera place is taken once ``settle_frames`` frames agree on it."""
+        lim = self.limits
+        white_grey = float(np.mean(white)) if white is not None else None
+        edge, cell = marker_edges(grey, markers)
+        w, h = self.geometry.board_size
+        pts = np.array(
+            [[0, 0, 0], [w, 0, 0], [w, h, 0], [0, h, 0], [w / 2, h / 2, 300.0]], np.float64
+        )
+        here = project(pose, pts)
+        if self._ref_points is None:
+            self._ref_points = here
+        moved = pose_shift(self._ref_points, here)
+        quality = FrameQuality(white_grey, edge, cell, None, moved)
+        if white_grey is not None and white_grey < lim.dark_white:
+            return TOO_DARK, quality
+        if edge is not None:
+            if self._ref_edge is None:
+                self._ref_edge = edge
+            if edge > lim.edge_px or edge > lim.edge_growth * max(self._ref_edge, 1.0):
+                return OUT_OF_FOCUS, quality
+        if moved > lim.moved_px:
+            cand = self._moved_to
+            if cand is not None and pose_shift(cand[0], here) <= lim.moved_px:
+                self._moved_to = (here, cand[1] + 1)
+            else:
+                self._moved_to = (here, 1)
+            if self._moved_to[1] < lim.settle_frames:
+                return CAMERA_MOVED, quality
+            # the camera stays at its new place: read from there on
+            self._ref_points = here
+            self._moved_to = None
+            quality = replace(quality, moved_px=0.0)
+        else:
+            self._moved_to = None
+        return "", quality
+
+    def _average(
+        self,
+        frame: NDArray[np.uint8],
+        grey: NDArray[np.uint8],
+        thumb: NDArray[np.uint8],
+        pose: BoardPose,
+    ) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+        """The running mean of this frame and the last still frames of the same pose (at most
+        ``average_frames``); anything that changed in the view since the mean began (the
+        thumbnails differ by more than ``still_grey`` somewhere) or a new pose starts again
+        from this frame."""
+        lim = self.limits
+        avg = self._avg
+        still = (
+            avg is not None
+            and avg[0] is pose
+            and avg[1].shape == frame.shape
+            and avg[2].shape == thumb.shape
+            and float(np.max(cv2.absdiff(avg[2], thumb))) <= lim.still_grey
+        )
+        if not still or avg is None:
+            # (the first frame is kept as it is: most frames start a new mean)
+            self._avg = (pose, frame, thumb, 1)
+            return frame, grey
+        n = min(avg[3] + 1, lim.average_frames)
+        mean = avg[1] if avg[1].dtype == np.float32 else avg[1].astype(np.float32)
+        cv2.addWeighted(mean, 1.0 - 1.0 / n, frame.astype(np.float32), 1.0 / n, 0.0, dst=mean)
+        self._avg = (pose, mean, avg[2], n)
+        out = np.clip(mean + 0.5, 0, 255).astype(np.uint8)
+        return out, cast("NDArray[np.uint8]", cv2.cvtColor(out, cv2.COLOR_BGR2GRAY))
+
+    def _check_reading(self, obs: Observation, details: Mapping[int, SpaceDetail]) -> str:
+        """Why a reading is refused ("" when it is not): clipped spaces, then spaces below
+        ``min_confidence`` (the tracker gets no reading rather than a wrong one)."""
+        glare = sorted(s for s, d in details.items() if d.clipped >= self.limits.glare_share)
+        if glare:
+            return glare_message(glare)
+        unsure = sorted(
+            s for s, o in obs.spaces.items() if o.confidence < self.config.min_confidence
+        )
+        if unsure:
+            forced = [s for s in unsure if details[s].forced]
+            word = "space" if len(unsure) == 1 else "spaces"
+            why = " (the tower count does not add up)" if forced else ""
+            return f"unsure of {word} {space_ranges(unsure)}{why}: re-checking the board"
+        return ""
+
+    def lost_reason(self, grey: NDArray[np.uint8]) -> str:
+        """Why the markers may be lost, measured where they were last seen: too dark or out
+        of focus ("" when neither)."""
+        pose = self._tables_pose
+        if pose is None:
+            return ""
+        quads = list(pose.marker_corners_px.values())
+        vals = []
+        for q in quads:
+            qq = np.asarray(q, np.float64).reshape(4, 2)
+            x0, y0 = np.maximum(np.floor(qq.min(0)).astype(int), 0)
+            x1, y1 = np.ceil(qq.max(0)).astype(int) + 1
+            patch = grey[y0:y1, x0:x1]
+            if patch.size:
+                vals.append(float(np.percentile(patch, 90)))
+        if vals and float(np.median(vals)) < self.limits.dark_white:
+            return TOO_DARK
+        edge, _ = marker_edges(grey, quads)
+        ref = self._ref_edge
+        if edge is not None and (
+            edge > self.limits.edge_px
+            or (ref is not None and edge > self.limits.edge_growth * max(ref, 1.0))
+        ):
+            return OUT_OF_FOCUS
+        return ""
 
 
 def wizard_area_gain(

@@ -10,7 +10,7 @@ functions over them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -96,6 +96,7 @@ class Stacks:
     :param roof_edges: ``(S, K)`` median rim edge per tier (0 with too few rim points).
     :param castle_frac: ``(S, K + 1)`` share of castle-coloured body probes per tier.
     :param height_features: ``(S, F)`` the height model's features.
+    :param forced: per space, the setup's tower total changed the count the camera saw.
     """
 
     towers_of: list[int]
@@ -104,6 +105,7 @@ class Stacks:
     roof_edges: NDArray[np.floating]
     castle_frac: NDArray[np.floating]
     height_features: NDArray[np.float32]
+    forced: list[bool] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

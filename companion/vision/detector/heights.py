@@ -177,15 +177,18 @@ def _model_heights(
     feats: NDArray[np.float32],
     castle_at: dict[int, int],
     insert: NDArray[np.bool_],
-) -> tuple[NDArray[np.int32], NDArray[np.float32]] | None:
-    """Tower counts ``(S,)`` and their probabilities ``(S,)`` from the height model (None
-    without one): the most probable heights that add up to the towers counted at setup
-    (R-COMP-1/3: every tower stays on the board), the castle's stack included."""
+) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_]] | None:
+    """Tower counts ``(S,)``, their probabilities ``(S,)`` and which counts the tower total
+    forced ``(S,)``, from the height model (None without one): the most probable heights that
+    add up to the towers counted at setup (R-COMP-1/3: every tower stays on the board), the
+    castle's stack included. A space whose count the total changed is not what the camera saw
+    there: its probability is capped at ``forced_confidence`` (no silent redistribution)."""
     if rd.height is None:
         return None
     S = len(insert)
     prob = rd.height.probabilities(feats)
-    model_towers = np.argmax(prob, axis=1).astype(np.int32)
+    seen = np.argmax(prob, axis=1).astype(np.int32)
+    model_towers = seen
     total = rd.profile.meta.get("towers")
     if isinstance(total, int) and rd.config.joint_towers:
         fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
@@ -193,8 +196,12 @@ def _model_heights(
         joint = joint_heights(prob, fixed, left)
         if joint is not None:
             model_towers = joint
+    forced = model_towers != seen
     model_conf = prob[np.arange(S), np.minimum(model_towers, prob.shape[1] - 1)]
-    return model_towers, model_conf
+    model_conf = np.where(
+        forced, np.minimum(model_conf, rd.config.forced_confidence), model_conf
+    ).astype(np.float32)
+    return model_towers, model_conf, forced
 
 
 def _rule_height(rd: Reader, es: NDArray[np.floating]) -> tuple[int, float]:
@@ -230,6 +237,7 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
     towers_of: list[int] = []
     castle_of: list[bool] = []
     margin_of: list[float] = []
+    forced_of = [bool(model[2][si]) if model is not None else False for si in range(S)]
     for si in range(S):
         if si in castle_at:
             towers, margin = castle_at[si], float(castle_frac[si].max() - cfg.castle_threshold) * 2
@@ -242,4 +250,4 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
         towers_of.append(towers)
         castle_of.append(si in castle_at)
         margin_of.append(margin)
-    return Stacks(towers_of, castle_of, margin_of, edges, castle_frac, feats)
+    return Stacks(towers_of, castle_of, margin_of, edges, castle_frac, feats, forced_of)

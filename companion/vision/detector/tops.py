@@ -146,7 +146,7 @@ def _magic_at(rd: Reader, magic_share: Mapping[int, float]) -> int:
 
 def top_kinds(
     rd: Reader, fp: FrameProbes, st: Stacks, px: TopPixels, magic_share: Mapping[int, float]
-) -> list[str]:
+) -> tuple[list[str], list[float]]:
     """Top kind of every space (Observation ``top``).
 
     The magic roof by its colour class. Crest or plain: the printed raven's ink (dark grey
@@ -158,15 +158,22 @@ def top_kinds(
     contrasts to ``rd.crest_gaps``.
 
     :param magic_share: from :func:`magic_shares`.
+    :returns: the top kinds and, per space, how sure the kind is (0.5..1): 1 for the track
+        and the magic roof, ``ink_sure`` where the ink decided and the disc's colour agrees,
+        by the disc contrast's distance from the middle between the frame's plain and crest
+        roofs where that decided, ``fallback_sure`` where only a colour vote or a little
+        ink did.
     """
     g, cfg = rd.geometry, rd.config
     tops: list[str] = []
+    sure: list[float] = []
     pending: dict[int, tuple[float | None, bool]] = {}
     decided: dict[int, float] = {}
     ref: dict[bool, list[float]] = {True: [], False: []}
     magic_at = _magic_at(rd, magic_share)
     for si, space in enumerate(g.spaces):
         towers, castle = st.towers_of[si], st.castle_of[si]
+        sure.append(1.0)
         if towers == 0:
             tops.append(g.track.kind(space))
             continue
@@ -180,6 +187,7 @@ def top_kinds(
                 if not castle:
                     decided[si] = ev.gap
             tops.append("crest" if ev.ink else "plain")
+            sure[si] = cfg.ink_sure
         else:
             tops.append("")
             # (a roof under the castle cannot be seen: the colour vote, as before)
@@ -194,19 +202,28 @@ def top_kinds(
     m_plain = float(np.median(ref[False])) if ref[False] else 0.0
     for si, (gap, fallback) in pending.items():
         crest = fallback
+        sure[si] = cfg.fallback_sure
         if gap is not None and m_crest is not None and m_crest > m_plain:
             crest = gap >= (m_crest + m_plain) / 2
+            ratio = (gap - m_plain) / (m_crest - m_plain)
+            sure[si] = float(np.clip(0.5 + abs(ratio - 0.5), 0.5, 1.0))
         tops[si] = "crest" if crest else "plain"
     if m_crest is not None and m_crest > m_plain:
         # a clear disc contrast overrules the ink: a wizard's shadow next to it on a plain
         # roof is dark and nearly grey, and the disc around a hidden raven is still there
         for si, gap in decided.items():
             ratio = (gap - m_plain) / (m_crest - m_plain)
+            kind = tops[si]
             if ratio < cfg.gap_clear:
                 tops[si] = "plain"
             elif ratio > 1.0 - cfg.gap_clear:
                 tops[si] = "crest"
-    return tops
+            if tops[si] != kind:
+                sure[si] = float(np.clip(0.5 + abs(ratio - 0.5), 0.5, 1.0))
+            elif (ratio < 0.5) != (kind == "plain"):
+                # the ink and the disc's colour disagree: the ink decides, unsure
+                sure[si] = cfg.fallback_sure
+    return tops, sure
 
 
 def crest_disc_yb(rd: Reader, fp: FrameProbes, st: Stacks, tops: list[str]) -> float | None:

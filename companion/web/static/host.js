@@ -222,6 +222,27 @@
   $("cal-board").addEventListener("click", () => send({ command: "calibrate_board" }, "Board markers found"));
   $("cal-profile").addEventListener("click", () => send({ command: "calibrate_profile" }, "Wizard colours learned"));
   $("cal-reset").addEventListener("click", () => send({ command: "calibrate_reset" }, "Calibration forgotten"));
+  $("cal-check").addEventListener("click", async () => {
+    $("cal-check").disabled = true;
+    try {
+      const r = await send({ command: "calibrate_check" }, "Camera checked");
+      if (!r.ok) return;
+      const d = r.data;
+      const list = clear($("cal-advice"));
+      const advice = d.advice && d.advice.length ? d.advice : ["All good: the camera sees the board well."];
+      for (const line of advice) list.append(el("li", {}, line));
+      const f = d.figures || {};
+      const parts = [];
+      if (f.marker_cell_px != null) parts.push(`markers: ${f.marker_cell_px} px per cell`);
+      if (f.edge_px != null) parts.push(`marker edges: ${f.edge_px} px`);
+      if (f.white_grey != null) parts.push(`marker white: grey ${f.white_grey}`);
+      if (f.board_fill != null) parts.push(`board fills ${Math.round(100 * f.board_fill)} % of the width`);
+      $("cal-figures").textContent = parts.join(" · ");
+      if (d.image) { $("cal-check-img").src = d.image; $("cal-check-img").classList.remove("hidden"); }
+    } finally {
+      $("cal-check").disabled = false;
+    }
+  });
 
   function renderCalibration(snap) {
     const parts = [];
