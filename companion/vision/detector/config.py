@@ -197,7 +197,7 @@ class DetectorConfig:
     forced_confidence: float = 0.6
     ink_sure: float = 0.99
     fallback_sure: float = 0.6
-    min_confidence: float = 0.05
+    min_confidence: float = 0.0
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
 
