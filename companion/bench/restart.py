@@ -174,21 +174,33 @@ def _copy_journal(data: Path, into: Path) -> Path:
     return into / "journal.sqlite3"
 
 
-def _same_log(before: list[str], after: list[str]) -> bool:
-    """The log before the kill goes on in ``after``: its last lines (perhaps followed by lines
-    journaled in the moment before the kill that no page had shown yet), then ``game
-    restored`` (and whatever the table did since)."""
+def _page_lines(rows: list[tuple[str, str]]) -> list[str]:
+    """The log lines the journal's ``page`` records hold, oldest first."""
+    lines: list[str] = []
+    for kind, payload in rows:
+        if kind == "page":
+            lines.extend(str(x) for x in json.loads(payload).get("lines", []))
+    return lines
+
+
+def _same_log(before: list[str], after: list[str], journal: list[str]) -> bool:
+    """The log goes on across the kill: the restored log (``after`` up to ``game restored``) is
+    the tail of the lines the journal held at the kill, and the lines the page showed before the
+    kill (``before``) are in the journal. The page log is bounded, so when more lines were
+    journaled after the page's last view than it holds (a batch of commits after an answer),
+    the restored log no longer holds the lines that page showed — the log still goes on."""
     marks = [i for i, line in enumerate(after) if line.startswith("game restored")]
     if not marks:
         return False
     kept = after[: marks[-1]]
+    if kept and journal[len(journal) - len(kept) :] != kept:
+        return False
     if not before:
         return True
-    for end in range(len(kept), 0, -1):
-        m = min(len(before), end)
-        if kept[end - m : end] == before[-m:]:
-            return True
-    return False
+    return any(
+        journal[end - len(before) : end] == before
+        for end in range(len(journal), len(before) - 1, -1)
+    )
 
 
 def one_run(index: int, rng: random.Random, folder: Path, picture: bool) -> Run:
@@ -244,7 +256,7 @@ def one_run(index: int, rng: random.Random, folder: Path, picture: bool) -> Run:
                 phone.state("host" if name == "host" else "player")
             except WebError as exc:
                 run.failures.append(f"tokens: {name}'s phone refused ({exc.status})")
-        if not _same_log(list(seen["log"]), list(first["log"])):
+        if not _same_log(list(seen["log"]), list(first["log"]), _page_lines(before_rows)):
             run.failures.append("log: the page log does not go on with 'game restored'")
             logs = {"before": seen["log"], "after": first["log"]}
             (folder / "logs.json").write_text(json.dumps(logs, indent=1))
