@@ -45,7 +45,7 @@ from companion.service.driver import (
     TableMemory,
 )
 from companion.service.game import GameSettings
-from companion.service.handoff import JOURNAL_ERRORS, TrackerHandoff
+from companion.service.handoff import JOURNAL_ERRORS, TrackerHandoff, dice_display
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import (
     GAME_INPUTS,
@@ -527,26 +527,14 @@ class CompanionService(TrackerHandoff):
                     with self._cond:
                         answer: CommandResult = {"ok": True, "version": self._version}
                     future.set_result({**answer, **(result or {})})
-            case ObservationInput(observation=obs):
+            # no game yet (with a game, _to_tracker took these): only what the pages show
+            case ObservationInput():
                 self.last_observation_at = self._clock()
-                if self._driver is not None:
-                    self._sync_from_driver(self._driver.observe(obs))
             case DiceInput(roll=roll):
                 with self._cond:
-                    self._dice = {
-                        "mode": roll.event.get("dice_allowed", 1),
-                        "rolls": list(roll.rolls),
-                        "final": True,
-                        "value": roll.event.get("used"),
-                    }
-                if self._driver is not None:
-                    self._sync_from_driver(self._driver.dice(roll), {"dice": self._dice})
-            case DoneInput():
-                if self._driver is not None:
-                    self._sync_from_driver(self._driver.end_turn())
-            case UndoInput():
-                if self._driver is not None:
-                    self._sync_from_driver(self._driver.undo())
+                    self._dice = dice_display(roll)
+            case DoneInput() | UndoInput():
+                pass
             case CameraStatusInput(text=text):
                 with self._cond:
                     if self._camera_status != text:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from companion.journal import JournalError
 from companion.rules import Observation
-from companion.service.driver import GameDriver, PublishedGame
+from companion.service.driver import DiceRoll, GameDriver, PublishedGame
 from companion.service.inputs import (
     CandidateInput,
     CommandInput,
@@ -46,6 +46,17 @@ the journal's damage note); every other game command goes to the tracker."""
 
 JOURNAL_ERRORS = (sqlite3.Error, JournalError, OSError)
 """What writing the journal raises (disk full, file gone, database locked)."""
+
+
+def dice_display(roll: DiceRoll) -> dict[str, object]:
+    """The pages' dice display of a panel roll: ``mode`` (dice the move card allows), ``rolls``,
+    ``final`` and the ``value`` that counts (None until chosen)."""
+    return {
+        "mode": roll.event.get("dice_allowed", 1),
+        "rolls": list(roll.rolls),
+        "final": True,
+        "value": roll.event.get("used"),
+    }
 
 
 class TrackerHandoff(PageMemory):
@@ -93,12 +104,7 @@ class TrackerHandoff(PageMemory):
                 # else not a board of this track: the tracker refuses it (health line)
             case DiceInput(roll=roll):
                 with self._cond:
-                    self._dice = {
-                        "mode": roll.event.get("dice_allowed", 1),
-                        "rolls": list(roll.rolls),
-                        "final": True,
-                        "value": roll.event.get("used"),
-                    }
+                    self._dice = dice_display(roll)
                     self._bump_locked()
             case CommandInput(command=command, audience=audience):
                 name = str(command["command"])
