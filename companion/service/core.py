@@ -65,7 +65,6 @@ from companion.service.inputs import (
 from companion.service.journal_check import JournalDamage
 from companion.service.memory import IdleCollector
 from companion.service.packs import dice_profile, game_driver, settings_from_command
-from companion.service.pagememory import VERSION_BLOCK
 from companion.service.tracked import JournalRefused, TrackedDriver
 from companion.service.worker import TrackerWorker
 from companion.tracking import TrackerUpdate
@@ -391,12 +390,14 @@ class CompanionService(TrackerHandoff):
         self.collector.install()
         self._stopping = False
         worker = self._worker = TrackerWorker(self._track).start()
+        self._coalesce(True)  # one version for the changes of one press (service/publish.py)
         try:
             while not stop.is_set():
                 try:
-                    item = self._queue.get(timeout=tick_s)
+                    item = self._queue.get(timeout=self._wait_s(tick_s))
                 except queue.Empty:
                     self._idle()
+                    self._flush(settled=worker.idle())
                     if worker.idle():
                         self.collector.idle()
                     continue
@@ -404,11 +405,13 @@ class CompanionService(TrackerHandoff):
                     break
                 self._handle(item)
                 self._idle()
+                self._flush(settled=self._queue.empty() and worker.idle())
                 # a tracker that never rests still gets a full collection now and then
                 every = 6 * self.collector.every_s
                 self.collector.idle(wait_s=every if worker.idle() else max(every, BUSY_GC_S))
         finally:
             self._stopping = True  # the tracker drops what is still queued
+            self._coalesce(False)
             worker.stop()
             self._worker = None
             self.collector.uninstall()
@@ -525,7 +528,7 @@ class CompanionService(TrackerHandoff):
                     future.set_exception(exc)
                 else:
                     with self._cond:
-                        answer: CommandResult = {"ok": True, "version": self._version}
+                        answer: CommandResult = {"ok": True, "version": self._next_version_locked()}
                     future.set_result({**answer, **(result or {})})
             # no game yet (with a game, _to_tracker took these): only what the pages show
             case ObservationInput():
@@ -578,17 +581,6 @@ class CompanionService(TrackerHandoff):
                 self._bump_locked()
         if changed:
             self._update_leds()
-
-    def _bump_locked(self) -> None:
-        self._version += 1
-        if self._memory is not None and self._version > self._version_reserved:
-            self._version_reserved = self._version + VERSION_BLOCK
-            self._keep("version", self._version_reserved)
-        self.published_at = self._clock()
-        self._snap_cache.clear()
-        self._cond.notify_all()
-        for fn in self._listeners:
-            fn(self)
 
     def _update_leds(self) -> None:
         hw = self.hardware

@@ -197,7 +197,7 @@ class TrackerHandoff(PageMemory):
                 item.future.set_exception(error)
             else:
                 with self._cond:
-                    answer: CommandResult = {"ok": True, "version": self._version}
+                    answer: CommandResult = {"ok": True, "version": self._next_version_locked()}
                 item.future.set_result(answer)
         elif error is not None:
             log.error("service: %s refused: %s", item.kind, error.message)
@@ -214,4 +214,3 @@ class TrackerHandoff(PageMemory):
         with self._cond:
             self._reports.append(entry)
             self._bump_locked()
-

@@ -25,15 +25,12 @@ from companion.service.driver import GameDriver, TableMemory
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import CommandResult
 from companion.service.journal_check import JournalDamage
+from companion.service.publish import Publications
 from companion.web.service import CommandError
 from companion.web.snapshot import SeatTokens
 
 log = logging.getLogger(__name__)
 
-VERSION_BLOCK = 256
-"""Versions reserved in the journal at a time: a restart continues above the last reserved
-one, so a page that saw version ``n`` before a restart takes every later snapshot, at the cost
-of one journal write per this many changes."""
 
 REVOKED_KEPT = 64
 """Revoked join tokens remembered (as hashes) to tell their phones why they are refused."""
@@ -42,7 +39,7 @@ MEMORY_ERRORS = (OSError, ValueError, sqlite3.Error, JournalError)
 """What keeping the pages' memory in the journal can raise (logged; the game goes on)."""
 
 
-class PageMemory(SeatTokens):
+class PageMemory(SeatTokens, Publications):
     """The pages' memory and the join links of a ``CompanionService`` (see the module doc).
     The service creates the attributes declared here; methods named ``_…_locked`` or said to
     run under ``_cond`` expect the service's condition held."""
@@ -61,9 +58,6 @@ class PageMemory(SeatTokens):
     _reports: deque[dict[str, object]]
     _dice: dict[str, object] | None
     heartbeats: Heartbeats
-
-    def _bump_locked(self) -> None:
-        raise NotImplementedError
 
     def _take_kept(self, kept: Mapping[str, Any], colours: list[str]) -> None:
         """Take the tokens, epoch, version and page memory a restored journal kept (under
