@@ -212,5 +212,9 @@ class TrackerHandoff(PageMemory):
         entry.update({"kind": name, "by": who or "host"})
         self._remember({"report": entry})  # on disk before any page shows it
         with self._cond:
+            kept = [*self._reports, entry][-(self._reports.maxlen or 1) :]
+        # the reports as a whole too: a restart reads only the journal's latest page records
+        self._keep("reports", kept)
+        with self._cond:
             self._reports.append(entry)
             self._bump_locked()

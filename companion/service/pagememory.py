@@ -93,6 +93,10 @@ class PageMemory(SeatTokens, Publications):
                 self._reports.append(entry["report"])
             if isinstance(entry.get("dice"), dict):
                 self._dice = entry["dice"]
+        reports = kept.get("reports")
+        if isinstance(reports, list):  # the whole list, however long ago they were made
+            self._reports.clear()
+            self._reports.extend(r for r in reports if isinstance(r, dict))
 
     def _keep_tokens(self) -> None:
         """Write the join tokens, epoch and revoked tokens into the journal."""

@@ -100,11 +100,11 @@ class JournalMemory:
 
     def recall(self) -> dict[str, Any]:
         """What the journal keeps for the pages: ``tokens`` (``host``, ``players``), ``epoch``,
-        ``version``, ``revoked``, and the ``page`` records (log ``lines``, ``report``,
-        ``dice``) oldest first; empty for a new game."""
+        ``version``, ``revoked``, the players' latest ``reports``, and the latest ``page``
+        records (log ``lines``, ``report``, ``dice``) oldest first; empty for a new game."""
         j = self.journal
         out: dict[str, Any] = {}
-        for key in ("tokens", "epoch", "version", "revoked"):
+        for key in ("tokens", "epoch", "version", "revoked", "reports"):
             try:
                 out[key] = j.get_meta(key)
             except RESTORE_ERRORS:
@@ -116,7 +116,7 @@ class JournalMemory:
         return out
 
     def keep(self, key: str, value: object) -> None:
-        """Keep a page setting (tokens, epoch, version, revoked) in the journal."""
+        """Keep a page setting (tokens, epoch, version, revoked, reports) in the journal."""
         self.journal.set_meta(key, value)
 
     def remember(self, entry: Mapping[str, object]) -> None:

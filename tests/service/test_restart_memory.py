@@ -72,6 +72,21 @@ def test_a_restart_keeps_join_tokens_versions_log_reports_and_dice(cfg):
     again.close()
 
 
+def test_reports_made_long_before_a_restart_come_back(cfg):
+    svc = started(cfg)
+    play_a_little(svc)
+    for i in range(250):  # more page records than a restart reads back
+        svc.hardware_event({"type": "dice", "rolls": [1 + i % 6], "used": None, "dice_allowed": 1})
+    svc.drain()
+    reports = svc.snapshot(Audience.public())["reports"]
+    svc.close()
+
+    again = started(cfg)
+    snap = again.snapshot(Audience.player("yellow"))
+    assert snap["reports"] == reports and reports[0]["spell"] == "piggyback"
+    again.close()
+
+
 @pytest.fixture
 def served(cfg) -> Iterator[tuple[list[CompanionService], object]]:
     """The service on a service thread behind the Flask app; ``restart()`` swaps in a fresh
