@@ -11,36 +11,15 @@ from typing import Any
 
 import pytest
 
+from tests.browser import MARKS, PHONE, launch, screenshot
 from tests.packs.table import PackTable
 
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-PHONE = {"width": 412, "height": 915}
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="Debian's Chromium (/usr/bin/chromium) is not installed"
-    ),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
+    yield from launch()
 
 
 @pytest.fixture
@@ -86,8 +65,7 @@ def phones(browser: Any) -> Iterator[Phones]:
 
 
 def shot(page: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"pack-{name}.png"), full_page=True)
+    screenshot(page, f"pack-{name}")
 
 
 def set_up(table: PackTable, phones: Phones, game: str, colours: list[str], name: str) -> Any:

@@ -17,28 +17,11 @@ import pytest
 from companion.sim.faketable import FakeTableService
 from companion.web import BackgroundServer, create_app
 from companion.web.service import Audience
+from tests.browser import MARKS, PHONE, launch, screenshot
 
 from .conftest import trapped_position
 
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-PHONE = {"width": 412, "height": 915}
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="Debian's Chromium (/usr/bin/chromium) is not installed"
-    ),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +37,7 @@ def table() -> Iterator[tuple[FakeTableService, str]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
+    yield from launch()
 
 
 @pytest.fixture
@@ -74,8 +53,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 def shot(page: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    screenshot(page, f"{name}")
 
 
 def wait_version(page: Any, version: int, timeout_ms: float) -> None:
