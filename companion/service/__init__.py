@@ -1,8 +1,7 @@
 """The running companion: threads, queue, heartbeats, record and replay.
 
 * :mod:`companion.service.app` — :class:`~companion.service.app.Companion` wires frame source,
-  detector, tracker, journal, web and LEDs (docs/architecture.md, "Threads in the running
-  service").
+  detector, tracker, journal, web and LEDs (docs/architecture.md, "Threads").
 * :mod:`companion.service.core` — :class:`~companion.service.core.CompanionService`, the one
   queue (:mod:`~companion.service.inputs`) and the published snapshots (implements
   ``companion.web.service.TableService``).

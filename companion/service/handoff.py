@@ -1,7 +1,7 @@
 """The tracker's side of the service: game inputs handed on in order (service thread), worked
 out by the driver on the tracker's thread (:class:`~companion.service.worker.TrackerWorker`),
 and their results published (service thread), so the search never stands in front of a press
-or a page (docs/architecture.md, "Threads in the running service").
+or a page (docs/architecture.md, "Threads").
 
 :class:`TrackerHandoff` is the part of :class:`~companion.service.core.CompanionService` that
 does this; the service creates the attributes declared here.

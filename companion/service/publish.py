@@ -12,7 +12,7 @@ publishes it — one new version, the snapshot cache dropped, the pages and list
 as soon as nothing more is in flight (no input queued for the service thread and the tracker's
 thread idle), and at the latest :data:`PUBLISH_WINDOW_S` after the first change it holds, so a
 long search never holds back what the camera or the dice already show (the page-never-waits
-rule, docs/architecture.md, "Threads in the running service"). Changes made on any other
+rule, docs/architecture.md, "Threads"). Changes made on any other
 thread, or while the service is driven without its loop (tests, ``step``), are published at
 once.
 

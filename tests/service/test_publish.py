@@ -1,7 +1,7 @@
 """One press, one version: the changes a press makes within a moment (the dice display at once,
 then the tracker's answer) reach the pages as one snapshot, never as a version that lives a few
 milliseconds and that the event streams skip; a tracker still searching does not hold back what
-the dice already show (docs/architecture.md, "Threads in the running service")."""
+the dice already show (docs/architecture.md, "Threads")."""
 
 from __future__ import annotations
 
