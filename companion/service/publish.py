@@ -12,9 +12,10 @@ publishes it — one new version, the snapshot cache dropped, the pages and list
 as soon as nothing more is in flight (no input queued for the service thread and the tracker's
 thread idle), and at the latest :data:`PUBLISH_WINDOW_S` after the first change it holds, so a
 long search never holds back what the camera or the dice already show (the page-never-waits
-rule, docs/architecture.md, "Threads"). Changes made on any other
-thread, or while the service is driven without its loop (tests, ``step``), are published at
-once.
+rule, docs/architecture.md, "Threads"); and never sooner than :data:`MIN_LIFE_S` after the
+version before, so every version lives long enough for the streams to send it. Changes made on
+any other thread, or while the service is driven without its loop (tests, ``step``), are
+published at once.
 
 :class:`Publications` is the part of :class:`~companion.service.core.CompanionService` that
 does this; the service creates the attributes declared here.
@@ -38,6 +39,11 @@ PUBLISH_WINDOW_S = 0.05
 """Changes on the service thread within this many seconds of the first pending one share one
 version (s); below what a person notices, above the few ms the tracker's quick answers take."""
 
+MIN_LIFE_S = 0.05
+"""A version published by the service loop stays current at least this long (s): a tracker
+answer that comes just after the window ran out waits this much rather than replace, within
+a few ms, the version the streams are sending."""
+
 
 class Publications:
     """Pending and published versions of a ``CompanionService`` (see the module doc). Methods
@@ -53,6 +59,7 @@ class Publications:
     published_at: float
 
     _pending_since: float | None = None  # monotonic s of the first unpublished change
+    _published_mono = 0.0  # monotonic s of the last publication
     _loop_thread: int | None = None  # the service loop's thread while it coalesces
 
     def _keep(self, key: str, value: object) -> None:
@@ -73,6 +80,7 @@ class Publications:
 
     def _publish_locked(self) -> None:
         self._pending_since = None
+        self._published_mono = time.monotonic()
         self._version += 1
         if self._memory is not None and self._version > self._version_reserved:
             self._version_reserved = self._version + VERSION_BLOCK
@@ -93,16 +101,24 @@ class Publications:
 
     def _flush(self, settled: bool) -> None:
         """Publish the pending change when ``settled`` (nothing queued, the tracker idle) or
-        when it has waited :data:`PUBLISH_WINDOW_S`."""
+        when it has waited :data:`PUBLISH_WINDOW_S`, and the last version has been current for
+        :data:`MIN_LIFE_S`."""
         with self._cond:
             since = self._pending_since
-            if since is not None and (settled or time.monotonic() - since >= PUBLISH_WINDOW_S):
+            now = time.monotonic()
+            if since is None or now - self._published_mono < MIN_LIFE_S:
+                return
+            if settled or now - since >= PUBLISH_WINDOW_S:
                 self._publish_locked()
 
     def _wait_s(self, tick_s: float) -> float:
         """How long the service loop may wait for its next input (s): ``tick_s``, or less
-        while a publication is pending."""
+        while a publication is pending (until the last version's :data:`MIN_LIFE_S` is over,
+        then until the window closes)."""
         since = self._pending_since
         if since is None:
             return tick_s
-        return max(0.0, min(tick_s, since + PUBLISH_WINDOW_S - time.monotonic()))
+        now = time.monotonic()
+        life_over = self._published_mono + MIN_LIFE_S
+        wake = life_over if now < life_over else since + PUBLISH_WINDOW_S
+        return max(0.0, min(tick_s, wake - now))

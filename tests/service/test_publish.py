@@ -6,6 +6,7 @@ the dice already show (docs/architecture.md, "Threads")."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,6 +77,19 @@ def test_the_dice_show_while_the_tracker_still_searches(
     wait_until(lambda: len(published) == 2, 5, "the tracker's answer on the pages")
     assert svc.snapshot(Audience.public())["log"][-1] == "dice"  # type: ignore[index]
     assert published[1] == published[0] + 1
+
+
+def test_a_version_stays_current_long_enough_for_the_streams_to_send_it(
+    service: tuple[CompanionService, GatedDriver, list[int]],
+) -> None:
+    svc, driver, published = service
+    times: list[float] = []
+    svc.add_listener(lambda s: times.append(time.monotonic()))
+    svc.post(DiceInput(_roll(4)))
+    wait_until(lambda: len(times) == 1, 5, "the dice on the pages")
+    driver.go.release()  # the tracker answers just after the window ran out
+    wait_until(lambda: len(times) == 2, 5, "the tracker's answer on the pages")
+    assert times[1] - times[0] >= publish.MIN_LIFE_S * 0.99
 
 
 def test_a_commands_answer_names_the_version_that_shows_it(
