@@ -107,7 +107,11 @@ class PackGame(Protocol):
         ...
 
     def resolve(self, game: Game, command: Command, rng: random.Random) -> dict[str, Any]:
-        """``command`` with what it leaves to chance drawn with ``rng``."""
+        """``command`` with what it leaves to chance drawn with ``rng``: keys are only added,
+        never changed, so a replay can check a recorded command against what was sent.
+
+        :raises PackError: the command names a value chance decides.
+        """
         ...
 
     def apply(self, game: Game, command: Command, who: Who) -> tuple[Game, list[str]]:

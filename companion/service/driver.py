@@ -206,3 +206,22 @@ class TableMemory(Protocol):
     def accept_damage(self) -> None:
         """The host took note of the salvaged journal."""
         ...
+
+
+@runtime_checkable
+class RecordedGame(Protocol):
+    """A driver that draws chance itself (a game pack, ``companion.service.packs``): it says
+    what each input carried out with chance drawn, so a recording replays the game without
+    the same dice or shuffles (``companion.service.record``). The tracker's inputs need no
+    such record: they are replayed as they came."""
+
+    @property
+    def carried_out(self) -> Mapping[str, Any]:
+        """The journal record of the latest change (``{"kind": ..., **payload}``); a new
+        object for each change, so a caller sees whether an input changed the game."""
+        ...
+
+    def start_record(self) -> dict[str, Any]:
+        """The game as it is now, as a record a replay starts from (``kind``, ``game``,
+        ``settings`` and the positions still in force)."""
+        ...

@@ -108,6 +108,9 @@ class SiegePack:
     def resolve(self, game: Game, command: Command, rng: random.Random) -> dict[str, Any]:
         out = dict(command)
         action = command.get("action")
+        drawn = {"pick": "number", "end_turn": "unused"}.get(str(action))
+        if drawn is not None and drawn in command:  # the face-down cards are not chosen
+            raise PackError(drawn, "G2-ROUND-1", "drawn by the companion, not sent")
         if action == "pick" and game["phase"] == "pick":
             free = _free_numbers(game)
             if free:
