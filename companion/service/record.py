@@ -3,7 +3,10 @@
 A recording folder::
 
     recording.json   {"format": "companion-recording", "version": 1, "settings": {...},
-                      "source": "simulated", "created_unix_s": ..., "vision": true}
+                      "game": {...}, "source": "simulated", "created_unix_s": ...}
+                     ("game": the first game as a replay starts it: its "settings" and, for a
+                     pack game, "record" — a pack_start record with the positions in force —
+                     and "shown", what every page and the LEDs showed)
     session.json, frames.jsonl, frames/
                      every stable frame (``--all-frames``: every frame; ``--png``: lossless) in
                      the recorded-session
@@ -22,6 +25,11 @@ A recording folder::
                      {"n": 10, "kind": "command", "audience": {...}, "payload": {...}}
     results.jsonl    what each input committed: {"n": 7, "committed": [...], "health": "ok",
                      "question": null, "state": <state JSON after it, when it changed>}
+                     and, when it applies: "new_game" (the input went to a new game, e.g. the
+                     host's setup: as "game" above), "carried_out" (a pack game's change with
+                     chance drawn, its journal record: {"kind": "pack_input", "command":
+                     {...}, "by": {...}} or {"kind": "pack_undo"}), "shown" (a pack game's pages
+                     and LEDs after it, when they changed)
 
 Lines are appended and flushed one at a time; a recording cut short loses at most its last line.
 
@@ -34,7 +42,10 @@ per input, and the tracker then gets the new reading; an equal reading keeps the
 the still period). Without stored frames or calibration only the inputs are replayed, and the
 verdict says so ("inputs only, detector not re-run") instead of IDENTICAL. Then every input
 goes in the recorded order through the tracker, and the committed actions and the final state
-— hidden wizards included — are compared with the recording.
+— hidden wizards included — are compared with the recording. A pack game's inputs are replayed
+from their carried-out changes and its pages compared after each
+(:mod:`companion.service.packreplay`). An input without a results line (dropped for a new game,
+or after the recording was cut) is not replayed.
 """
 
 from __future__ import annotations
@@ -390,11 +401,14 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            row = json.loads(line)
         except ValueError:
             if i == len(lines) - 1:
                 break  # a recording cut short: its last line may be partial
             raise RecordError(f"{path.name}: line {i + 1} is not JSON") from None
+        if not isinstance(row, dict):
+            raise RecordError(f"{path.name}: line {i + 1} is not a JSON object")
+        out.append(row)
     return out
 
 
@@ -471,7 +485,10 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
     emitted: list[Observation] | None = None
     if detect and (path / "frames.jsonl").exists():
         entries = _read_jsonl(path / "frames.jsonl")
-        frames = {int(e["index"]): e for e in entries}
+        try:
+            frames = {int(e["index"]): e for e in entries}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"frames.jsonl: a frame without its index ({exc})") from None
         for e in entries:
             seen = e.get("observation")
             if isinstance(seen, dict) and isinstance(seen.get("frame"), int):
@@ -491,6 +508,8 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
             result.notes.append(f"input {n} ({kind}): no result recorded, not replayed")
             continue
         result.inputs += 1
+        if recorded.get("new_game") is not None:  # it went to a new game (the host's setup)
+            game = _Game.start(recorded["new_game"], f"results.jsonl: input {n}", result)
         if game.pack is not None:
             try:
                 game.pack.step(n, line, recorded, result.notes)
@@ -520,8 +539,6 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
                 result.commit_mismatches.append(n)
             if recorded.get("state") is not None:
                 game.last_state = recorded["state"]
-        if recorded.get("new_game") is not None:  # the host set up another game
-            game = _Game.start(recorded["new_game"], f"results.jsonl: input {n}", result)
     if game.pack is not None:
         result.final_state_equal = game.pack.final_equal()
         return result

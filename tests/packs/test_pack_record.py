@@ -305,6 +305,10 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda p: (p / "inputs.jsonl").write_text("garbage\n" + (p / "inputs.jsonl").read_text()),
         "inputs.jsonl: line 1 is not JSON",
     ),
+    "an inputs line not an object": (
+        lambda p: (p / "inputs.jsonl").write_text("[1, 2]\n" + (p / "inputs.jsonl").read_text()),
+        "inputs.jsonl: line 1 is not a JSON object",
+    ),
     "an input without its number": (
         lambda p: write_lines(
             p,
