@@ -126,6 +126,22 @@ class PublishedGame:
         return self.question is not None or (self.pack is not None and self.pack.attention)
 
 
+class DriverOutputs:
+    """The two outputs every driver keeps the same way: :attr:`settings` and :attr:`published`
+    (of :class:`GameDriver`), held in ``_settings`` and ``_published``."""
+
+    _settings: GameSettings
+    _published: PublishedGame
+
+    @property
+    def settings(self) -> GameSettings:
+        return self._settings
+
+    @property
+    def published(self) -> PublishedGame:
+        return self._published
+
+
 class GameDriver(Protocol):
     """One game as the service thread drives it. Every input returns the public log lines it
     produced (newest last; never a wizard's id); a refused command raises

@@ -25,9 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import random
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,7 +40,14 @@ from companion.service.driver import DiceRoll, GameDriver, PackShown, PublishedG
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
 from companion.service.journal_check import JournalDamage, wal_problem
-from companion.service.tracked import JournalMemory, TrackedDriver, archive_journal
+from companion.service.tracked import (
+    RESTORE_ERRORS,
+    JournalMemory,
+    TrackedDriver,
+    archive_journal,
+    meta_path,
+    write_json_atomic,
+)
 from companion.tracking import TrackerUpdate
 from companion.web.service import Audience, CommandError, MemoryAid
 
@@ -55,23 +60,6 @@ class ServiceParts(Protocol):
 
 
 log = logging.getLogger(__name__)
-
-RESTORE_ERRORS = (OSError, ValueError, KeyError, TypeError, JournalError, sqlite3.Error)
-"""What reading back a damaged pack journal can raise (then a new game starts; the old
-journal is kept aside)."""
-
-
-def _meta_path(journal_path: Path) -> Path:
-    return journal_path.with_name(journal_path.name + ".game.json")
-
-
-def _write_json_atomic(path: Path, data: object) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _refused(exc: PackError, action: str) -> CommandError:
@@ -121,7 +109,7 @@ class PackDriver(JournalMemory):
                 "pack_start",
                 {"game": settings.game, "settings": settings.to_json(), "state": first},
             )
-            _write_json_atomic(_meta_path(path), settings.to_json())
+            write_json_atomic(meta_path(path), settings.to_json())
             history = [first]
         self._settings = settings
         self.journal = journal
@@ -164,14 +152,6 @@ class PackDriver(JournalMemory):
         self.journal.close()
 
     # -- outputs ------------------------------------------------------------------------------
-
-    @property
-    def settings(self) -> GameSettings:
-        return self._settings
-
-    @property
-    def published(self) -> PublishedGame:
-        return self._published
 
     @property
     def last_update(self) -> TrackerUpdate | None:
