@@ -18,7 +18,7 @@ import pytest
 
 from companion.service.cli import replay_main
 from companion.service.record import Recorder, replay
-from companion.sim.testing import sim_config, simulated_companion
+from companion.sim.testing import sim_config, simulated_companion, wait_until
 from companion.web.service import Audience, CommandError
 from tests.packs.table import PackTable
 from tests.packs.test_pack_service import play_some, player, setup
@@ -196,7 +196,8 @@ def test_the_whole_companion_records_a_pack_game_chosen_on_the_host_page(
     tmp_path: Path,
 ) -> None:
     """`companion record` as it runs: the simulated table's Wandering Towers first, then the
-    host picks Wiz-War; unseeded chance, and the replay reaches the same pages."""
+    host picks Wiz-War (unseeded chance), then the Wandering Towers again; the replay follows
+    each new game and reaches the same pages and the same tracked state."""
     cfg = sim_config(tmp_path / "data", simulation={"speed": 20.0})
     rec = Recorder(tmp_path / "rec")
     c = simulated_companion(
@@ -213,10 +214,24 @@ def test_the_whole_companion_records_a_pack_game_chosen_on_the_host_page(
             Audience.player(now),
         )
         c.service.submit({"command": "end_turn"}, Audience.host())
+        c.service.submit(
+            {"command": "setup", "game": "wandering-towers", "players": 3}, Audience.host()
+        )
+
+        def board_tracked() -> bool:
+            def read(name: str) -> list[dict[str, Any]]:  # the recorder may be mid-line
+                text = (tmp_path / "rec" / name).read_text()
+                return [json.loads(x) for x in text.splitlines()[:-1]]
+
+            done = {r["n"] for r in read("results.jsonl")}
+            return any(r["kind"] == "observation" and r["n"] in done for r in read("inputs.jsonl"))
+
+        wait_until(board_tracked, 30, "a board worked out by the tracker")
     finally:
         c.stop()
     result = replay(tmp_path / "rec")
     assert result.packs.games == ["wizwar"] and result.packs.changes_replayed == 2
+    assert result.readings > 0  # the Wandering Towers' boards after the pack game
     assert result.identical, result.text()
 
 
