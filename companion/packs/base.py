@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -107,7 +107,11 @@ class PackGame(Protocol):
         ...
 
     def resolve(self, game: Game, command: Command, rng: random.Random) -> dict[str, Any]:
-        """``command`` with what it leaves to chance drawn with ``rng``."""
+        """``command`` with what it leaves to chance drawn with ``rng``: keys are only added,
+        never changed, so a replay can check a recorded command against what was sent.
+
+        :raises PackError: the command names a value chance decides.
+        """
         ...
 
     def apply(self, game: Game, command: Command, who: Who) -> tuple[Game, list[str]]:
@@ -212,6 +216,26 @@ def check_seats(colours: Sequence[str], lo: int, hi: int, rule: str) -> tuple[st
             raise PackError(
                 "colours", rule, f"{str(c)[:24]!r} is not one of {', '.join(SEAT_COLOURS)}"
             )
+    return seated
+
+
+def check_setup(
+    raw: Mapping[str, Any],
+    colours: Sequence[str],
+    known: Iterable[str],
+    players: tuple[int, int],
+    rule: str,
+) -> tuple[str, ...]:
+    """The start of every :meth:`PackGame.settings`: the seats (:func:`check_seats`, ``players``
+    = fewest and most) and that ``raw`` names only the settings in ``known``.
+
+    :returns: the seated colours.
+    :raises PackError: naming ``colours``, or ``pack.<setting>`` for an unknown setting.
+    """
+    seated = check_seats(colours, *players, rule)
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise PackError(f"pack.{unknown[0]}", "setup", "unknown setting")
     return seated
 
 

@@ -145,9 +145,7 @@ class Companion:
             self.table.prepare()
         self.service.start_game(self.table.table_settings if self.table else None, restore=True)
         if self.recorder is not None:
-            self.recorder.attach(self.service.settings, cfg, self.mode, self._detector)
-            self.service.on_input = self.recorder.on_input
-            self.service.on_result = self.recorder.on_result
+            self.recorder.attach(self.service, cfg, self.mode, self._detector)
         # the restored game is served before the camera starts (opening it, loading its
         # calibration or the simulated camera's renderer take seconds): phones get their
         # page back as soon as the journal is read

@@ -7,12 +7,15 @@
     The same with the simulated table forced (``--source simulated``).
 ``companion record DIR [run options]``
     Runs and records the session to DIR: every stable frame (recorded-session format of
-    ``companion.vision.sources``), the observations, dice, answers and committed actions.
+    ``companion.vision.sources``), the observations, dice, answers and committed actions. The
+    game is chosen as with ``companion run`` (the host page's setup, or the journal's game);
+    for a pack game the changes carried out (chance drawn) and what the pages showed.
 ``companion replay DIR [--json]``
-    Runs a recorded session through the detector and tracker again and compares with what was
-    recorded; exit code 0 when the commits and the final state are the same (the last line says
-    IDENTICAL, or "inputs only, detector not re-run" when frames or calibration were not
-    recorded), 1 when not.
+    Runs a recorded session through the detector and tracker (a pack game: its recorded
+    changes) again and compares with what was recorded; exit code 0 when the commits, the
+    pages of a pack game and the final state are the same (the last line says IDENTICAL, or
+    "inputs only, detector not re-run" when frames or calibration were not recorded), 1 when
+    not, 2 when DIR is not a readable recording or names a game the companion does not know.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from companion.service.inputs import (
     DiceInput,
     DoneInput,
     ObservationInput,
+    Outcome,
     PanelInput,
     ServiceInput,
     StopInput,
@@ -67,7 +68,6 @@ from companion.service.memory import IdleCollector
 from companion.service.packs import dice_profile, game_driver, settings_from_command
 from companion.service.tracked import JournalRefused, TrackedDriver
 from companion.service.worker import TrackerWorker
-from companion.tracking import TrackerUpdate
 from companion.web.service import (
     PLAYER_COMMANDS,
     Audience,
@@ -184,8 +184,8 @@ class CompanionService(TrackerHandoff):
         self.on_input: Callable[[ServiceInput], None] | None = None
         """Called (service thread) with each input before it is handled (the recorder)."""
         self.on_new_game: Callable[[GameSettings], GameSettings | None] | None = None
-        self.on_result: Callable[[ServiceInput, TrackerUpdate | None], None] | None = None
-        """Called (service thread) after each input with the tracker's update it caused."""
+        self.on_result: Callable[[ServiceInput, Outcome], None] | None = None
+        """Called (service thread) after each input with what it did (the recorder)."""
         self.published_at: float = clock()
         self.last_observation_at: float | None = None
 
@@ -547,7 +547,7 @@ class CompanionService(TrackerHandoff):
                 pass
         if self.on_result is not None and watched:
             update = self._driver.last_update if self._driver is not None else None
-            self.on_result(item, update if update is not driver_before else None)
+            self.on_result(item, Outcome(update if update is not driver_before else None))
         return isinstance(item, GAME_INPUTS) and self._driver is not None
 
     def _prepare(self, obs: Observation) -> None:

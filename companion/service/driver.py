@@ -126,6 +126,22 @@ class PublishedGame:
         return self.question is not None or (self.pack is not None and self.pack.attention)
 
 
+class DriverOutputs:
+    """The two outputs every driver keeps the same way: :attr:`settings` and :attr:`published`
+    (of :class:`GameDriver`), held in ``_settings`` and ``_published``."""
+
+    _settings: GameSettings
+    _published: PublishedGame
+
+    @property
+    def settings(self) -> GameSettings:
+        return self._settings
+
+    @property
+    def published(self) -> PublishedGame:
+        return self._published
+
+
 class GameDriver(Protocol):
     """One game as the service thread drives it. Every input returns the public log lines it
     produced (newest last; never a wizard's id); a refused command raises
@@ -205,4 +221,23 @@ class TableMemory(Protocol):
 
     def accept_damage(self) -> None:
         """The host took note of the salvaged journal."""
+        ...
+
+
+@runtime_checkable
+class RecordedGame(Protocol):
+    """A driver that draws chance itself (a game pack, ``companion.service.packs``): it says
+    what each input carried out with chance drawn, so a recording replays the game without
+    the same dice or shuffles (``companion.service.record``). The tracker's inputs need no
+    such record: they are replayed as they came."""
+
+    @property
+    def carried_out(self) -> Mapping[str, Any]:
+        """The journal record of the latest change (``{"kind": ..., **payload}``); a new
+        object for each change, so a caller sees whether an input changed the game."""
+        ...
+
+    def start_record(self) -> dict[str, Any]:
+        """The game as it is now, as a record a replay starts from (``kind``, ``game``,
+        ``settings`` and the positions still in force)."""
         ...

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from companion.journal import JournalError
 from companion.rules import Observation
-from companion.service.driver import DiceRoll, GameDriver, PublishedGame
+from companion.service.driver import DiceRoll, GameDriver, PublishedGame, RecordedGame
 from companion.service.inputs import (
     CandidateInput,
     CommandInput,
@@ -27,13 +27,13 @@ from companion.service.inputs import (
     DoneInput,
     GameInput,
     ObservationInput,
+    Outcome,
     ServiceInput,
     TrackedInput,
     UndoInput,
 )
 from companion.service.pagememory import PageMemory
 from companion.service.worker import TrackerWorker
-from companion.tracking import TrackerUpdate
 from companion.web.service import Audience, CommandError
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class TrackerHandoff(PageMemory):
     _clock: Callable[[], float]
     _journal_error: str
     last_observation_at: float | None
-    on_result: Callable[[ServiceInput, TrackerUpdate | None], None] | None
+    on_result: Callable[[ServiceInput, Outcome], None] | None
 
     def _sync_from_driver(
         self, lines: list[str], extra: dict[str, object] | None = None, force: bool = False
@@ -136,6 +136,7 @@ class TrackerHandoff(PageMemory):
                 driver.prepare(item.observation)
                 return
             before = driver.last_update
+            carried = driver.carried_out if isinstance(driver, RecordedGame) else None
             lines: list[str] | None = None
             error: CommandError | None = None
             try:
@@ -151,7 +152,12 @@ class TrackerHandoff(PageMemory):
             else:
                 self._journal_error = ""  # it reached the driver, which journals first
             update = driver.last_update
-        result = TrackedInput(item, generation, lines, update if update is not before else None)
+            outcome = Outcome(update if update is not before else None)
+            if isinstance(driver, RecordedGame):  # taken here: the next input may change it
+                record = driver.carried_out
+                shown = driver.published.pack
+                outcome = Outcome(outcome.update, record if record is not carried else None, shown)
+        result = TrackedInput(item, generation, lines, outcome)
         if error is not None:
             result = dataclasses.replace(result, error=error)
         if inline:
@@ -203,7 +209,7 @@ class TrackerHandoff(PageMemory):
             log.error("service: %s refused: %s", item.kind, error.message)
             self.heartbeats.trouble("tracker", f"{item.kind} refused: {error.message}")
         if self.on_result is not None:
-            self.on_result(item, result.update)
+            self.on_result(item, result.outcome)
 
     def _report(self, cmd: Mapping[str, object], audience: Audience, name: str) -> None:
         """Keep a player's spell or page card report for the pages."""

@@ -12,10 +12,10 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from companion.rules import Observation
-from companion.service.driver import DiceRoll
+from companion.service.driver import DiceRoll, PackShown
 from companion.tracking import TrackerUpdate
 from companion.web.service import Audience, CommandError
 
@@ -108,20 +108,32 @@ class StopInput:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """What one input did, as the recorder keeps it: ``update`` the tracker's (None when it
+    caused none); ``record`` what a driver that draws chance itself (a game pack,
+    :class:`~companion.service.driver.RecordedGame`) carried out, chance drawn (None when it
+    changed nothing); ``shown`` what that game's pages showed right after it."""
+
+    update: TrackerUpdate | None = None
+    record: Mapping[str, Any] | None = None
+    shown: PackShown | None = None
+
+
+@dataclass(frozen=True)
 class TrackedInput:
     """The driver's result of one game input, back on the service queue (worker -> service).
 
     :param item: the input as it came.
     :param generation: the game it was handled for (a result of a replaced game is dropped).
     :param lines: the log lines it produced (None when it was refused).
-    :param update: the tracker's update it caused (None when it caused none).
+    :param outcome: what it did, for the recorder (the tracker's update, a pack's record).
     :param error: why a phone command was refused (its page gets it), else None.
     """
 
     item: GameInput
     generation: int
     lines: list[str] | None
-    update: TrackerUpdate | None
+    outcome: Outcome
     error: CommandError | None = None
     kind: ClassVar[str] = "tracked"
     posted_at: float = field(default_factory=time.monotonic, compare=False)

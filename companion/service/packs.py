@@ -25,9 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import random
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,7 +40,14 @@ from companion.service.driver import DiceRoll, GameDriver, PackShown, PublishedG
 from companion.service.game import GameSettings
 from companion.service.heartbeat import Heartbeats
 from companion.service.journal_check import JournalDamage, wal_problem
-from companion.service.tracked import JournalMemory, TrackedDriver, archive_journal
+from companion.service.tracked import (
+    RESTORE_ERRORS,
+    JournalMemory,
+    TrackedDriver,
+    archive_journal,
+    meta_path,
+    write_json_atomic,
+)
 from companion.tracking import TrackerUpdate
 from companion.web.service import Audience, CommandError, MemoryAid
 
@@ -55,27 +60,6 @@ class ServiceParts(Protocol):
 
 
 log = logging.getLogger(__name__)
-
-RESTORE_ERRORS = (OSError, ValueError, KeyError, TypeError, JournalError, sqlite3.Error)
-"""What reading back a damaged pack journal can raise (then a new game starts; the old
-journal is kept aside)."""
-
-
-def _meta_path(journal_path: Path) -> Path:
-    return journal_path.with_name(journal_path.name + ".game.json")
-
-
-def _write_json_atomic(path: Path, data: object) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _who(audience: Audience) -> Who:
-    return Who(audience.role, audience.colour)
 
 
 def _refused(exc: PackError, action: str) -> CommandError:
@@ -125,12 +109,13 @@ class PackDriver(JournalMemory):
                 "pack_start",
                 {"game": settings.game, "settings": settings.to_json(), "state": first},
             )
-            _write_json_atomic(_meta_path(path), settings.to_json())
+            write_json_atomic(meta_path(path), settings.to_json())
             history = [first]
         self._settings = settings
         self.journal = journal
         self.damage: JournalDamage | None = None
         self._history: list[Game] = history
+        self._carried: Mapping[str, Any] = self.start_record()
         self._health = f"{self.pack.title}: played with the buttons and the phones (no camera)"
         self._published = self._publish()
 
@@ -169,14 +154,6 @@ class PackDriver(JournalMemory):
     # -- outputs ------------------------------------------------------------------------------
 
     @property
-    def settings(self) -> GameSettings:
-        return self._settings
-
-    @property
-    def published(self) -> PublishedGame:
-        return self._published
-
-    @property
     def last_update(self) -> TrackerUpdate | None:
         return None
 
@@ -185,32 +162,45 @@ class PackDriver(JournalMemory):
         """The pack's game now (its JSON)."""
         return self._history[-1]
 
-    def _publish(self) -> PublishedGame:
-        game, pack = self.game, self.pack
-        views: dict[str, Mapping[str, object]] = {
-            "public": pack.view(game, Who("public")),
-            "host": pack.view(game, Who("host")),
+    @property
+    def carried_out(self) -> Mapping[str, Any]:
+        """The journal record of the latest change (``pack_start`` with the whole history
+        after the game was set up or restored, then ``pack_input`` / ``pack_undo``); a new
+        object for each change (:class:`~companion.service.driver.RecordedGame`)."""
+        return self._carried
+
+    def start_record(self) -> dict[str, Any]:
+        """The game as it is now, for a recording: ``{"kind": "pack_start", "game",
+        "settings", "history"}`` (every position still in force, first position first)."""
+        return {
+            "kind": "pack_start",
+            "game": self._settings.game,
+            "settings": self._settings.to_json(),
+            "history": list(self._history),
         }
-        for colour in self._settings.colours:
-            views[f"player:{colour}"] = pack.view(game, Who("player", colour))
-        leds = pack.leds(game)
-        shown = PackShown(self._settings.game, views, leds.seat, leds.attention)
-        over = pack.over(game)
+
+    def _publish(self) -> PublishedGame:
+        shown = pack_shown(self.pack, self.game, self._settings)
+        over = self.pack.over(self.game)
         return PublishedGame(None, None, self._health, "over" if over else "playing", shown)
 
     # -- inputs (service thread) -------------------------------------------------------------
 
-    def _carry_out(self, command: Mapping[str, Any], who: Who) -> list[str]:
-        """Resolve, apply, journal, then publish; a refusal raises and changes nothing."""
+    def _carry_out(self, change: Mapping[str, Any]) -> list[str]:
+        """Resolve, apply, journal, then publish a ``pack_input`` change (:func:`pack_change`);
+        a refusal raises and changes nothing."""
+        command, by = change["command"], change["by"]
+        who = Who(by["role"], by["colour"])
         action = str(command.get("action", "?"))[:24]
         try:
             resolved = self.pack.resolve(self.game, command, self._rng)
             game, lines = self.pack.apply(self.game, resolved, who)
         except PackError as exc:
             raise _refused(exc, action) from None
-        by = {"role": who.role, "colour": who.colour}
-        self.journal.append("pack_input", {"command": resolved, "by": by})
+        record = {"command": resolved, "by": dict(by)}
+        self.journal.append("pack_input", record)
         self._history.append(game)
+        self._carried = {"kind": "pack_input", **record}
         self._published = self._publish()
         return lines
 
@@ -221,42 +211,40 @@ class PackDriver(JournalMemory):
         return []  # no camera reading for the pack games
 
     def dice(self, roll: DiceRoll) -> list[str]:
-        raw = roll.event.get("dice")
-        faces: list[object] = [roll.rolls[-1]] if roll.rolls else []
-        if isinstance(raw, list) and raw and isinstance(raw[-1], list):
-            faces = list(raw[-1])
+        change = pack_change("dice", roll.event, None)
+        assert change is not None  # a dice roll always asks for the pack's dice command
         try:
-            return self._carry_out({"action": "dice", "faces": faces}, Who("host"))
+            return self._carry_out(change)
         except CommandError as exc:  # a game without dice, or one that is over
-            shown = " + ".join(map(str, faces))
+            shown = " + ".join(map(str, change["command"]["faces"]))
             why = "no dice in this game" if exc.status == 400 else exc.message
             return [f"dice: {shown} (not used: {why})"]
 
     def end_turn(self) -> list[str]:
-        return ["DONE", *self._carry_out({"action": "end_turn"}, Who("host"))]
+        change = pack_change("done", None, None)
+        assert change is not None
+        return ["DONE", *self._carry_out(change)]
 
     def undo(self) -> list[str]:
         if len(self._history) < 2:
             raise CommandError("nothing to undo: the game has just been set up", 409)
         self.journal.append("pack_undo", {})
         self._history.pop()
+        self._carried = {"kind": "pack_undo"}
         self._published = self._publish()
         return ["undo: the last change is taken back"]
 
     def command(self, cmd: Mapping[str, object], audience: Audience) -> list[str]:
         name = cmd["command"]
-        who = _who(audience)
-        match name:
-            case "pack":
-                args = cmd.get("args") or {}
-                if not isinstance(args, Mapping):
-                    raise CommandError("pack.args: expected an object")
-                return self._carry_out({**args, "action": cmd.get("action")}, who)
-            case "end_turn":
-                return ["DONE", *self._carry_out({"action": "end_turn"}, who)]
-            case "undo":
-                return self.undo()
-        raise CommandError(f"{name}: not available in {self.pack.title}", 409)
+        if name == "pack" and not isinstance(cmd.get("args") or {}, Mapping):
+            raise CommandError("pack.args: expected an object")
+        change = pack_change("command", cmd, audience.to_json())
+        if change is None:
+            raise CommandError(f"{name}: not available in {self.pack.title}", 409)
+        if change["kind"] == "pack_undo":
+            return self.undo()
+        lines = self._carry_out(change)
+        return ["DONE", *lines] if name == "end_turn" else lines
 
     def candidates(self, question: QuestionView) -> dict[str, list[GameState]]:
         return {}
@@ -274,19 +262,98 @@ def replay_pack(journal: Journal) -> list[Game]:
     pack = pack_for(str(start.payload["game"]))
     history: list[Game] = []
     for rec in journal.records(after=start.seq - 1):
-        p = rec.payload
         try:
-            if rec.kind == "pack_start":
-                history = [p["state"]]
-            elif rec.kind == "pack_input":
-                by = p.get("by") or {}
-                who = Who(by.get("role", "host"), by.get("colour"))
-                history.append(pack.apply(history[-1], p["command"], who)[0])
-            elif rec.kind == "pack_undo" and len(history) > 1:
-                history.pop()
+            apply_change(pack, history, {**rec.payload, "kind": rec.kind})
         except (PackError, KeyError, TypeError) as exc:
             raise JournalError(f"record {rec.seq} ({rec.kind}): {exc}") from exc
     return history
+
+
+def apply_change(pack: PackGame, history: list[Game], change: Mapping[str, Any]) -> None:
+    """Carry one journal record (``{"kind": ..., **payload}``) out on ``history`` (changed in
+    place): ``pack_start`` sets the first position (``state``) or, from a recording, the whole
+    ``history``; ``pack_input`` applies its resolved ``command`` for ``by``; ``pack_undo``
+    takes the last position back (never the first). Other kinds change nothing. The same
+    code replays a journal (:func:`replay_pack`) and a recording
+    (``companion.service.record``).
+
+    :raises PackError: the pack refuses the command (``history`` unchanged).
+    :raises KeyError, TypeError: a record of the wrong shape (``history`` unchanged).
+    """
+    match change["kind"]:
+        case "pack_start":
+            if "history" in change:
+                games = change["history"]
+                if not isinstance(games, list) or not games:
+                    raise TypeError("pack_start.history: expected a list of positions")
+                history[:] = games
+            else:
+                history[:] = [change["state"]]
+        case "pack_input":
+            by = change.get("by") or {}
+            who = Who(by.get("role", "host"), by.get("colour"))
+            command = change["command"]
+            if not isinstance(command, Mapping):
+                raise TypeError("pack_input.command: expected an object")
+            history.append(pack.apply(history[-1], command, who)[0])
+        case "pack_undo":
+            if len(history) > 1:
+                history.pop()
+
+
+def pack_change(kind: str, payload: object, audience: object) -> dict[str, Any] | None:
+    """The change a service input asks of a pack game, before chance is drawn: ``{"kind":
+    "pack_input", "command": {...}, "by": {"role", "colour"}}``, ``{"kind": "pack_undo"}``, or
+    None when it asks none (a camera reading, the host's setup). The driver carries these out
+    live; a replay checks that a recording's carried-out change is this one with chance drawn
+    (:meth:`~companion.packs.base.PackGame.resolve` only adds what chance decides).
+
+    :param kind: the input's kind (``dice``, ``done``, ``undo``, ``command`` …).
+    :param payload: the input's payload as a recording keeps it (the dice panel's event, the
+        phone's command).
+    :param audience: who sent a command (``Audience.to_json()``); None = the host (the panel).
+    """
+    host = {"role": "host", "colour": None}
+    by = dict(audience) if isinstance(audience, Mapping) else host
+    match kind:
+        case "dice":
+            event = payload if isinstance(payload, Mapping) else {}
+            raw, rolls = event.get("dice"), event.get("rolls")
+            faces: list[object] = [rolls[-1]] if isinstance(rolls, list) and rolls else []
+            if isinstance(raw, list) and raw and isinstance(raw[-1], list):
+                faces = list(raw[-1])
+            return {"kind": "pack_input", "command": {"action": "dice", "faces": faces}, "by": host}
+        case "done":
+            return {"kind": "pack_input", "command": {"action": "end_turn"}, "by": host}
+        case "undo":
+            return {"kind": "pack_undo"}
+        case "command" if isinstance(payload, Mapping):
+            match payload.get("command"):
+                case "pack":
+                    args = payload.get("args") or {}
+                    if not isinstance(args, Mapping):
+                        return None
+                    command = {**args, "action": payload.get("action")}
+                    return {"kind": "pack_input", "command": command, "by": by}
+                case "end_turn":
+                    return {"kind": "pack_input", "command": {"action": "end_turn"}, "by": by}
+                case "undo":
+                    return {"kind": "pack_undo"}
+    return None
+
+
+def pack_shown(pack: PackGame, game: Game, settings: GameSettings) -> PackShown:
+    """What the pages and the LEDs show of a pack game: the public and host views, each seated
+    player's own view, the lit seat and the attention LED (docs/architecture.md, "Game
+    packs")."""
+    views: dict[str, Mapping[str, object]] = {
+        "public": pack.view(game, Who("public")),
+        "host": pack.view(game, Who("host")),
+    }
+    for colour in settings.colours:
+        views[f"player:{colour}"] = pack.view(game, Who("player", colour))
+    leds = pack.leds(game)
+    return PackShown(settings.game, views, leds.seat, leds.attention)
 
 
 # --------------------------------------------------------------------------------------------

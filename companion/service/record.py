@@ -3,7 +3,10 @@
 A recording folder::
 
     recording.json   {"format": "companion-recording", "version": 1, "settings": {...},
-                      "source": "simulated", "created_unix_s": ..., "vision": true}
+                      "game": {...}, "source": "simulated", "created_unix_s": ...}
+                     ("game": the first game as a replay starts it: its "settings" and, for a
+                     pack game, "record" — a pack_start record with the positions in force —
+                     and "shown", what every page and the LEDs showed)
     session.json, frames.jsonl, frames/
                      every stable frame (``--all-frames``: every frame; ``--png``: lossless) in
                      the recorded-session
@@ -22,6 +25,11 @@ A recording folder::
                      {"n": 10, "kind": "command", "audience": {...}, "payload": {...}}
     results.jsonl    what each input committed: {"n": 7, "committed": [...], "health": "ok",
                      "question": null, "state": <state JSON after it, when it changed>}
+                     and, when it applies: "new_game" (the input went to a new game, e.g. the
+                     host's setup: as "game" above), "carried_out" (a pack game's change with
+                     chance drawn, its journal record: {"kind": "pack_input", "command":
+                     {...}, "by": {...}} or {"kind": "pack_undo"}), "shown" (a pack game's pages
+                     and LEDs after it, when they changed)
 
 Lines are appended and flushed one at a time; a recording cut short loses at most its last line.
 
@@ -34,7 +42,10 @@ per input, and the tracker then gets the new reading; an equal reading keeps the
 the still period). Without stored frames or calibration only the inputs are replayed, and the
 verdict says so ("inputs only, detector not re-run") instead of IDENTICAL. Then every input
 goes in the recorded order through the tracker, and the committed actions and the final state
-— hidden wizards included — are compared with the recording.
+— hidden wizards included — are compared with the recording. A pack game's inputs are replayed
+from their carried-out changes and its pages compared after each
+(:mod:`companion.service.packreplay`). An input without a results line (dropped for a new game,
+or after the recording was cut) is not replayed.
 """
 
 from __future__ import annotations
@@ -47,17 +58,21 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from companion.config import Config
+from companion.packs.registry import GAMES, PACKS, WANDERING_TOWERS
 from companion.rules import GameState, Observation, dump_state
+from companion.service.driver import GameDriver, RecordedGame
 from companion.service.game import GameSettings
 from companion.service.inputs import (
     CommandInput,
     ObservationInput,
+    Outcome,
     ServiceInput,
     payload_json,
 )
+from companion.service.packreplay import PackReplay, PackTally, shown_json
 from companion.service.pipeline import EarlyReading, TakenFrame, reading_of
 from companion.tracking import Committed, Tracker, TrackerUpdate, board_key, state_key
 from companion.vision.camera import CameraModel
@@ -66,11 +81,26 @@ from companion.vision.geometry import BoardGeometry
 from companion.vision.profile import ColourProfile
 from companion.vision.sources import Frame, SessionRecorder, read_image_file
 from companion.vision.stability import GateDecision, StabilityGate
+from companion.web.service import CommandError
 
 log = logging.getLogger(__name__)
 
 FORMAT = "companion-recording"
 VERSION = 1
+
+
+class RecordedService(Protocol):
+    """What a :class:`Recorder` needs of the service: its game, and where it reports inputs
+    (``companion.service.core.CompanionService``)."""
+
+    on_input: Callable[[ServiceInput], None] | None
+    on_result: Callable[[ServiceInput, Outcome], None] | None
+
+    @property
+    def settings(self) -> GameSettings: ...
+
+    @property
+    def driver(self) -> GameDriver | None: ...
 
 
 class RecordError(ValueError):
@@ -111,28 +141,35 @@ class Recorder:
         self._source_spec = ""
         self._detector: Callable[[], Detector | None] = lambda: None
         self._last_state: dict[str, Any] | None = None
+        self._service: RecordedService | None = None
+        self._driver_seen: object = None  # the game driver the last line was written for
+        self._last_shown: dict[str, Any] | None = None
         self._last_image: object = None
         self._last_file = ""
 
     def attach(
         self,
-        settings: GameSettings,
+        service: RecordedService,
         config: Config,
         mode: str,
         detector: Callable[[], Detector | None],
     ) -> None:
-        """Start the recording of a companion before it starts its threads (the companion then
-        calls :meth:`on_input`, :meth:`on_result`, :meth:`on_frame` and :meth:`on_decision`).
+        """Start the recording of a companion's service once its first game is set up (or
+        restored), before the threads start: the service then calls :meth:`on_input` and
+        :meth:`on_result`, the camera's threads :meth:`on_frame` and :meth:`on_decision`.
 
-        :param settings: the game's settings; ``mode``: ``camera`` or ``simulated``.
+        :param service: the service (its game, and where its inputs are reported).
+        :param mode: ``camera`` or ``simulated``.
         :param detector: the detector in use, once there is one (its calibration is saved).
         """
         self._source_spec = config.camera.source
         self._detector = detector
+        self._service = service
         header = {
             "format": FORMAT,
             "version": VERSION,
-            "settings": settings.to_json(),
+            "settings": service.settings.to_json(),
+            "game": self._game_start(),
             "source": config.camera.source,
             "mode": mode,
             "created_unix_s": time.time(),
@@ -140,6 +177,21 @@ class Recorder:
             "lossless": self.lossless,
         }
         (self.path / "recording.json").write_text(json.dumps(header, indent=1) + "\n")
+        service.on_input = self.on_input
+        service.on_result = self.on_result
+
+    def _game_start(self) -> dict[str, Any]:
+        """The service's game as a replay starts it: its ``settings`` and, for a game that draws
+        chance itself (a pack), its positions (``record``) and what its pages show (``shown``)."""
+        service = self._service
+        assert service is not None
+        driver = self._driver_seen = service.driver
+        out: dict[str, Any] = {"settings": service.settings.to_json()}
+        self._last_state = None
+        if isinstance(driver, RecordedGame):
+            out["record"] = driver.start_record()
+            out["shown"] = self._last_shown = shown_json(driver.published.pack)
+        return out
 
     def _save_calibration(self, detector: Detector) -> None:
         for name, save in (
@@ -224,12 +276,22 @@ class Recorder:
         except OSError as exc:  # a full disk ends the recording, never the game
             log.error("recording %s: %s", self.path, exc)
 
-    def on_result(self, item: ServiceInput, update: TrackerUpdate | None) -> None:
+    def on_result(self, item: ServiceInput, outcome: Outcome) -> None:
         with self._lock:
             n = self._current.pop(id(item), None)
             if n is None:
                 return
             line: dict[str, Any] = {"n": n, "committed": [], "health": None, "question": None}
+            service = self._service
+            if service is not None and service.driver is not self._driver_seen:
+                line["new_game"] = self._game_start()  # the host set up another game
+            if outcome.record is not None:
+                line["carried_out"] = outcome.record
+            if outcome.shown is not None:
+                shown = shown_json(outcome.shown)
+                if shown != self._last_shown:
+                    line["shown"] = self._last_shown = shown
+            update = outcome.update
             if update is not None:
                 line["committed"] = update.committed_json()
                 line["health"] = update.health
@@ -270,9 +332,10 @@ class ReplayResult:
     commits_recorded: int = 0
     commits_replayed: int = 0
     commit_mismatches: list[int] = field(default_factory=list)  # input numbers
-    final_state_equal: bool = False  # the tracker's best state after the last input
+    final_state_equal: bool = False  # the tracker's best state (a pack: its pages) at the end
     final_hidden: list[list[object]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    packs: PackTally = field(default_factory=PackTally)  # the pack games' comparison
 
     @property
     def detector_rerun(self) -> bool:
@@ -298,6 +361,7 @@ class ReplayResult:
             not self.readings_differing
             and not self.commit_mismatches
             and self.commits_recorded == self.commits_replayed
+            and self.packs.same
             and self.final_state_equal
         )
 
@@ -309,6 +373,7 @@ class ReplayResult:
         return d
 
     def text(self) -> str:
+        what = "every page and the LEDs" if self.packs.games else "incl. hidden wizards"
         lines = [
             f"inputs replayed: {self.inputs}; frames detected again: {self.frames_detected}; "
             f"readings made again by the detector: {self.readings_detected} of {self.readings}",
@@ -317,7 +382,8 @@ class ReplayResult:
             f"committed actions: recorded {self.commits_recorded}, replayed "
             f"{self.commits_replayed}; inputs whose commits differ: "
             f"{len(self.commit_mismatches)}",
-            f"final state (incl. hidden wizards) equal: {self.final_state_equal}",
+            *self.packs.lines(),
+            f"final state ({what}) equal: {self.final_state_equal}",
             *self.notes,
             self.verdict,
         ]
@@ -335,11 +401,14 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            row = json.loads(line)
         except ValueError:
             if i == len(lines) - 1:
                 break  # a recording cut short: its last line may be partial
             raise RecordError(f"{path.name}: line {i + 1} is not JSON") from None
+        if not isinstance(row, dict):
+            raise RecordError(f"{path.name}: line {i + 1} is not a JSON object")
+        out.append(row)
     return out
 
 
@@ -391,30 +460,35 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
 
     :param detect: run the detector again on the recorded frames (when calibration files and
         frames are there); otherwise feed the recorded observations.
-    :raises RecordError: not a recording folder, or a file that cannot be read.
+    :raises RecordError: not a recording folder, a game the companion does not know, or a
+        file that cannot be read (the message names the file and the line or input).
     """
     path = Path(path)
     try:
         header = json.loads((path / "recording.json").read_text())
     except (OSError, ValueError) as exc:
         raise RecordError(f"{path}: not a recording ({exc})") from None
-    if header.get("format") != FORMAT:
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise RecordError(f"{path}/recording.json: format is not {FORMAT}")
-    try:
-        settings = GameSettings.from_json(header["settings"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise RecordError(f"{path}/recording.json: settings unreadable ({exc})") from None
-    tracker = Tracker.new(settings.rules_config())
-    inputs = _read_jsonl(path / "inputs.jsonl")
-    results = {r["n"]: r for r in _read_jsonl(path / "results.jsonl")}
+    first = header.get("game") or {"settings": header.get("settings")}
     result = ReplayResult()
+    game = _Game.start(first, f"{path.name}/recording.json", result)
+    inputs = _read_jsonl(path / "inputs.jsonl")
+    results = {}
+    for i, r in enumerate(_read_jsonl(path / "results.jsonl")):
+        if not isinstance(r.get("n"), int):
+            raise RecordError(f"results.jsonl: line {i + 1} has no input number")
+        results[r["n"]] = r
     frames: dict[int, dict[str, Any]] = {}
     by_reading: dict[int, dict[str, Any]] = {}  # a reading's own frame -> its stored frame
     detector = None
     emitted: list[Observation] | None = None
     if detect and (path / "frames.jsonl").exists():
         entries = _read_jsonl(path / "frames.jsonl")
-        frames = {int(e["index"]): e for e in entries}
+        try:
+            frames = {int(e["index"]): e for e in entries}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"frames.jsonl: a frame without its index ({exc})") from None
         for e in entries:
             seen = e.get("observation")
             if isinstance(seen, dict) and isinstance(seen.get("frame"), int):
@@ -424,65 +498,152 @@ def replay(path: Path, detect: bool = True) -> ReplayResult:
             # every frame was recorded: run detector and stability gate over all of them, in
             # order, as the live pipeline did
             emitted = _pipeline_again(detector, path, entries, result)
-    last_recorded_state: object = None
-    for line in inputs:
-        n = line["n"]
-        kind = line["kind"]
+    for i, line in enumerate(inputs):
+        n, kind = line.get("n"), line.get("kind")
+        if not isinstance(n, int) or not isinstance(kind, str):
+            raise RecordError(f"inputs.jsonl: line {i + 1} has no input number or kind")
         payload: Any = line.get("payload")  # JSON as recorded: checked by what reads it
+        recorded = results.get(n)
+        if recorded is None:  # dropped for a new game, or the recording was cut before it
+            result.notes.append(f"input {n} ({kind}): no result recorded, not replayed")
+            continue
         result.inputs += 1
-        update: TrackerUpdate | None = None
-        try:
-            match kind:
-                case "observation":
-                    obs = Observation.from_json(payload)
-                    result.readings += 1
-                    # recordings made before inputs named the stored frame name the reading's
-                    entry = frames.get(int(line.get("frame", -1))) or by_reading.get(obs.frame)
-                    if emitted is not None:
-                        again = emitted.pop(0) if emitted else None
-                        if again is None or reading_of(again) != reading_of(obs):
-                            result.readings_differing.append(n)
-                        if again is not None:
-                            result.readings_detected += 1
-                            obs = again
-                    elif detector is not None and entry is not None:
-                        again = _detect_again(detector, path, entry, obs)
-                        result.frames_detected += 1
-                        result.readings_detected += 1
-                        if again is None or reading_of(again) != reading_of(obs):
-                            result.readings_differing.append(n)
-                            if again is not None:
-                                obs = again  # the tracker sees what the detector reads now
-                        # an equal reading keeps its recorded confidences: they came from the
-                        # whole still period, of which one frame is stored
-                    update = tracker.observe(obs)
-                case "dice":
-                    update = tracker.dice(payload["rolls"], payload.get("dice_allowed", 1))
-                case "done":
-                    update = tracker.end_turn()
-                case "undo":
-                    update = tracker.undo()
-                case "command":
-                    update = _replay_command(tracker, payload)
-        except ValueError as exc:
-            result.notes.append(f"input {n} ({kind}) refused again: {exc}")
-        recorded = results.get(n, {})
-        rec_commits = recorded.get("committed", [])
-        got = update.committed_json() if update is not None else []
-        result.commits_recorded += len(rec_commits)
-        result.commits_replayed += len(got)
-        if got != rec_commits:
-            result.commit_mismatches.append(n)
-        if recorded.get("state") is not None:
-            last_recorded_state = recorded["state"]
-    final = tracker.state
+        if recorded.get("new_game") is not None:  # it went to a new game (the host's setup)
+            game = _Game.start(recorded["new_game"], f"results.jsonl: input {n}", result)
+        if game.pack is not None:
+            try:
+                game.pack.step(n, line, recorded, result.notes)
+            except ValueError as exc:  # a carried-out change of the wrong shape
+                raise RecordError(f"results.jsonl: input {n}: {exc}") from None
+        else:
+            assert game.tracker is not None
+            try:
+                update = _track_again(
+                    game.tracker,
+                    n,
+                    kind,
+                    payload,
+                    line,
+                    result,
+                    (frames, by_reading, detector, emitted, path),
+                )
+            except (KeyError, TypeError, AttributeError) as exc:
+                raise RecordError(
+                    f"inputs.jsonl: input {n} ({kind}): malformed ({type(exc).__name__}: {exc})"
+                ) from None
+            rec_commits = recorded.get("committed", [])
+            got = update.committed_json() if update is not None else []
+            result.commits_recorded += len(rec_commits)
+            result.commits_replayed += len(got)
+            if got != rec_commits:
+                result.commit_mismatches.append(n)
+            if recorded.get("state") is not None:
+                game.last_state = recorded["state"]
+    if game.pack is not None:
+        result.final_state_equal = game.pack.final_equal()
+        return result
+    assert game.tracker is not None
+    final = game.tracker.state
     result.final_hidden = hidden_positions(final)
-    if last_recorded_state is None:
+    if game.last_state is None:
         result.final_state_equal = not result.commits_recorded
         result.notes.append("the recording holds no committed state")
     else:
-        result.final_state_equal = dump_state(final) == last_recorded_state
+        result.final_state_equal = dump_state(final) == game.last_state
     return result
+
+
+def _track_again(
+    tracker: Tracker,
+    n: int,
+    kind: str,
+    payload: Any,
+    line: dict[str, Any],
+    result: ReplayResult,
+    seen: tuple[
+        dict[int, dict[str, Any]],
+        dict[int, dict[str, Any]],
+        Detector | None,
+        list[Observation] | None,
+        Path,
+    ],
+) -> TrackerUpdate | None:
+    """One recorded input through the replay's tracker (a reading detected again when its
+    frame is stored); a refusal is noted. :raises KeyError, TypeError: a malformed input."""
+    frames, by_reading, detector, emitted, path = seen
+    try:
+        match kind:
+            case "observation":
+                obs = Observation.from_json(payload)
+                result.readings += 1
+                # recordings made before inputs named the stored frame name the reading's
+                entry = frames.get(int(line.get("frame", -1))) or by_reading.get(obs.frame)
+                if emitted is not None:
+                    again = emitted.pop(0) if emitted else None
+                    if again is None or reading_of(again) != reading_of(obs):
+                        result.readings_differing.append(n)
+                    if again is not None:
+                        result.readings_detected += 1
+                        obs = again
+                elif detector is not None and entry is not None:
+                    again = _detect_again(detector, path, entry, obs)
+                    result.frames_detected += 1
+                    result.readings_detected += 1
+                    if again is None or reading_of(again) != reading_of(obs):
+                        result.readings_differing.append(n)
+                        if again is not None:
+                            obs = again  # the tracker sees what the detector reads now
+                    # an equal reading keeps its recorded confidences: they came from the
+                    # whole still period, of which one frame is stored
+                return tracker.observe(obs)
+            case "dice":
+                return tracker.dice(payload["rolls"], payload.get("dice_allowed", 1))
+            case "done":
+                return tracker.end_turn()
+            case "undo":
+                return tracker.undo()
+            case "command":
+                return _replay_command(tracker, payload)
+    except ValueError as exc:
+        result.notes.append(f"input {n} ({kind}) refused again: {exc}")
+    return None
+
+
+class _Game:
+    """The game a replay is in: the tracker's, or a pack's."""
+
+    def __init__(self, tracker: Tracker | None, pack: PackReplay | None) -> None:
+        self.tracker = tracker
+        self.pack = pack
+        self.last_state: object = None  # the tracker's last recorded state
+
+    @classmethod
+    def start(cls, start: object, where: str, result: ReplayResult) -> _Game:
+        """The game a recording's ``game`` / ``new_game`` entry starts.
+
+        :raises RecordError: naming ``where``: unreadable settings, a game the companion does
+            not know, or a pack game without its first position.
+        """
+        if not isinstance(start, dict):
+            raise RecordError(f"{where}: no game settings")
+        try:
+            settings = GameSettings.from_json(start["settings"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"{where}: settings unreadable ({exc})") from None
+        if settings.game not in GAMES:
+            raise RecordError(
+                f"{where}: game {settings.game[:24]!r} is not one of {', '.join(GAMES)}"
+            )
+        if settings.game == WANDERING_TOWERS:
+            try:
+                return cls(Tracker.new(settings.rules_config()), None)
+            except CommandError as exc:
+                raise RecordError(f"{where}: {exc.message}") from None
+        try:
+            pack = PackReplay(PACKS[settings.game], settings, start, result.packs)
+        except ValueError as exc:
+            raise RecordError(f"{where}: {exc}") from None
+        return cls(None, pack)
 
 
 def _replay_command(tracker: Tracker, payload: dict[str, Any]) -> TrackerUpdate | None:

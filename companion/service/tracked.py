@@ -29,7 +29,13 @@ from typing import Any
 from companion.config import Config
 from companion.journal import Journal, JournaledTracker, JournalError, restore
 from companion.rules import GameState, Observation, SpaceObservation, dump_event, observe
-from companion.service.driver import DiceRoll, OptionView, PublishedGame, QuestionView
+from companion.service.driver import (
+    DiceRoll,
+    DriverOutputs,
+    OptionView,
+    PublishedGame,
+    QuestionView,
+)
 from companion.service.game import GameSettings, describe_events
 from companion.service.heartbeat import Heartbeats
 from companion.service.journal_check import (
@@ -60,11 +66,15 @@ class JournalRefused(CommandError):
         self.damage = damage
 
 
-def _meta_path(journal_path: Path) -> Path:
+def meta_path(journal_path: Path) -> Path:
+    """``<journal>.game.json``: the game's settings beside its journal, for people reading the
+    data directory."""
     return journal_path.with_name(journal_path.name + ".game.json")
 
 
-def _write_json_atomic(path: Path, data: object) -> None:
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` through a synced temporary file (never half
+    written). :raises OSError: the directory cannot be written."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as fh:
         json.dump(data, fh)
@@ -90,10 +100,10 @@ def _settings_from_start(tracker: Tracker, config: Config) -> GameSettings:
     )
 
 
-class JournalMemory:
+class JournalMemory(DriverOutputs):
     """What the pages keep across a restart, in a driver's journal (the
     :class:`~companion.service.driver.TableMemory` part of every driver: the tracker's and a
-    game pack's)."""
+    game pack's), with the outputs every driver has."""
 
     journal: Journal
     damage: JournalDamage | None
@@ -155,7 +165,7 @@ class TrackedDriver(JournalMemory):
             )
         path.parent.mkdir(parents=True, exist_ok=True)
         self.journal_path = path
-        meta = _meta_path(path)
+        meta = meta_path(path)
         self.restored = False
         self.damage: JournalDamage | None = None
         self.kept_damaged = ""
@@ -170,7 +180,7 @@ class TrackedDriver(JournalMemory):
             self._archive(path)
             journal = Journal(path)
             journal.set_meta("settings", settings.to_json())
-            _write_json_atomic(meta, settings.to_json())
+            write_json_atomic(meta, settings.to_json())
         self._settings = settings
         self.tracker = tracker
         self.journal = journal
@@ -228,7 +238,7 @@ class TrackedDriver(JournalMemory):
             self.damage = JournalDamage(f"{meta.name} beside it was {why}; {source}", str(path))
             journal.set_meta("damage", self.damage.to_json())
         journal.set_meta("settings", settings.to_json())
-        _write_json_atomic(meta, settings.to_json())
+        write_json_atomic(meta, settings.to_json())
         return settings
 
     def _salvage(
@@ -257,7 +267,7 @@ class TrackedDriver(JournalMemory):
             except RESTORE_ERRORS:
                 settings = _settings_from_start(tracker, config)
         journal.set_meta("settings", settings.to_json())
-        _write_json_atomic(meta, settings.to_json())
+        write_json_atomic(meta, settings.to_json())
         log.error("journal %s: %d inputs salvaged; kept as %s", path, found.inputs, kept)
         return settings, tracker, journal
 
@@ -272,14 +282,6 @@ class TrackedDriver(JournalMemory):
         self.journal.close()
 
     # -- outputs ------------------------------------------------------------------------------
-
-    @property
-    def settings(self) -> GameSettings:
-        return self._settings
-
-    @property
-    def published(self) -> PublishedGame:
-        return self._published
 
     @property
     def last_update(self) -> TrackerUpdate | None:

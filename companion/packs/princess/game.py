@@ -33,6 +33,7 @@ from companion.packs.base import (
     arg_int,
     arg_player,
     check_seats,
+    check_setup,
     copy_game,
     own_turn,
 )
@@ -107,10 +108,7 @@ class PrincessPack:
         }
 
     def settings(self, raw: Mapping[str, Any], colours: Sequence[str]) -> dict[str, Any]:
-        check_seats(colours, *self.players, "G3-COMP-1")
-        unknown = sorted(set(raw) - set(self.setup_choices()))
-        if unknown:
-            raise PackError(f"pack.{unknown[0]}", "setup", "unknown setting")
+        check_setup(raw, colours, self.setup_choices(), self.players, "G3-COMP-1")
         return {
             "overtake": arg_choice(
                 raw, "overtake", "G3-STEP-2", [o.value for o in Overtake], Overtake.PENALISED.value

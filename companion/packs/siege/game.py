@@ -30,6 +30,7 @@ from companion.packs.base import (
     arg_int,
     arg_player,
     check_seats,
+    check_setup,
     copy_game,
     own_turn,
 )
@@ -74,10 +75,7 @@ class SiegePack:
         }
 
     def settings(self, raw: Mapping[str, Any], colours: Sequence[str]) -> dict[str, Any]:
-        check_seats(colours, *self.players, "G2-COMP-2")
-        unknown = sorted(set(raw) - {"rules"})
-        if unknown:
-            raise PackError(f"pack.{unknown[0]}", "setup", "unknown setting")
+        check_setup(raw, colours, self.setup_choices(), self.players, "G2-COMP-2")
         return {"rules": arg_choice(raw, "rules", "G2-ROUND-4", RULES, "full")}
 
     def new_game(
@@ -108,6 +106,9 @@ class SiegePack:
     def resolve(self, game: Game, command: Command, rng: random.Random) -> dict[str, Any]:
         out = dict(command)
         action = command.get("action")
+        drawn = {"pick": "number", "end_turn": "unused"}.get(str(action))
+        if drawn is not None and drawn in command:  # the face-down cards are not chosen
+            raise PackError(drawn, "G2-ROUND-1", "drawn by the companion, not sent")
         if action == "pick" and game["phase"] == "pick":
             free = _free_numbers(game)
             if free:

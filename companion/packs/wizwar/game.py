@@ -27,6 +27,7 @@ from companion.packs.base import (
     arg_int,
     arg_player,
     check_seats,
+    check_setup,
     copy_game,
 )
 from companion.packs.errors import PackError
@@ -80,10 +81,7 @@ class WizWarPack:
         }
 
     def settings(self, raw: Mapping[str, Any], colours: Sequence[str]) -> dict[str, Any]:
-        check_seats(colours, *self.players, "G4-COMP-1")
-        unknown = sorted(set(raw) - set(self.setup_choices()))
-        if unknown:
-            raise PackError(f"pack.{unknown[0]}", "setup", "unknown setting")
+        check_setup(raw, colours, self.setup_choices(), self.players, "G4-COMP-1")
         return {
             "start_order": arg_choice(
                 raw, "start_order", "G4-SETUP-1", ("roll", "seating"), "roll"
