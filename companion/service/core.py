@@ -171,7 +171,8 @@ class CompanionService(TrackerHandoff):
         self._reports: deque[dict[str, object]] = deque(maxlen=20)
         self._camera_status = "no camera yet"
         self._camera_jpeg: Callable[[], bytes | None] | None = None
-        self._snap_cache: dict[tuple[int, Audience], Snapshot] = {}
+        self._snap_cache: dict[tuple[int, Audience], Snapshot] = {}  # the latest versions'
+        self._audiences: dict[Audience, float] = {}  # audience -> monotonic s last asked for
         self._listeners: list[Callable[[CompanionService], None]] = []
         self._hooks: dict[str, CommandHook] = {}
         self.hardware: Hardware | None = None
@@ -204,15 +205,20 @@ class CompanionService(TrackerHandoff):
 
     def snapshot(self, audience: Audience) -> Snapshot:
         with self._cond:
-            key = (self._version, audience)
-            cached = self._snap_cache.get(key)
-            if cached is not None:
-                return cached
-            snap = self._build_snapshot(audience)
-            if len(self._snap_cache) > 64:
-                self._snap_cache.clear()
-            self._snap_cache[key] = snap
-            return snap
+            self._audiences[audience] = time.monotonic()
+            return self._snapshot_locked(audience)
+
+    def snapshots_since(self, since: int, audience: Audience) -> list[Snapshot]:
+        with self._cond:
+            self._audiences[audience] = time.monotonic()
+            return self._snapshots_since_locked(since, audience)
+
+    def _snapshot_locked(self, audience: Audience) -> Snapshot:
+        key = (self._version, audience)
+        cached = self._snap_cache.get(key)
+        if cached is None:
+            cached = self._snap_cache[key] = self._build_snapshot(audience)
+        return cached
 
     def submit(self, command: Command, audience: Audience) -> CommandResult:
         """Check ``command`` (:func:`companion.web.validate.check_command`: known name, fields,

@@ -17,6 +17,11 @@ version before, so every version lives long enough for the streams to send it. C
 any other thread, or while the service is driven without its loop (tests, ``step``), are
 published at once.
 
+Each publication also builds the new version's snapshot for every audience a page asked for in
+the last minute, and the snapshots of the last :data:`HISTORY_VERSIONS` versions are kept: an
+event stream whose thread wakes only after the next version is out (a busy machine) still sends
+every version in order (:meth:`~companion.service.core.CompanionService.snapshots_since`).
+
 :class:`Publications` is the part of :class:`~companion.service.core.CompanionService` that
 does this; the service creates the attributes declared here.
 """
@@ -29,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from companion.service.driver import TableMemory
+from companion.web.service import Audience, Snapshot
 
 VERSION_BLOCK = 256
 """Versions reserved in the journal at a time: a restart continues above the last reserved
@@ -45,6 +51,14 @@ answer that comes just after the window ran out waits this much rather than repl
 a few ms, the version the streams are sending."""
 
 
+HISTORY_VERSIONS = 16
+"""Versions whose snapshots are kept for the event streams that have not sent them yet."""
+
+AUDIENCE_IDLE_S = 60.0
+"""An audience (public, host, a seat) no page asked a snapshot of for this long (s) is no longer
+built at each publication."""
+
+
 class Publications:
     """Pending and published versions of a ``CompanionService`` (see the module doc). Methods
     named ``_…_locked`` expect the service's condition ``_cond`` held."""
@@ -53,7 +67,8 @@ class Publications:
     _version: int
     _version_reserved: int
     _memory: TableMemory | None
-    _snap_cache: dict[Any, Any]
+    _snap_cache: dict[tuple[int, Audience], Snapshot]
+    _audiences: dict[Audience, float]
     _listeners: list[Callable[[Any], None]]
     _clock: Callable[[], float]
     published_at: float
@@ -64,6 +79,19 @@ class Publications:
 
     def _keep(self, key: str, value: object) -> None:
         raise NotImplementedError
+
+    def _snapshot_locked(self, audience: Audience) -> Snapshot:
+        raise NotImplementedError
+
+    def _snapshots_since_locked(self, since: int, audience: Audience) -> list[Snapshot]:
+        """The kept snapshots of ``audience`` newer than version ``since``, oldest first, the
+        current one last (built if it is not kept yet); under ``_cond``."""
+        kept = sorted(
+            (v, snap)
+            for (v, who), snap in self._snap_cache.items()
+            if who == audience and since < v < self._version
+        )
+        return [snap for _, snap in kept] + [self._snapshot_locked(audience)]
 
     def _bump_locked(self) -> None:
         """Something the pages show changed (under ``_cond``): published at once, or, on the
@@ -86,7 +114,17 @@ class Publications:
             self._version_reserved = self._version + VERSION_BLOCK
             self._keep("version", self._version_reserved)
         self.published_at = self._clock()
-        self._snap_cache.clear()
+        # every version an event stream may still be sending stays; the pages in use get
+        # this version's snapshot now, so a stream that wakes late still sends each in order
+        oldest = self._version - HISTORY_VERSIONS
+        for key in [k for k in self._snap_cache if k[0] <= oldest]:
+            del self._snap_cache[key]
+        now = time.monotonic()
+        for audience, asked in list(self._audiences.items()):
+            if now - asked > AUDIENCE_IDLE_S:
+                del self._audiences[audience]
+            else:
+                self._snapshot_locked(audience)
         self._cond.notify_all()
         for fn in self._listeners:
             fn(self)

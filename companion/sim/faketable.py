@@ -225,6 +225,9 @@ class FakeTableService(SeatTokens):
                 self._cache[audience] = cached
             return copy.deepcopy(cached)
 
+    def snapshots_since(self, since: int, audience: Audience) -> list[Snapshot]:
+        return [self.snapshot(audience)]  # a stand-in: it keeps no older versions
+
     def submit(self, command: Command, audience: Audience) -> CommandResult:
         if not isinstance(command, Mapping):
             raise CommandError('expected a JSON object like {"command": "roll"}')

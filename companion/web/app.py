@@ -45,6 +45,7 @@ from companion.web.service import (
     PLAYER_COMMANDS,
     Audience,
     CommandError,
+    Snapshot,
     TableService,
 )
 from companion.web.streams import (
@@ -281,16 +282,35 @@ def _snapshot_json(
     hit = cache.get(audience)
     if hit is not None and hit[0] == version:
         return hit
-    snap = svc.snapshot(audience)
+    return _cached_json(audience, svc.snapshot(audience), cache)
+
+
+def _cached_json(
+    audience: Audience, snap: Snapshot, cache: dict[Audience, tuple[int, str]]
+) -> tuple[int, str]:
+    """``(version, JSON text)`` of ``snap``, the audience's current snapshot, from ``cache``
+    when it holds that version (else serialised and kept there)."""
+    version = int(snap["version"])
+    hit = cache.get(audience)
+    if hit is not None and hit[0] == version:
+        return hit
+    entry = (version, _dumps_snapshot(snap))
+    cache[audience] = entry
+    return entry
+
+
+def _dumps_snapshot(snap: Snapshot) -> str:
+    """A snapshot as strict JSON text.
+
+    :raises ApiError: 500 for a number JSON cannot carry (NaN, infinity).
+    """
     try:
-        entry = (int(snap["version"]), dumps_strict(snap))
+        return dumps_strict(snap)
     except ValueError:
         # a page that cannot parse its snapshot stops updating without a word: say so instead
         raise ApiError(
             "snapshot holds a number JSON cannot carry (not finite): not sent", 500
         ) from None
-    cache[audience] = entry
-    return entry
 
 
 @bp.get("/api/state")
@@ -478,7 +498,12 @@ def events() -> Response:
                     elif t - waited < check_s * 0.5:
                         stopping.wait(0.2)  # woken without a change (service closing): no busy loop
                     continue
-                seen, data = _snapshot_json(audience, svc, cache)
+                # every version since the last one sent, in order: a stream that woke late
+                # (a busy machine) skips none the service still keeps
+                *older, current = svc.snapshots_since(seen, audience)
+                for snap in older:
+                    yield sse_message(int(snap["version"]), _dumps_snapshot(snap))
+                seen, data = _cached_json(audience, current, cache)
                 last_beat = time.monotonic()
                 yield sse_message(seen, data)
         finally:

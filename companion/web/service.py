@@ -241,6 +241,11 @@ class TableService(Protocol):
         data comes from ``companion.rules.view(state, player, memory_aid)``."""
         ...
 
+    def snapshots_since(self, since: int, audience: Audience) -> list[Snapshot]:
+        """The snapshots for ``audience`` of the versions after ``since`` that are still kept,
+        oldest first, ending with the current one (an event stream sends each in order)."""
+        ...
+
     def wait_for_change(self, since: int, timeout_s: float) -> int:
         """Block until :attr:`version` differs from ``since`` or ``timeout_s`` seconds passed;
         returns the version then (equal to ``since`` on a timeout)."""

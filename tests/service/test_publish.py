@@ -5,6 +5,7 @@ the dice already show (docs/architecture.md, "Threads")."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from companion.service.driver import DiceRoll
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import DiceInput
 from companion.sim.testing import sim_config, wait_until
+from companion.web import create_app
 from companion.web.service import Audience
 from tests.service.test_tracker_thread import GatedDriver
 
@@ -122,3 +124,49 @@ def test_a_stopping_service_publishes_what_is_pending(tmp_path: Any) -> None:
     assert svc.version == v0 + 1
     snap = svc.snapshot(Audience.public())
     assert snap["dice"]["value"] == 2 and snap["log"][-1] == "dice"  # type: ignore[index]
+
+
+def _camera_lines(svc: CompanionService, texts: list[str]) -> None:
+    for text in texts:
+        svc.post_camera_status(text)
+        svc.step()  # without the loop: each change is a version of its own
+
+
+def test_the_service_keeps_each_recent_version_for_the_pages_in_use(tmp_path: Any) -> None:
+    svc = CompanionService(
+        sim_config(tmp_path / "data"), heartbeats=Heartbeats(60.0), driver_factory=GatedDriver
+    )
+    svc.start_game()
+    v0 = svc.snapshot(Audience.public())["version"]  # a page shows the public view
+    _camera_lines(svc, ["hand over the board", "moving", "ok"])
+    kept = svc.snapshots_since(v0, Audience.public())  # type: ignore[arg-type]
+    assert [s["version"] for s in kept] == [v0 + 1, v0 + 2, v0 + 3]  # type: ignore[operator]
+    assert [s["camera"] for s in kept] == ["hand over the board", "moving", "ok"]
+    # an audience no page asked for is built when asked: only its current version
+    assert [s["version"] for s in svc.snapshots_since(v0, Audience.player("red"))] == [v0 + 3]  # type: ignore[arg-type,operator]
+    # a bounded history: the oldest versions go
+    _camera_lines(svc, [f"line {i}" for i in range(2 * publish.HISTORY_VERSIONS)])
+    kept = svc.snapshots_since(v0, Audience.public())  # type: ignore[arg-type]
+    assert len(kept) == publish.HISTORY_VERSIONS
+    assert kept[-1]["version"] == svc.version
+
+
+def test_an_event_stream_that_wakes_late_sends_every_version_in_order(tmp_path: Any) -> None:
+    svc = CompanionService(
+        sim_config(tmp_path / "data"), heartbeats=Heartbeats(60.0), driver_factory=GatedDriver
+    )
+    svc.start_game()
+    app = create_app({"TESTING": True, "SSE_HEARTBEAT_S": 0.5}, svc)
+    resp = app.test_client().get("/events?as=public&tab=t1", buffered=False)
+    chunks = iter(resp.response)
+    first = json.loads(next(chunks).decode().split("data: ", 1)[1])
+    # three changes while the stream's thread is away (it runs only when read here)
+    _camera_lines(svc, ["hand over the board", "moving", "ok"])
+    got = []
+    while len(got) < 3:
+        text = next(chunks).decode()
+        if "event: snapshot" in text:
+            got.append(json.loads(text.split("data: ", 1)[1]))
+    resp.close()
+    assert [s["version"] for s in got] == [first["version"] + i for i in (1, 2, 3)]
+    assert [s["camera"] for s in got] == ["hand over the board", "moving", "ok"]
