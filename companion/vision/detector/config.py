@@ -145,6 +145,14 @@ class DetectorConfig:
         measured area and the nearest count boundary (from 0.5 on the boundary).
     :param min_confidence: a board with a space below this (reported) confidence is refused
         (the tracker gets no reading rather than a wrong one).
+    :param work_ppm_max: the board's scale in the frame, px per board mm (the square root of
+        its projected area over its area in mm²), above which the frame is reduced before it is
+        read: the detector's probe rings, edge filter, sampling step and piece areas are in
+        pixels and hold at the scale of an ordinary Pi camera mode (a 1536x864 frame the board
+        fills 75-90 % of: 1.1-1.55 px/mm); a full-resolution 12 MP frame shows the board at
+        3-5 px/mm, where each rim's edge spreads over more pixels than the filter sees.
+    :param work_ppm: the board's scale the frame is reduced to (an area average, which also
+        averages the sensor's noise).
     :param confidence_power: the reported confidence is the raw one (the least of the tower
         count's probability, the top's sureness and the wizard margin) to this power, so that
         it is calibrated: on renders of the development seeds (bench seeds 101-105) spaces
@@ -200,6 +208,8 @@ class DetectorConfig:
     min_confidence: float = 0.0
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
+    work_ppm_max: float = 1.6
+    work_ppm: float = 1.45
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,46 @@ def _read_tops(
     return out, details
 
 
+def board_scale(pose: BoardPose, geometry: BoardGeometry) -> float:
+    """The board's scale in the image, px per board mm: the square root of its projected
+    outline's area over its area in mm²."""
+    outline = np.asarray(geometry.board_outline(), np.float64)
+    px = pose.board_to_image(outline).astype(np.float32)
+    bw, bh = geometry.board_size
+    return math.sqrt(max(abs(float(cv2.contourArea(px))), 1.0) / (bw * bh))
+
+
+def _to_frame(
+    det: Detection, camera: CameraModel, size: tuple[int, int], small: tuple[int, int]
+) -> Detection:
+    """A detection made on a frame reduced to ``small`` ``(w, h)`` px, with its pose and
+    marker size in the pixels of the ``size`` frame (OpenCV's pixel-centre convention, as
+    :meth:`CameraModel.scaled_to`); the focus and camera-moved figures stay at the
+    working scale the limits hold at."""
+    sx, sy = size[0] / small[0], size[1] / small[1]
+    a = np.array([[sx, 0.0, 0.5 * sx - 0.5], [0.0, sy, 0.5 * sy - 0.5], [0.0, 0.0, 1.0]])
+    pose = det.pose
+    if pose is not None:
+        cam = camera if camera.size == size else camera.scaled_to(*size)
+        corners = {
+            k: (np.asarray(v, np.float64) * (sx, sy) + (0.5 * sx - 0.5, 0.5 * sy - 0.5)).astype(
+                np.float32
+            )
+            for k, v in pose.marker_corners_px.items()
+        }
+        pose = replace(
+            pose,
+            homography=a @ pose.homography,
+            reprojection_error_px=pose.reprojection_error_px * math.sqrt(sx * sy),
+            camera=cam if pose.camera is not None else None,
+            marker_corners_px=corners,
+        )
+    quality = det.quality
+    if quality is not None and quality.marker_cell_px is not None:
+        quality = replace(quality, marker_cell_px=quality.marker_cell_px * math.sqrt(sx * sy))
+    return replace(det, pose=pose, quality=quality)
+
+
 class Detector:
     """Frames in, readings out. See :mod:`companion.vision.detector` for the method.
 
@@ -221,6 +261,8 @@ class Detector:
         self.limits = limits or QualityLimits()
         # the session's references, from the first frame read (the setup frame)
         self._ref_points: NDArray[np.float64] | None = None
+        # the scale frames are read at (see :meth:`detect`), None until the board is found
+        self._scale: float | None = None
         self._ref_edge: float | None = None
         self._moved_to: tuple[NDArray[np.float64], int] | None = None
         # dim light: (pose, running mean frame, last thumbnail, frames in the mean)
@@ -299,6 +341,11 @@ class Detector:
     def detect(self, frame: object, time_s: float = 0.0, index: int = 0) -> Detection:
         """Read one frame. Never raises on a bad frame: the status says what went wrong.
 
+        A frame that shows the board larger than ``config.work_ppm_max`` px per mm (a
+        full-resolution sensor mode) is read reduced to ``config.work_ppm``; the scale is
+        chosen from the first frame the board is found in and kept for the session. The
+        answer's pose and marker size are in the pixels of ``frame`` either way.
+
         :param frame: ``(H, W, 3) uint8 BGR``.
         :param time_s: capture time in seconds (copied into the Observation).
         :param index: frame counter of the source (copied into the Observation).
@@ -306,6 +353,30 @@ class Detector:
         status, msg = check_frame(frame, self.camera.size)
         if status != OK or not isinstance(frame, np.ndarray):
             return Detection(status, msg)
+        if self._scale is None:
+            self._scale = self._work_scale(frame)
+        s = self._scale
+        if s is None or s >= 1.0:
+            return self._read(frame, time_s, index)
+        h, w = frame.shape[:2]
+        size = (max(64, int(round(w * s))), max(64, int(round(h * s))))
+        small = cast("NDArray[np.uint8]", cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
+        return _to_frame(self._read(small, time_s, index), self.camera, (w, h), size)
+
+    def _work_scale(self, frame: NDArray[np.uint8]) -> float | None:
+        """The scale to read this session's frames at (reduced px per frame px, <= 1), from the
+        board's size in ``frame``; None while the board is not found."""
+        h, w = frame.shape[:2]
+        grey = cast("NDArray[np.uint8]", cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+        res = self._get_tracker(w, h).update(grey)
+        if not res.ok or res.pose is None:
+            return None
+        ppm = board_scale(res.pose, self.geometry)
+        cfg = self.config
+        return cfg.work_ppm / ppm if ppm > cfg.work_ppm_max else 1.0
+
+    def _read(self, frame: NDArray[np.uint8], time_s: float, index: int) -> Detection:
+        """Read one checked frame at the working scale."""
         h, w = frame.shape[:2]
         tracker = self._get_tracker(w, h)
         # one grey frame for the marker tracker and the rim edges
