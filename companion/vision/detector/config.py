@@ -66,6 +66,11 @@ class DetectorConfig:
         that colour's area on crest roofs (calibrated on renders with the nearest-class
         labelling: up to 0.5 areas without a yellow wizard).
     :param mark_leak: the same for a crest space's mark on the track (up to 0.2 areas).
+    :param disc_leak_spread: wizard areas of the disc's colour that a crest disc or mark may
+        add on top of ``crest_leak`` / ``mark_leak`` when a wizard of that colour stands on it
+        (their colours run together: on renders of development seeds 1001-1010 single yellow
+        wizards on a crest mark measured up to 1.9 areas, other single wizards about 1.2); a
+        count of that colour is only as sure as its distance to the boundary below less this.
     :param mark_min: pixels labelled crest mark on an empty crest space for the mark's colour
         to be measured there (:func:`~companion.vision.detector.wizards.local_mark`).
     :param magic_min: least share of a roof's probes nearest to the magic roof's colours (or
@@ -177,6 +182,7 @@ class DetectorConfig:
     disc_votes: int = 3
     crest_leak: float = 0.25
     mark_leak: float = 0.1
+    disc_leak_spread: float = 0.5
     wizard_tilt: float = 0.011
     token_min: float = 0.25
     raven_min: float = 0.2

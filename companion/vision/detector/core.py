@@ -98,18 +98,26 @@ def _white(
     return out
 
 
-def wizard_margin(areas: Mapping[str, float], wizard_min: float, unknown: float = 0.0) -> float:
+def wizard_margin(
+    areas: Mapping[str, float],
+    wizard_min: float,
+    unknown: float = 0.0,
+    inflated: Mapping[str, float] | None = None,
+) -> float:
     """How far (in wizards) the wizard areas of a top are from the nearest count boundary
     (``wizard_min``, ``1 + wizard_min``, ...): 0 on a boundary, about 0.5 at best.
 
     :param unknown: area of the top's clipped pixels, in wizards: what they hide may belong
         to any colour, so each colour's distance to the boundary above shrinks by it (a
         colour with no area included: clipped pixels are unknown, never "no wizard").
+    :param inflated: colour -> area (wizards) the surface under the wizards may add to that
+        colour beyond what was subtracted for it: its distance to the boundary below shrinks.
     """
     m = 0.5
-    for a in areas.values():
+    for c, a in areas.items():
         frac = (a - wizard_min) % 1.0
-        m = min(m, frac, 1.0 - frac - unknown)
+        down = frac - (inflated or {}).get(c, 0.0) if a >= wizard_min else frac
+        m = min(m, down, 1.0 - frac - unknown)
     return float(max(m, 0.0))
 
 
@@ -167,6 +175,9 @@ def _read_tops(
             {c: a for c, a in areas.items() if c in rd.classes.wizard_idx},
             rd.config.wizard_min,
             unknown,
+            {rd.classes.disc_colour: rd.config.disc_leak_spread}
+            if top in ("crest", "crest-space")
+            else None,
         )
         conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(
@@ -190,6 +201,14 @@ def _read_tops(
             clipped=clip_share,
         )
     place_tokens(rd, fp, out, details, drift)
+    for space, o in out.items():
+        if (o.witch or o.raven) and o.top in ("crest", "plain"):
+            # a token on a roof hides the printed raven that tells crest from plain
+            d = details[space]
+            top_sure = min(d.top_sure, rd.config.fallback_sure)
+            conf = space_confidence(d.height_confidence, top_sure, d.wizard_margin, rd.config)
+            out[space] = replace(o, confidence=round(min(o.confidence, conf), 3))
+            details[space] = replace(d, top_sure=top_sure)
     return out, details
 
 
