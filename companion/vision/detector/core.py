@@ -221,6 +221,23 @@ def board_scale(pose: BoardPose, geometry: BoardGeometry) -> float:
     return math.sqrt(max(abs(float(cv2.contourArea(px))), 1.0) / (bw * bh))
 
 
+def _reduce(frame: NDArray[np.uint8], size: tuple[int, int]) -> NDArray[np.uint8]:
+    """``frame`` area-averaged to ``size`` ``(w, h)`` px: first by the largest whole factor
+    that divides the frame (OpenCV's fast block average: a 12 MP frame to a third in 34 ms,
+    in one step to 1600 px wide 100 ms), then to the exact size."""
+    h, w = frame.shape[:2]
+    f = max(1, min(w // size[0], h // size[1]))
+    while f > 1 and (w % f or h % f):
+        f -= 1
+    if f > 1:
+        frame = cast(
+            "NDArray[np.uint8]", cv2.resize(frame, (w // f, h // f), interpolation=cv2.INTER_AREA)
+        )
+    if frame.shape[1] == size[0] and frame.shape[0] == size[1]:
+        return frame
+    return cast("NDArray[np.uint8]", cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
+
+
 def _to_frame(
     det: Detection, camera: CameraModel, size: tuple[int, int], small: tuple[int, int]
 ) -> Detection:
@@ -388,7 +405,7 @@ class Detector:
             return self._read(frame, time_s, index)
         h, w = frame.shape[:2]
         size = (max(64, int(round(w * s))), max(64, int(round(h * s))))
-        small = cast("NDArray[np.uint8]", cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
+        small = _reduce(frame, size)
         return _to_frame(self._read(small, time_s, index), self.camera, (w, h), size)
 
     def _work_scale(self, frame: NDArray[np.uint8]) -> float | None:
