@@ -268,3 +268,34 @@ class TestStackHeights:
             assert obs is not None
             for space, truth in s.setup_frame.observation.spaces.items():
                 assert _key(obs.spaces[space]) == _key(truth), (s.tilt, space)
+
+
+class TestSensorModes:
+    def test_a_full_resolution_frame_reads_as_the_ordinary_mode_does(
+        self, sessions: list[Session]
+    ) -> None:
+        # a 12 MP mode shows the board three times larger in pixels: the reading must not
+        # depend on it, and the pose comes back in the pixels of the frame given
+        import cv2
+
+        s = sessions[0]
+        cam = s.detector.camera
+        w, h = cam.size
+        big = Detector(cam.scaled_to(3 * w, 3 * h), s.detector.geometry, s.detector.profile)
+        small = Detector(cam, s.detector.geometry, s.detector.profile)
+        same = total = 0
+        for r in [s.setup_frame, *s.frames]:
+            up = cv2.resize(r.frame, (3 * w, 3 * h), interpolation=cv2.INTER_LINEAR)
+            got, ref = big.detect(up), small.detect(r.frame)
+            # (a board refused for a space it is unsure of is still scored: what was read)
+            obs = got.observation if got.ok else got.unsure_reading
+            assert obs is not None, got.message
+            for space, truth in r.observation.spaces.items():
+                total += 1
+                same += _key(obs.spaces[space]) == _key(truth)
+            assert got.pose is not None and ref.pose is not None
+            corners = np.asarray(s.detector.geometry.board_outline(), np.float64)
+            np.testing.assert_allclose(
+                got.pose.board_to_image(corners), 3 * ref.pose.board_to_image(corners) + 1, atol=3
+            )
+        assert same / total >= 0.95

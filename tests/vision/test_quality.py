@@ -20,6 +20,7 @@ from companion.rules import Config, setup
 from companion.sim.render import random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import OK, UNSURE, Detector, DetectorConfig
+from companion.vision.detector.core import wizard_margin
 from companion.vision.detector.heights import _model_heights
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile_setup import build_profile
@@ -235,3 +236,50 @@ def test_a_refused_frame_now_and_then_does_not_hold_back_a_still_board(table: Ta
         is not None
     )
     assert emitted[0] <= first + 1
+
+
+def test_clipped_pixels_leave_the_wizard_count_unsure() -> None:
+    # areas in wizards: red clearly 0, blue clearly 1
+    assert wizard_margin({"red": 0.0, "blue": 1.0}, 0.45) == pytest.approx(0.45)
+    # clipped pixels worth 0.3 of a wizard could hide a red wizard's part or a second blue
+    assert wizard_margin({"red": 0.0, "blue": 1.0}, 0.45, unknown=0.3) == pytest.approx(0.15)
+    # worth half a wizard: a whole wizard may be under them; never "sure of no wizard"
+    assert wizard_margin({"red": 0.0, "blue": 1.0}, 0.45, unknown=0.5) == 0.0
+
+
+def test_a_wizard_of_the_crest_colour_on_the_crest_is_no_surer_than_its_leak() -> None:
+    # 1.7 areas of yellow on a yellow crest mark may be one wizard and the mark's colour
+    assert wizard_margin({"yellow": 1.7}, 0.45) > 0.2
+    assert wizard_margin({"yellow": 1.7}, 0.45, inflated={"yellow": 0.5}) == 0.0
+    # the same area of another colour stays as sure
+    assert wizard_margin({"red": 1.7}, 0.45, inflated={"yellow": 0.5}) > 0.2
+
+
+def test_the_castle_space_is_never_forced_by_the_tower_total() -> None:
+    # the castle stands on one tower on space 0; the model alone would see 2 there
+    prob = np.zeros((3, 11), np.float32)
+    prob[0, 2] = 0.9
+    prob[0, 1] = 0.1
+    prob[1, 1] = prob[2, 1] = 0.99
+    prob[1, 0] = prob[2, 0] = 0.01
+    rd = SimpleNamespace(
+        height=SimpleNamespace(probabilities=lambda feats: prob),
+        profile=SimpleNamespace(meta={"towers": 3}),
+        config=DetectorConfig(),
+    )
+    got = _model_heights(rd, np.zeros((3, 1), np.float32), {0: 1}, np.zeros(3, bool))  # type: ignore[arg-type]
+    assert got is not None
+    towers, _conf, forced = got
+    assert towers.tolist()[1:] == [1, 1]
+    assert forced.tolist() == [False, False, False]
+
+
+def test_a_board_with_a_space_below_the_floor_is_refused_and_kept_for_the_host(
+    table: Table,
+) -> None:
+    d = table.detector
+    det = Detector(d.camera, d.geometry, d.profile, config=DetectorConfig(min_confidence=1.01))
+    got = det.detect(table.frame)
+    assert got.status == UNSURE and got.observation is None
+    assert got.message.startswith("unsure of spaces ") and "re-checking the board" in got.message
+    assert got.unsure_reading is not None and len(got.unsure_reading.spaces) == 16

@@ -66,6 +66,11 @@ class DetectorConfig:
         that colour's area on crest roofs (calibrated on renders with the nearest-class
         labelling: up to 0.5 areas without a yellow wizard).
     :param mark_leak: the same for a crest space's mark on the track (up to 0.2 areas).
+    :param disc_leak_spread: wizard areas of the disc's colour that a crest disc or mark may
+        add on top of ``crest_leak`` / ``mark_leak`` when a wizard of that colour stands on it
+        (their colours run together: on renders of development seeds 1001-1010 single yellow
+        wizards on a crest mark measured up to 1.9 areas, other single wizards about 1.2); a
+        count of that colour is only as sure as its distance to the boundary below less this.
     :param mark_min: pixels labelled crest mark on an empty crest space for the mark's colour
         to be measured there (:func:`~companion.vision.detector.wizards.local_mark`).
     :param magic_min: least share of a roof's probes nearest to the magic roof's colours (or
@@ -144,7 +149,19 @@ class DetectorConfig:
     :param wizard_margin_gain: confidence gained per wizard of distance between a colour's
         measured area and the nearest count boundary (from 0.5 on the boundary).
     :param min_confidence: a board with a space below this (reported) confidence is refused
-        (the tracker gets no reading rather than a wrong one).
+        (the tracker gets no reading rather than a wrong one). A floor, not a bar: at 0.005 (a
+        raw confidence of 0.22: the height model's count, or the count the tower total forced,
+        has less than a fifth of its probability) it refused a tenth of the boards on the
+        development seeds (bench seeds 1001-1010), most of them wrong; at 0.05 it refused a
+        third, most of them right.
+    :param work_ppm_max: the board's scale in the frame, px per board mm (the square root of
+        its projected area over its area in mm²), above which the frame is reduced before it is
+        read: the detector's probe rings, edge filter, sampling step and piece areas are in
+        pixels and hold at the scale of an ordinary Pi camera mode (a 1536x864 frame the board
+        fills 75-90 % of: 1.1-1.55 px/mm); a full-resolution 12 MP frame shows the board at
+        3-5 px/mm, where each rim's edge spreads over more pixels than the filter sees.
+    :param work_ppm: the board's scale the frame is reduced to (an area average, which also
+        averages the sensor's noise).
     :param confidence_power: the reported confidence is the raw one (the least of the tower
         count's probability, the top's sureness and the wizard margin) to this power, so that
         it is calibrated: on renders of the development seeds (bench seeds 101-105) spaces
@@ -165,6 +182,7 @@ class DetectorConfig:
     disc_votes: int = 3
     crest_leak: float = 0.25
     mark_leak: float = 0.1
+    disc_leak_spread: float = 0.5
     wizard_tilt: float = 0.011
     token_min: float = 0.25
     raven_min: float = 0.2
@@ -197,9 +215,11 @@ class DetectorConfig:
     forced_confidence: float = 0.6
     ink_sure: float = 0.99
     fallback_sure: float = 0.6
-    min_confidence: float = 0.0
+    min_confidence: float = 0.005
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
+    work_ppm_max: float = 1.6
+    work_ppm: float = 1.45
 
 
 @dataclass(frozen=True)

@@ -189,14 +189,15 @@ def _model_heights(
     prob = rd.height.probabilities(feats)
     seen = np.argmax(prob, axis=1).astype(np.int32)
     model_towers = seen
+    fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
     total = rd.profile.meta.get("towers")
     if isinstance(total, int) and rd.config.joint_towers:
-        fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
         left = total - sum(castle_at.values())
         joint = joint_heights(prob, fixed, left)
         if joint is not None:
             model_towers = joint
-    forced = model_towers != seen
+    # (the castle's and the inserts' counts are not the model's: never forced)
+    forced = (model_towers != seen) & ~np.array(fixed, bool)
     model_conf = prob[np.arange(S), np.minimum(model_towers, prob.shape[1] - 1)]
     model_conf = np.where(
         forced, np.minimum(model_conf, rd.config.forced_confidence), model_conf
