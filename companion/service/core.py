@@ -710,6 +710,7 @@ class CompanionService(TrackerHandoff):
             if published is not None and published.pack is not None
             else None,
             seen=self._seen if self._checking else None,
+            potions_unsure=published.potions_unsure if published is not None else None,
         )
 
     # ------------------------------------------------------------------------------------------

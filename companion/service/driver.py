@@ -10,7 +10,7 @@ running service").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from companion.rules import GameState, Observation
@@ -103,6 +103,9 @@ class PublishedGame:
     :param health_line: ``"ok"``, ``"waiting for a still board"``, ``"observation refused: …"``.
     :param phase: ``"playing"`` or ``"over"``.
     :param pack: what a game pack shows (None for the tracked Wandering Towers).
+    :param potions_unsure: the players whose potions the tracker cannot tell (a card and a spell
+        look alike, R-SPELL-6), with every count it holds, ``state``'s first
+        (``TrackerUpdate.potions_unsure``); the pages show them as "one of these".
     """
 
     state: GameState | None
@@ -110,6 +113,7 @@ class PublishedGame:
     health_line: str
     phase: Literal["playing", "over"]
     pack: PackShown | None = None
+    potions_unsure: Mapping[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
 
     @property
     def seat(self) -> int | None:

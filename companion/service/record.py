@@ -436,16 +436,19 @@ def commit_check(
     A wrong commit is a committed state (``history``: the tracker's ``Committed`` entries) that
     is not in the true game's history (``truths``: the states after the setup and after each
     true action, in order), compared as a player sees the table: the board with hidden wizards
-    and their tiers, the castle, and the potions. The true history is walked in order, so a
+    and their tiers, the castle, and the potions (any of an entry's potion alternatives, when
+    it shows them as uncertain). The true history is walked in order, so a
     commit matching a state from before the previous commit's is wrong too. The index is -1
     for the setup; None when no commit is wrong.
     """
     keys = [(board_key(t), t.potions) for t in truths]
     pointer, wrong, first = 0, 0, None
     for c in history:
-        k = (board_key(c.state), c.state.potions)
+        # potions shown as "one of these" (Committed.potions) are wrong only when none is
+        bk = board_key(c.state)
+        ks = {(bk, p) for p in c.potions} or {(bk, c.state.potions)}
         j = pointer
-        while j < len(keys) and keys[j] != k:
+        while j < len(keys) and keys[j] not in ks:
             j += 1
         if j < len(keys):
             pointer = j

@@ -18,6 +18,7 @@ journal as ``<journal>.<n>`` and starts a fresh one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -295,8 +296,7 @@ class TrackedDriver(JournalMemory):
         return state
 
     def _set_health(self, line: str) -> None:
-        p = self._published
-        self._published = PublishedGame(p.state, p.question, line, p.phase)
+        self._published = dataclasses.replace(self._published, health_line=line)
 
     def _question_view(self, q: Question | None) -> QuestionView | None:
         if q is None:
@@ -318,6 +318,7 @@ class TrackedDriver(JournalMemory):
             question=self._question_view(update.question),
             health_line=str(update.health),
             phase="over" if update.state.game.over else "playing",
+            potions_unsure=update.potions_unsure,
         )
         lines: list[str] = []
         for c in update.committed:

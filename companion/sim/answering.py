@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TypedDict
 
 from companion.rules.model import GameState
 from companion.sim.simulate import SimGame, truth_key
 from companion.tracking import Question, Tracker, TrackerUpdate, board_key
+from companion.tracking.belief import Potions
 
 
 def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
@@ -67,9 +69,11 @@ class TruthWalk:
     """Scores committed states against the true history (``states``: after the setup and after
     each true action, in order), walked forward as the commits come.
 
-    A commit is wrong when its :func:`~companion.sim.simulate.truth_key` (board with hidden
-    wizards and tiers, potions, whose turn) is not among the true states from the previous
-    right commit on; a wrong board commit is one whose board is not among them either.
+    A commit is wrong when what it shows as certain is not among the true states from the
+    previous right commit on: its :func:`~companion.sim.simulate.truth_key` (board with hidden
+    wizards and tiers, potions, whose turn), or, for a commit whose potions are shown as
+    alternatives (``Committed.potions``), the same with any of them; a wrong board commit is
+    one whose board is not among them either.
     """
 
     def __init__(self, states: Sequence[GameState]) -> None:
@@ -80,11 +84,12 @@ class TruthWalk:
         self.wrong = 0
         self.wrong_board = 0
 
-    def check(self, state: GameState) -> bool:
-        """Count one committed state; True when it is in the true history."""
-        k = truth_key(state)
+    def check(self, state: GameState, potions: Sequence[Potions] = ()) -> bool:
+        """Count one committed state (shown with the potion alternatives ``potions``, none:
+        certain); True when it is in the true history."""
+        ks = {truth_key(replace(state, potions=p)) for p in potions} or {truth_key(state)}
         j = self._pointer
-        while j < len(self._keys) and self._keys[j] != k:
+        while j < len(self._keys) and self._keys[j] not in ks:
             j += 1
         if j < len(self._keys):
             self._pointer = j
@@ -145,7 +150,7 @@ def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
         update = answer_as_players(tracker, update, inp.truth, asked)
         questions.update(q.id for q in asked)
         for c in update.committed:
-            walk.check(c.state)
+            walk.check(c.state, c.potions)
         last_of_stop = inp.kind == "observation" and (
             idx + 1 == len(inputs) or inputs[idx + 1].kind != "observation"
         )

@@ -168,6 +168,34 @@ def state_key(st: GameState) -> Key:
     return (*base, ms.witch_vials, ms.witch_vial_supply, ms.feathers, ms.armed, ms.free_casts)
 
 
+def seen_key(st: GameState) -> Key:
+    """:func:`state_key` without the potions: what a later frame, the DONE button and the turn's
+    course can tell. Two stories equal in this and unequal in potions differ only in whether a
+    move was a card or a spell the camera cannot tell apart (R-SPELL-6, R-POTION-1): the
+    tracker commits what they share and keeps their potions as alternatives
+    (:func:`potion_options`) until a spell's cost, a later move or the end decides them."""
+    g = st.game
+    ms = st.modules
+    base = (*board_key(st), st.turn, g.end_triggered_by, g.remaining_turns, g.over)
+    if ms is None:
+        return base
+    return (*base, ms.witch_vials, ms.witch_vial_supply, ms.feathers, ms.armed, ms.free_casts)
+
+
+Potions = tuple[tuple[int, int, int], ...]
+"""Every player's potions (full, empty, spent) in seat order (``GameState.potions``)."""
+
+
+def potion_options(states: Iterable[GameState], shown: GameState) -> tuple[Potions, ...]:
+    """The potions a committed ``shown`` state may have: ``shown``'s first, then the other
+    potions of ``states`` (the same table by other stories), each once. One entry: certain."""
+    out = [shown.potions]
+    for st in states:
+        if st.potions not in out:
+            out.append(st.potions)
+    return tuple(out)
+
+
 def moves_shown(actions: Iterable[Action]) -> int:
     """The moves among ``actions`` a frame can show (not turn ends and discards)."""
     return sum(1 for a in actions if not isinstance(a, EndTurn | DiscardCard))
@@ -183,6 +211,13 @@ def same_now(hyps: Sequence[Hypothesis]) -> bool:
     """Every hypothesis of ``hyps`` stands for the same table now (board, potions, turn)."""
     key = state_key(hyps[0].state)
     return all(state_key(h.state) == key for h in hyps[1:])
+
+
+def same_seen(hyps: Sequence[Hypothesis]) -> bool:
+    """Every hypothesis of ``hyps`` stands for the same table now but perhaps the potions
+    (:func:`seen_key`)."""
+    key = seen_key(hyps[0].state)
+    return all(seen_key(h.state) == key for h in hyps[1:])
 
 
 def prune(
@@ -213,8 +248,19 @@ def prune(
     if not merged:
         return fallback
     best = min(h.cost for h in merged.values())
+    # stories that show the same table and differ only in the potions (a card or a spell the
+    # camera cannot tell apart) are kept as the table's potion alternatives while they are
+    # within ``potion_margin`` of the cheapest of them: a few counts shown as "one of these",
+    # not every spell the bots might have cast
+    lowest: dict[tuple[Key, tuple[Marker, ...]], float] = {}
+    for h in merged.values():
+        sk = (seen_key(h.state), h.pending)
+        lowest[sk] = min(lowest.get(sk, h.cost), h.cost)
     alive = [
-        replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
+        replace(h, cost=h.cost - best)
+        for h in merged.values()
+        if h.cost - best <= opts.margin
+        and h.cost - lowest[(seen_key(h.state), h.pending)] <= opts.potion_margin
     ]
     alive.sort(key=lambda h: (h.cost, len(h.pending)))
     if len(alive) <= opts.keep or not modules:

@@ -10,7 +10,7 @@ does not know.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from companion.rules.actions import Action, DiscardCard, Event
@@ -21,9 +21,13 @@ from companion.tracking.belief import (
     Hypothesis,
     Key,
     Path,
+    Potions,
     Step,
     board_key,
+    potion_options,
     same_now,
+    same_seen,
+    seen_key,
     state_key,
     step_print,
     with_alts,
@@ -41,31 +45,67 @@ class Committed:
     moves whose order the camera could not see (event ``order_unseen`` with ``options``, the
     stories in players' words, and ``stories``, their actions); ``state`` then holds the
     state after them.
+
+    ``potions``: when the stories that reach this table disagree on the players' potions (a
+    move by a card or by a spell looks the same, R-SPELL-6), every potion count they allow
+    (``state``'s first): only the board, the turn and the game's progress are claimed then,
+    the potions are "one of these". Empty when the potions are certain too.
     """
 
     action: Action | None
     events: tuple[Event, ...]
     state: GameState
+    potions: tuple[Potions, ...] = ()
+
+    @property
+    def certain(self) -> bool:
+        """Every story agrees on the whole table after this entry, potions included."""
+        return len(self.potions) <= 1
 
     def to_json(self) -> dict[str, Any]:
         """``{"action": …, "events": […]}``, or ``{"correction": true, …}`` /
-        ``{"unseen": true, …}`` for an entry without an action."""
+        ``{"unseen": true, …}`` for an entry without an action; with ``"potions_unsure"``
+        (``{colour: [[full, empty, spent], …]}``, the players whose potions are not certain)
+        when ``potions`` holds alternatives."""
         if self.action is None:
             kind = "correction" if any(e.kind == "correction" for e in self.events) else "unseen"
-            return {kind: True, "events": [dump_event(e) for e in self.events]}
-        return {"action": dump_action(self.action), "events": [dump_event(e) for e in self.events]}
+            out: dict[str, Any] = {kind: True, "events": [dump_event(e) for e in self.events]}
+        else:
+            out = {
+                "action": dump_action(self.action),
+                "events": [dump_event(e) for e in self.events],
+            }
+        if not self.certain:
+            out["potions_unsure"] = unsure_json(self.state, self.potions)
+        return out
+
+
+def unsure_json(state: GameState, options: Sequence[Potions]) -> dict[str, list[list[int]]]:
+    """``{colour: [[full, empty, spent], …]}`` for every player whose potions differ between
+    ``options`` (each count once, in the order given)."""
+    out: dict[str, list[list[int]]] = {}
+    for seat, colour in enumerate(state.table.colours):
+        vals: list[list[int]] = []
+        for pots in options:
+            v = list(pots[seat])
+            if v not in vals:
+                vals.append(v)
+        if len(vals) > 1:
+            out[colour] = vals
+    return out
 
 
 def advance(hyps: Sequence[Hypothesis], m: int, base: float) -> tuple[Hypothesis, ...]:
     """The hypotheses after their first ``m`` steps were committed (the best's state after
-    step ``m`` is now the root): the stories (trails) that pass through that state, cut
-    there; costs relative to ``base``. A hypothesis none of whose stories passes through it
-    is dropped."""
+    step ``m`` is now the root, its potions perhaps one of several): the stories (trails)
+    that pass through that table (:func:`~companion.tracking.belief.seen_key`: potions
+    aside), cut there; costs relative to ``base``. A hypothesis none of whose stories passes
+    through it is dropped."""
     best = min(hyps, key=lambda h: h.cost)
-    key = state_key(best.trail[m - 1].state)
+    key = seen_key(best.trail[m - 1].state)
     out: list[Hypothesis] = []
     for h in hyps:
-        trails = [t[m:] for t in h.paths() if state_key(t[m - 1].state) == key]
+        trails = [t[m:] for t in h.paths() if seen_key(t[m - 1].state) == key]
         if not trails:
             continue
         nh = Hypothesis(h.state, h.cost - base, trails[0], h.pending, h.implicit)
@@ -76,10 +116,10 @@ def advance(hyps: Sequence[Hypothesis], m: int, base: float) -> tuple[Hypothesis
 def _meeting(
     paths: Sequence[Sequence[Step]],
     limit: int,
-    key_of: Callable[[GameState], Key] = state_key,
+    key_of: Callable[[GameState], Key] = seen_key,
 ) -> int | None:
     """The first step (below ``limit``) after which every trail of ``paths`` is in the same
-    state (the same ``key_of``), or None."""
+    state (the same ``key_of``; potions aside by default), or None."""
     for j in range(limit):
         key = key_of(paths[0][j].state)
         if all(key_of(t[j].state) == key for t in paths[1:]):
@@ -88,8 +128,29 @@ def _meeting(
 
 
 def _table_key(st: GameState) -> Key:
-    """The board, every player's potions, whose turn and the game's progress."""
-    return (board_key(st), st.potions, st.turn.player, st.game)
+    """The board, whose turn and the game's progress (the potions are committed as
+    alternatives where the stories disagree on them)."""
+    return (board_key(st), st.turn.player, st.game)
+
+
+def _with_potions(
+    entries: Sequence[Committed], hyps: Sequence[Hypothesis], steps: int
+) -> list[Committed]:
+    """``entries`` (committed from the first ``steps`` steps of ``hyps``) with the potions of
+    every story that shows the same table there (:func:`potion_options`): a card and a spell
+    that look alike leave the potions "one of these", never the cheaper story's as certain."""
+    pool: dict[Key, list[GameState]] = {}
+    for h in hyps:
+        for t in h.paths():
+            for step in t[:steps]:
+                for path in step.paths():
+                    for st in path[2]:
+                        pool.setdefault(seen_key(st), []).append(st)
+    out: list[Committed] = []
+    for c in entries:
+        opts = potion_options(pool.get(seen_key(c.state), ()), c.state)
+        out.append(replace(c, potions=opts) if len(opts) > 1 else c)
+    return out
 
 
 def shared_stretch(
@@ -115,7 +176,7 @@ def shared_stretch(
     p = 0
     lead = seqs[0]
     while p < min(len(q) for q in seqs) and all(
-        q[p][0] == lead[p][0] and state_key(q[p][2]) == state_key(lead[p][2]) for q in seqs[1:]
+        q[p][0] == lead[p][0] and seen_key(q[p][2]) == seen_key(lead[p][2]) for q in seqs[1:]
     ):
         out.append(Committed(lead[p][0], lead[p][1], lead[p][2]))
         p += 1
@@ -175,8 +236,15 @@ def commit(
     Stories that disagree about the table now are held: a later frame, the DONE press or a
     spell's cost decides them; after ``max_lag`` held steps the players are asked
     (:func:`~companion.tracking.questions.lag_question`) what they can see (hidden pieces,
-    potions, whose turn), and only when no player could tell (a card count) the stretch until
-    the stories meet again is committed as above."""
+    whose turn), and only when no player could tell (a card count) the stretch until the
+    stories meet again is committed as above.
+
+    Potions are never claimed from the cheaper story alone: every committed entry lists the
+    potions of all the stories (any cost) that show its table (``Committed.potions``), and
+    the stories that differ only in potions (a card or a spell the camera cannot tell apart,
+    R-SPELL-6) stay in the belief after the commit, to be decided by a spell's cost, or
+    asked when they grow too many or the game ends
+    (:func:`~companion.tracking.questions.potions_question`)."""
     committed: list[Committed] = []
     steps: list[Step] = []
     while True:
@@ -191,8 +259,11 @@ def commit(
         fp0 = step_print(first)
         if not first.alts and all(t[0] is first or step_print(t[0]) == fp0 for t in paths):
             steps.append(first)
-            for a, ev, st in zip(first.actions, first.events, first.states, strict=True):
-                committed.append(Committed(a, ev, st))
+            got = [
+                Committed(a, ev, st)
+                for a, ev, st in zip(first.actions, first.events, first.states, strict=True)
+            ]
+            committed.extend(_with_potions(got, hyps, 1))
             root = first.state
             hyps = advance(hyps, 1, best.cost)
             continue
@@ -200,7 +271,7 @@ def commit(
         if all(state_key(t[0].state) == key0 for t in paths):
             # they agree where the step ends, not on the way there
             steps.append(first)
-            committed.extend(shared_stretch(paths, best.trail, 0, root))
+            committed.extend(_with_potions(shared_stretch(paths, best.trail, 0, root), hyps, 1))
             root = first.state
             hyps = advance(hyps, 1, best.cost)
             continue
@@ -208,30 +279,35 @@ def commit(
             if n <= opts.max_lag or asking:
                 break
             if opts.lag_questions and lag_question(near, root) is not None:
-                # the rivals disagree about the table as it is now (a card or a spell:
-                # potions; or hidden pieces): the players are asked, the best is never taken
-                # on its cost alone
+                # the rivals disagree about the table as it is now (hidden pieces, whose
+                # turn): the players are asked, the best is never taken on its cost alone
                 break
+            # held too long, and they differ in the potions at most: what they agree on is
+            # committed, the potions as alternatives (a card and a spell look alike)
         meet = _meeting(paths, limit)
-        if meet is None and not same_now(near):
+        if meet is None and not same_seen(near):
             # they never meet in one state (a move of the next player already, or not),
-            # but from some step on they agree on all the players can see and count: what
-            # comes before is committed as one stretch, not the best's steps (they claim
-            # the best's potions: a spell now instead of the true one turns ago)
+            # but from some step on they agree on all the players can see: what comes
+            # before is committed as one stretch, not the best's steps
             meet = _meeting(paths, limit, _table_key)
         if meet is None:
-            if same_now(near):
+            if same_seen(near):
                 break  # they meet in the newest step: one more frame
             # what they disagree about no player can see and never ends (a card count):
             # the best's step is taken
             steps.append(first)
-            for a, ev, st in zip(first.actions, first.events, first.states, strict=True):
-                committed.append(Committed(a, ev, st))
+            got = [
+                Committed(a, ev, st)
+                for a, ev, st in zip(first.actions, first.events, first.states, strict=True)
+            ]
+            committed.extend(_with_potions(got, hyps, 1))
             root = first.state
             hyps = advance(hyps, 1, best.cost)
             continue
         steps.extend(best.trail[: meet + 1])
-        committed.extend(shared_stretch(paths, best.trail, meet, root))
+        committed.extend(
+            _with_potions(shared_stretch(paths, best.trail, meet, root), hyps, meet + 1)
+        )
         root = best.trail[meet].state
         hyps = advance(hyps, meet + 1, best.cost)
     return CommitResult(tuple(committed), root, hyps, tuple(steps))

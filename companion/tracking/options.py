@@ -20,6 +20,11 @@ class TrackerOptions:
     :param keep_per_board: …with the expansion, at most this many of them per board
         (:func:`board_key`) while other boards are within ``margin``.
     :param margin: hypotheses costing more than the best + ``margin`` are dropped.
+    :param commit_margin: the stories within this of the best are the ones a commit must agree
+        with (``companion.tracking.commit``).
+    :param potion_margin: a story that shows the same table as a cheaper one and differs only
+        in the potions is dropped when it costs more than this above it (nats): the potion
+        alternatives the tracker keeps and shows are the likely ones (about two spells).
     :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
         tracker ask the players.
     :param beam: search nodes kept per depth.
@@ -69,6 +74,7 @@ class TrackerOptions:
     keep: int = 16
     margin: float = 12.0
     commit_margin: float = 4.0
+    potion_margin: float = 4.0
     max_lag: int = 12
     lag_questions: bool = True
     ask_margin: float = 2.5

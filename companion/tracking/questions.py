@@ -12,7 +12,7 @@ from typing import Any
 
 from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, MoveTower
 from companion.rules.model import GameState
-from companion.tracking.belief import Hypothesis, Key, board_key, same_now
+from companion.tracking.belief import Hypothesis, Key, board_key, same_seen, seen_key
 from companion.tracking.options import TrackerOptions
 from companion.tracking.words import count_of, describe, ordinal
 
@@ -49,8 +49,10 @@ def lag_question(
 ) -> tuple[str, tuple[str, ...], tuple[tuple[Hypothesis, ...], ...]] | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
-    potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree."""
-    if len(near) < 2 or same_now(near):
+    potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
+    on all but the potions: those are committed as alternatives and asked only when they
+    matter (:func:`potions_question`)."""
+    if len(near) < 2 or same_seen(near):
         return None
 
     def split(key: Callable[[GameState], object]) -> list[list[Hypothesis]]:
@@ -171,31 +173,15 @@ def _word(n: int) -> str:
     return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
 
 
-def potion_question(groups: Sequence[Sequence[Hypothesis]]) -> tuple[str, tuple[str, ...]]:
-    """The question (text, one option per group) about the first player whose potions (full,
-    empty, spent; R-POTION-1) the groups disagree on."""
-    reps = [g[0].state for g in groups]
-    tb = reps[0].table
-    for seat, colour in enumerate(tb.colours):
-        vals = {s.potions[seat] for s in reps}
-        if len(vals) > 1:
-            opts = tuple(
-                f"{s.potions[seat][0]} full, {s.potions[seat][1]} empty, {s.potions[seat][2]} spent"
-                for s in reps
-            )
-            return f"How many potions does {colour} have?", opts
-    return "Which potions are right?", tuple(str(s.potions) for s in reps)
-
-
 def pick_question(
     hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
 ) -> tuple[str, tuple[str, ...], Groups] | None:
     """The question to ask now (text, options, the hypotheses of each option), or None.
 
     After ``max_lag`` held steps, what the stories within ``commit_margin`` disagree on about
-    the table now (:func:`lag_question`). Else when hypotheses within ``ask_margin`` of the
-    best, on the same player's turn, differ in hidden pieces (only about moves a later frame
-    confirmed) or, at the end of the game, in potions.
+    the table now but the potions (:func:`lag_question`). Else the potions when they matter
+    (:func:`potions_question`). Else when hypotheses within ``ask_margin`` of the best, on the
+    same player's turn, differ in hidden pieces (only about moves a later frame confirmed).
     """
     hyps = sorted(hyps, key=lambda h: h.cost)
     if opts.lag_questions and min(len(h.trail) for h in hyps) > opts.max_lag:
@@ -205,6 +191,9 @@ def pick_question(
         lag = lag_question(near, root)
         if lag is not None:
             return lag
+    pots = potions_question(hyps)
+    if pots is not None:
+        return pots
     # rivals that disagree on whose turn it is (a move of the next player already, or not)
     # are decided by the next turns and the DONE button, not by the players
     p0 = hyps[0].state.turn.player
@@ -221,19 +210,68 @@ def pick_question(
     groups: dict[Key, list[Hypothesis]] = {}
     for h in close:
         groups.setdefault(board_key(h.state), []).append(h)
-    kind = "board"
     if len(groups) < 2:
-        if not hyps[0].state.game.over:
-            return None
-        groups = {}
-        for h in close:
-            groups.setdefault((h.state.potions,), []).append(h)
-        kind = "potions"
-        if len(groups) < 2:
-            return None
+        return None
     ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
-    if kind == "potions":
-        text, options = potion_question(ordered)
-    else:
-        text, options = board_question(ordered, root)
+    text, options = board_question(ordered, root)
     return text, options, tuple(tuple(g) for g in ordered)
+
+
+POTION_CHOICES = 3
+"""A potions question offers at most this many options."""
+POTION_COUNTS = 4
+"""A player's potions are shown as at most this many counts ("2 or 3 full"); more are asked
+about (:func:`potions_question`)."""
+POTION_STORIES = 8
+"""At most this many potion alternatives (every player's counts together) are kept for the
+table the best story shows; more are asked about (:func:`potions_question`): each player's
+doubt multiplies the others', and the belief's ``keep`` hypotheses must still hold the
+table's other stories."""
+
+
+def potions_question(
+    hyps: Sequence[Hypothesis],
+) -> tuple[str, tuple[str, ...], Groups] | None:
+    """The question about one player's potions, when the stories that show the best's table
+    (:func:`~companion.tracking.belief.seen_key`) disagree on them and it matters: the game is
+    over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, or all the
+    players' together past :data:`POTION_STORIES`. Asked as what the player sees (full and
+    empty tokens, R-POTION-1), one option per count, at most :data:`POTION_CHOICES` (the
+    least likely counts then share the last option), about the player with the most counts.
+    During the game a spell that one count cannot pay decides them without a question (that
+    story cannot explain the frame). ``hyps`` best first."""
+    best = hyps[0]
+    key = seen_key(best.state)
+    same = [h for h in hyps if seen_key(h.state) == key and h.pending == best.pending]
+    over = best.state.game.over
+    many = len({h.state.potions for h in same}) > POTION_STORIES
+    tb = best.state.table
+    pick: tuple[int, list[list[Hypothesis]]] | None = None
+    for seat in range(len(tb.colours)):
+        groups: dict[object, list[Hypothesis]] = {}
+        for h in same:
+            groups.setdefault(h.state.potions[seat][:2], []).append(h)
+        if len(groups) < 2 or (not over and not many and len(groups) <= POTION_COUNTS):
+            continue
+        if pick is None or len(groups) > len(pick[1]):
+            pick = (seat, sorted(groups.values(), key=lambda g: min(x.cost for x in g)))
+    if pick is None:
+        return None
+    seat, ordered = pick
+    words = [
+        f"{count_of(g[0].state.potions[seat][0], 'full potion')} and "
+        f"{g[0].state.potions[seat][1]} empty"
+        for g in ordered
+    ]
+    if len(ordered) > POTION_CHOICES:
+        # the least likely counts are one option together: an option for each would ask too
+        # much, and leaving them out would lose the true count when it is one of them
+        cut = POTION_CHOICES - 1
+        rest = [h for g in ordered[cut:] for h in g]
+        words = words[:cut] + ["another count: " + " or ".join(words[cut:])]
+        ordered = ordered[:cut] + [rest]
+    return (
+        f"How many full potions does {tb.colours[seat]} have now?",
+        tuple(words),
+        tuple(tuple(g) for g in ordered),
+    )

@@ -32,7 +32,7 @@ Pure: no I/O, no clock, no randomness; the same inputs give the same belief
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from companion.rules.actions import Action, Event
@@ -57,6 +57,7 @@ from companion.tracking.belief import (
     moves_shown,
     prune,
     same_story,
+    seen_key,
     state_key,
 )
 from companion.tracking.commit import Committed, commit
@@ -80,6 +81,10 @@ class TrackerUpdate:
         ``"board doesn't match at spaces 7, 9"``.
     :param hypotheses: number of hypotheses held.
     :param explained: the observation was explained (False for an ignored or unexplained frame).
+    :param potions_unsure: the players whose potions the stories that show ``state``'s table
+        disagree on (a card and a spell look alike, R-SPELL-6), with every count they allow:
+        ``{colour: ((full, empty, spent), …)}``, ``state``'s first; the page shows "one of
+        these", never ``state``'s alone as certain (:attr:`Tracker.potions_unsure`).
     """
 
     committed: tuple[Committed, ...]
@@ -89,6 +94,7 @@ class TrackerUpdate:
     health: str
     hypotheses: int
     explained: bool = True
+    potions_unsure: Mapping[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
 
     def committed_json(self) -> list[dict[str, Any]]:
         """The committed entries as JSON (:meth:`Committed.to_json`)."""
@@ -108,6 +114,7 @@ class TrackerUpdate:
             "health": self.health,
             "hypotheses": self.hypotheses,
             "explained": self.explained,
+            "potions_unsure": {c: [list(p) for p in v] for c, v in self.potions_unsure.items()},
         }
 
 
@@ -186,6 +193,30 @@ class Tracker:
         """What the best hypothesis says happened since the last commit (not yet certain)."""
         best = min(self._hyps, key=lambda h: h.cost)
         return tuple(a for step in best.trail for a in step.actions)
+
+    @property
+    def potions_unsure(self) -> dict[str, tuple[tuple[int, int, int], ...]]:
+        """The players whose potions are not certain: ``{colour: ((full, empty, spent), …)}``
+        with :attr:`state`'s count first, then the others of the stories that show the same
+        table (:func:`~companion.tracking.belief.seen_key`; a card or a spell the camera
+        cannot tell apart, R-SPELL-6). Empty when every such story agrees."""
+        st = self.state
+        key = seen_key(st)
+        best = min(self._hyps, key=lambda h: h.cost)
+        others = [h.state for h in self._hyps if h is not best and seen_key(h.state) == key]
+        if best.state is not st:
+            # the state a pending DONE leaves: the other stories' potions as they are now (a
+            # turn close changes no potion)
+            others = [h.state for h in self._hyps if seen_key(h.state) == seen_key(best.state)]
+        out: dict[str, tuple[tuple[int, int, int], ...]] = {}
+        for seat, colour in enumerate(st.table.colours):
+            vals = [st.potions[seat]]
+            for o in others:
+                if o.potions[seat] not in vals:
+                    vals.append(o.potions[seat])
+            if len(vals) > 1:
+                out[colour] = tuple(vals)
+        return out
 
     def question_candidates(self) -> tuple[tuple[GameState, ...], ...]:
         """Per option of the open question, the states that answer stands for (host page,
@@ -580,6 +611,7 @@ class Tracker:
             health=health,
             hypotheses=len(self._hyps),
             explained=explained,
+            potions_unsure=self.potions_unsure,
         )
 
     # -- JSON ------------------------------------------------------------------------------------
@@ -624,6 +656,7 @@ class Tracker:
                     "action": None if c.action is None else dump_action(c.action),
                     "events": [dump_event(e) for e in c.events],
                     "state": dump_state(c.state),
+                    "potions": [[list(p) for p in pots] for pots in c.potions],
                 }
                 for c in self._history[-20:]
             ],
@@ -683,6 +716,7 @@ class Tracker:
                 None if c["action"] is None else load_action(c["action"]),
                 tuple(load_event(e) for e in c["events"]),
                 load_state(c["state"]),
+                tuple(_potions_from(pots) for pots in c.get("potions", [])),
             )
             for c in data.get("history", [])
         )
@@ -704,6 +738,15 @@ class Tracker:
         """Replace this tracker's belief by :meth:`to_json` data (in place)."""
         other = Tracker.from_json(data)
         self.rollback(other.checkpoint())
+
+
+def _potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:
+    """One potion alternative of a committed entry: ``[[full, empty, spent], …]`` per seat."""
+    out: list[tuple[int, int, int]] = []
+    for p in d:
+        full, empty, spent = (int(x) for x in p)
+        out.append((full, empty, spent))
+    return tuple(out)
 
 
 def _marker_json(m: Marker) -> dict[str, Any]:

@@ -97,6 +97,7 @@ def build_snapshot(
     host: Mapping[str, object] | None = None,
     pack: Mapping[str, object] | None = None,
     seen: Observation | None = None,
+    potions_unsure: Mapping[str, Sequence[Sequence[int]]] | None = None,
 ) -> Snapshot:
     """The snapshot JSON for one audience (:class:`companion.web.service.Snapshot`).
 
@@ -111,11 +112,20 @@ def build_snapshot(
         tracker has worked out the latest one): published as ``seen`` (:func:`seen_json`) with
         ``checking`` true, and the pages draw the board from it; everything the camera cannot
         see (trapped wizards, potions, whose turn) still comes from ``state``.
+    :param potions_unsure: ``{colour: [(full, empty, spent), …]}``, the players whose potions
+        the tracker cannot tell (a card and a spell look alike, R-SPELL-6), ``state``'s count
+        first: the state's ``potions_unsure`` (``{colour: [{"full", "empty", "spent"}, …]}``),
+        shown as "one of these" (potions lie open on the table: every audience gets it).
     """
     state_json = None
     if state is not None:
         colour = audience.colour if audience.role == "player" else None
         state_json = audience_view(state, colour, memory_aid)
+        if potions_unsure:
+            state_json["potions_unsure"] = {
+                c: [{"full": p[0], "empty": p[1], "spent": p[2]} for p in counts]
+                for c, counts in potions_unsure.items()
+            }
     snap: Snapshot = {
         "version": version,
         "epoch": epoch,

@@ -3,12 +3,12 @@ action the first came (the end-to-end tests and ``companion bench e2e`` share it
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import replace
 
 from companion.rules import Config
 from companion.service.record import commit_check
 from companion.sim.simtable import SimulatedGame
-from companion.tracking import board_key
+from companion.tracking import Committed, board_key
 
 
 def _game(seed: int, actions: int) -> list:
@@ -18,7 +18,7 @@ def _game(seed: int, actions: int) -> list:
 
 
 def _commits(states) -> list:
-    return [SimpleNamespace(state=s) for s in states]
+    return [Committed(None, (), s) for s in states]
 
 
 def test_a_history_of_true_states_has_no_wrong_commit():
@@ -42,3 +42,12 @@ def test_going_back_to_an_earlier_state_is_a_wrong_commit():
     assert all((board_key(t), t.potions) != key for t in truths[4:])
     committed = _commits([*truths[1:9], truths[3]])
     assert commit_check(committed, truths) == (1, 7)
+
+
+def test_potions_shown_as_one_of_several_counts_are_wrong_only_when_none_is_true():
+    truths = _game(5, 16)
+    last = truths[-1]
+    other = tuple((f + 1, e, sp) for f, e, sp in last.potions)
+    state = replace(last, potions=other)
+    assert commit_check([Committed(None, (), state, (other, last.potions))], truths) == (0, None)
+    assert commit_check([Committed(None, (), state)], truths)[0] == 1

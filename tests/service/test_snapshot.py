@@ -111,3 +111,35 @@ def test_a_phone_link_with_a_foreign_token_is_refused_not_an_error():
     assert t.player_for_token("ünïcode") is None
     assert t.player_for_token("") is None
     assert t.version == 3 and t.player_tokens() == {"blue": "abc", "red": "xyz"}
+
+
+def test_potions_the_tracker_cannot_tell_reach_every_page_as_one_of_several_counts():
+    """A card and a spell look alike (R-SPELL-6): the counts the tracker holds go to every
+    audience (potions lie open on the table), the state's own count first; none when certain."""
+    state = setup(Config(player_count=3), 3)
+    blue = state.potions_of("blue")
+    unsure = {"blue": (blue, (1, blue[1] - 1, blue[2]))}
+    kwargs = dict(
+        version=7,
+        phase="playing",
+        memory_aid="own",
+        state=state,
+        dice=None,
+        panel={},
+        question=None,
+        health_ok=True,
+        health_line="ok",
+        log=[],
+        reports=[],
+        camera="ok",
+    )
+    for audience in (Audience.public(), Audience.player("blue"), Audience.player("red")):
+        got = build_snapshot(audience=audience, potions_unsure=unsure, **kwargs)["state"]
+        assert got["potions_unsure"] == {
+            "blue": [
+                {"full": blue[0], "empty": blue[1], "spent": blue[2]},
+                {"full": 1, "empty": blue[1] - 1, "spent": blue[2]},
+            ]
+        }
+    certain = build_snapshot(audience=Audience.public(), **kwargs)["state"]
+    assert "potions_unsure" not in certain

@@ -477,10 +477,20 @@ const WT = (() => {
     for (const pl of st.players || []) {
       const colour = pl.colour || pl.id;
       const p = (st.potions || {})[colour] || {};
+      // the camera cannot tell a card from a spell: the counts the tracker still holds, each
+      // shown, "or" between them, never one of them as certain
+      const unsure = (st.potions_unsure || {})[colour];
+      const counts = unsure && unsure.length > 1 ? unsure : [p];
+      const said = counts.map((q) => `${q.full || 0} full, ${q.empty || 0} empty, ${q.spent || 0} spent`);
+      const shown = [];
+      counts.forEach((q, i) => {
+        if (i) shown.push(el("span", { class: "potion-or" }, " or "));
+        shown.push(...potionsText(q));
+      });
       const row = el("tr", { class: colour === current ? "current" : null, "data-player": colour },
         el("td", {}, chip(colour), " ", cap(colour)),
-        el("td", { class: "potions", title: `${p.full || 0} full, ${p.empty || 0} empty, ${p.spent || 0} spent` },
-          potionsText(p)),
+        el("td", { class: counts.length > 1 ? "potions unsure" : "potions", title: said.join(" or ") },
+          shown),
         el("td", {}, String(inCastle[colour] || 0)));
       if (hasFeathers) row.append(el("td", {}, String(st.feathers[colour] || 0)));
       node.append(row);
