@@ -2,7 +2,7 @@
 
 The hand-built top-kind stage (:mod:`companion.vision.detector.tops`) decides crest or plain
 by the printed raven's dark ink and the crest disc's colour at fixed probe points. This module
-is the learned alternative (issue item "choose the method on evidence", ``docs/vision.md``):
+is the learned alternative (the README, "Command line", gives both methods' bench figures):
 
 * the top roof of a space (tier ``t`` on ``space``, at ``z = t * tier_height`` mm) is resampled
   from the frame through the board pose onto a ``CROP_PX`` x ``CROP_PX`` grid spanning the roof's

@@ -147,7 +147,7 @@ class DetectorConfig:
         ink and the crest disc's colour at fixed probes, :mod:`~companion.vision.detector.tops`)
         or ``"learned"`` (the ONNX classifier of :mod:`companion.vision.top_kind` on the
         rectified roof crop; the magic roof, the track and roofs under the castle stay hand).
-        The default is the one that measured better on fresh bench seeds (``docs/vision.md``).
+        The default is the one that measured better on fresh bench seeds (README, "Command line").
     :param min_confidence: a board with a space below this (reported) confidence is refused
         (the tracker gets no reading rather than a wrong one).
     :param confidence_power: the reported confidence is the raw one (the least of the tower
