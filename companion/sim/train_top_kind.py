@@ -317,8 +317,8 @@ def to_onnx(net: Network) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     """Train and save the top-kind model (``python -m companion.sim.train_top_kind``)."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--sessions", type=int, default=120, help="random tables (default 120)")
-    ap.add_argument("--per-session", type=int, default=6, help="game frames per table")
+    ap.add_argument("--sessions", type=int, default=40, help="random tables (default 40)")
+    ap.add_argument("--per-session", type=int, default=5, help="game frames per table (default 5)")
     ap.add_argument("--hidden", type=int, default=32, help="hidden units (default 32)")
     ap.add_argument("--steps", type=int, default=3000, help="training steps (default 3000)")
     ap.add_argument("--data", type=Path, help="cache of the rendered crops (.npz)")
