@@ -220,6 +220,7 @@ class Run:
     hands: bool
     camera: str = "pi"
     severity: dict[str, str] = field(default_factory=dict)
+    top_method: str = ""
 
 
 @dataclass
@@ -321,7 +322,7 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
 
     from companion.rules import Config, dump_state, observe, setup
     from companion.sim.render import random_lighting, render
-    from companion.vision.detector import Detector
+    from companion.vision.detector import Detector, DetectorConfig
     from companion.vision.geometry import BoardGeometry
     from companion.vision.profile import ProfileError
     from companion.vision.profile_setup import build_profile
@@ -358,7 +359,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             out.profile_failures += 1
             print(f"seed {seed} session {si}: profile failed: {exc}", file=sys.stderr)
             continue
-        detector = Detector(table.camera, track_geometry, profile)
+        dconfig = DetectorConfig(top_method=run.top_method) if run.top_method else None
+        detector = Detector(table.camera, track_geometry, profile, config=dconfig)
         detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
         play = cam.play_table()
         light = table.lighting
@@ -661,6 +663,7 @@ def main(argv: list[str]) -> int:
     import cv2
 
     from companion.sim.render.camera_model import CONDITIONS, SEVERITIES
+    from companion.vision.detector import DetectorConfig
 
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__)
     ap.add_argument("--frames", type=int, default=120, help="game frames per seed (default 120)")
@@ -702,6 +705,12 @@ def main(argv: list[str]) -> int:
         default="",
         help=f"with --conditions: only these, comma separated (of {', '.join(SEVERITIES)})",
     )
+    ap.add_argument(
+        "--top-method",
+        choices=("hand", "learned"),
+        default="",
+        help="how crest and plain roofs are read (default: the detector's default)",
+    )
     args = ap.parse_args(argv)
     if args.seed < 1 or args.frames < 1 or args.per_session < 1:
         print("seed, frames and per-session must be >= 1", file=sys.stderr)
@@ -729,7 +738,15 @@ def main(argv: list[str]) -> int:
         print("--conditions needs --camera pi", file=sys.stderr)
         return 2
     cv2.setNumThreads(1)
-    run = Run(args.frames, args.per_session, args.players, modules, not args.no_hands, args.camera)
+    run = Run(
+        args.frames,
+        args.per_session,
+        args.players,
+        modules,
+        not args.no_hands,
+        args.camera,
+        top_method=args.top_method,
+    )
     note = "timings on one core (cv2.setNumThreads(1)) with the pose cached"
     if args.conditions:
         rows = conditions_table(run, seeds, conds, sevs)
@@ -737,6 +754,7 @@ def main(argv: list[str]) -> int:
             out = {
                 "seeds": seeds,
                 "modules": sorted(modules),
+                "top_method": args.top_method or DetectorConfig().top_method,
                 "frames_per_seed": args.frames,
                 "conditions": rows,
                 "note": note,
@@ -751,6 +769,7 @@ def main(argv: list[str]) -> int:
         "seed": seeds[0],
         "seeds": seeds,
         "camera": args.camera,
+        "top_method": args.top_method or DetectorConfig().top_method,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,
         "profile_failures": pooled.profile_failures,

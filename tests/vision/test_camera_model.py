@@ -329,6 +329,14 @@ class TestBench:
         ]
         assert all(r["frames"] + r["profile_failures"] >= 1 for r in rows)
 
+    def test_the_top_method_is_chosen_and_reported(self, capsys) -> None:
+        argv = ["bench", "vision", "--seed", "5", "--frames", "1", "--no-hands", "--json"]
+        assert cli_main(argv) == 0
+        assert json.loads(capsys.readouterr().out)["top_method"] == "hand"
+        assert cli_main([*argv, "--top-method", "learned"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["top_method"] == "learned" and out["frames"] == 1
+
     @pytest.mark.parametrize(
         "argv",
         [

@@ -148,6 +148,11 @@ class DetectorConfig:
         colour agrees; :param fallback_sure: when only a colour vote or a little ink did.
     :param wizard_margin_gain: confidence gained per wizard of distance between a colour's
         measured area and the nearest count boundary (from 0.5 on the boundary).
+    :param top_method: how a tower top's crest or plain roof is read: ``"hand"`` (the raven's
+        ink and the crest disc's colour at fixed probes, :mod:`~companion.vision.detector.tops`)
+        or ``"learned"`` (the ONNX classifier of :mod:`companion.vision.top_kind` on the
+        rectified roof crop; the magic roof, the track and roofs under the castle stay hand).
+        The default is the one that measured better on fresh bench seeds (README, "Command line").
     :param min_confidence: a board with a space below this (reported) confidence is refused
         (the tracker gets no reading rather than a wrong one). A floor, not a bar: at 0.005 (a
         raw confidence of 0.22: the height model's count, or the count the tower total forced,
@@ -216,6 +221,7 @@ class DetectorConfig:
     ink_sure: float = 0.99
     fallback_sure: float = 0.6
     min_confidence: float = 0.005
+    top_method: str = "hand"
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
     work_ppm_max: float = 1.6

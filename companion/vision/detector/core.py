@@ -56,6 +56,7 @@ from companion.vision.quality import (
     pose_shift,
     space_ranges,
 )
+from companion.vision.top_kind import TopKindModel, learned_tops
 
 
 def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
@@ -281,7 +282,9 @@ class Detector:
         :data:`SHIPPED` for the model shipped with the package, or None for the hand-tuned
         rim rule (best tier above ``roof_threshold`` and ``roof_contrast``).
     :param limits: when a frame is refused (:mod:`companion.vision.quality`).
-    :raises OSError, ValueError: when the height model file cannot be read.
+    :raises OSError, ValueError: when the height model file cannot be read, or with
+        ``config.top_method`` ``"learned"`` the top-kind model; ValueError for another
+        ``top_method`` than ``"hand"`` or ``"learned"``.
     """
 
     def __init__(
@@ -304,6 +307,9 @@ class Detector:
         self._tables: PoseTables | None = None
         self._tables_pose: BoardPose | None = None
         self.limits = limits or QualityLimits()
+        if self.config.top_method not in ("hand", "learned"):
+            raise ValueError(f"top_method {self.config.top_method!r}: expected 'hand' or 'learned'")
+        self._top_model = TopKindModel() if self.config.top_method == "learned" else None
         # the session's references, from the first frame read (the setup frame)
         self._ref_points: NDArray[np.float64] | None = None
         # the scale frames are read at (see :meth:`detect`), None until the board is found
@@ -470,6 +476,8 @@ class Detector:
             else np.zeros(0, bool)
         )
         tops, sure = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
+        if self._top_model is not None:
+            learned_tops(self._top_model, fp, stacks, rd.geometry, tops, sure)
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped)
         glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
         quality = replace(quality, glare=glare)
