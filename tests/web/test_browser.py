@@ -346,3 +346,38 @@ def test_the_host_checks_the_camera_before_the_game(
     assert any("print larger markers" in a for a in advice), advice
     assert "px per cell" in (page.text_content("#cal-figures") or "")
     shot(page, "host-camera-check")
+
+
+class UnsurePotions(FakeTableService):
+    """A table whose tracker cannot tell red's potions (a card and a spell look alike)."""
+
+    def _build(self, audience: Audience) -> Any:
+        snap = super()._build(audience)
+        if snap.get("state") is not None:
+            snap["state"]["potions_unsure"] = {
+                "red": [{"full": 2, "empty": 1, "spent": 0}, {"full": 1, "empty": 1, "spent": 1}]
+            }
+        return snap
+
+
+def test_potions_the_tracker_cannot_tell_are_shown_as_one_or_the_other(page: Any) -> None:
+    svc = UnsurePotions(seed=22)
+    svc.load(trapped_position(), memory_aid="own")
+    srv = BackgroundServer(create_app({"SSE_HEARTBEAT_S": 1.0}, svc), "127.0.0.1", 0).start()
+    try:
+        page.goto(srv.url + "/")
+        cell = page.locator("#players tr[data-player='red'] td.potions")
+        cell.wait_for(timeout=5000)
+        assert "unsure" in (cell.get_attribute("class") or "")
+        assert cell.get_attribute("title") == "2 full, 1 empty, 0 spent or 1 full, 1 empty, 1 spent"
+        assert " or " in cell.inner_text()
+        assert cell.locator(".potion-full").count() == 3  # ●● or ●
+        sure = page.locator("#players tr[data-player='blue'] td.potions")
+        assert (
+            "unsure" not in (sure.get_attribute("class") or "") and " or " not in sure.inner_text()
+        )
+        shot(page, "potions-unsure")
+    finally:
+        page.goto("about:blank")  # the page leaves before its server stops
+        svc.close()
+        srv.close()
