@@ -154,11 +154,12 @@ class DetectorConfig:
         rectified roof crop; the magic roof, the track and roofs under the castle stay hand).
         The default is the one that measured better on fresh bench seeds (README, "Command line").
     :param min_confidence: a board with a space below this (reported) confidence is refused
-        (the tracker gets no reading rather than a wrong one). A floor, not a bar: at 0.005 (a
-        raw confidence of 0.22: the height model's count, or the count the tower total forced,
-        has less than a fifth of its probability) it refused a tenth of the boards on the
-        development seeds (bench seeds 1001-1010), most of them wrong; at 0.05 it refused a
-        third, most of them right.
+        (the tracker gets no reading rather than a wrong one). Off (0) by default: a floor of
+        0.005 (a raw confidence of 0.22) refused a tenth of the boards on the development seeds
+        (bench seeds 1001-1010), most of them wrong, but in a tracked game with all modules it
+        refused every board of one table (a space always that unsure), so the tracker never
+        committed; 0.05 refused a third of the boards, most of them right. The reported
+        per-space confidence goes to the tracker either way.
     :param work_ppm_max: the board's scale in the frame, px per board mm (the square root of
         its projected area over its area in mm²), above which the frame is reduced before it is
         read: the detector's probe rings, edge filter, sampling step and piece areas are in
@@ -220,7 +221,7 @@ class DetectorConfig:
     forced_confidence: float = 0.6
     ink_sure: float = 0.99
     fallback_sure: float = 0.6
-    min_confidence: float = 0.005
+    min_confidence: float = 0.0
     top_method: str = "hand"
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
