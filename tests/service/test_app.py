@@ -23,6 +23,18 @@ from companion.sim.testing import finish_game, sim_config, simulated_companion, 
 REPO = Path(__file__).resolve().parents[2]
 
 
+def drain(sock: socket.socket) -> None:
+    """Drop every datagram already waiting on ``sock``."""
+    sock.setblocking(False)
+    try:
+        while True:
+            sock.recv(512)
+    except BlockingIOError:
+        pass
+    finally:
+        sock.settimeout(0.2)
+
+
 def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
     path = tmp_path / "notify.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -59,8 +71,12 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
                 c.heartbeats.beat(part, "test")
             fed += messages(0.1)
         assert b"WATCHDOG=1" in fed
-        # a part falls silent: the watchdog starves (systemd would restart the service)
-        time.sleep(1.2)
+        # a part falls silent: the watchdog starves (systemd would restart the service). The pings
+        # sent while the last beats were still fresh (up to heartbeat_stale_s after them) sit in
+        # the socket's buffer: wait past staleness plus a slow supervisor tick, drop them, then
+        # listen.
+        time.sleep(1.6)
+        drain(sock)
         assert b"WATCHDOG=1" not in messages(1.0)
         c.stop()
         assert any(m.startswith(b"STOPPING=1") for m in messages(0.3))
