@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from companion.rules import Config, dump_state, observe, setup
 from companion.rules.model import MODULES
+from companion.sim.mlp import fit_softmax_mlp
 from companion.sim.render import random_lighting, random_setup, render
 from companion.sim.scenes import TILT_BUCKETS, random_game_state
 from companion.vision.detect_height import (
@@ -151,43 +152,12 @@ def train(
     mean[cols] = 0.0
     scale[cols] = IGNORED_SCALE
     xs = ((x - mean) / scale).astype(np.float64)
-    n, f = xs.shape
+    n = len(y)
     c = max_towers + 1
-    onehot = np.zeros((n, c))
-    onehot[np.arange(n), y] = 1.0
     # empty spaces outnumber every tower count: weigh the classes towards balance
     counts = np.bincount(y, minlength=c).astype(np.float64)
     cw = np.where(counts > 0, (n / np.maximum(counts, 1) / c) ** 0.5, 0.0)
-    sw = cw[y] / cw[y].sum()
-    params = [
-        rng.normal(0, (2 / f) ** 0.5, (f, hidden)),
-        np.zeros(hidden),
-        rng.normal(0, (1 / hidden) ** 0.5, (hidden, c)),
-        np.zeros(c),
-    ]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
-    lr = 0.01
-    for t in range(1, steps + 1):
-        w1, b1, w2, b2 = params
-        pre = xs @ w1 + b1
-        h = np.maximum(pre, 0.0)
-        z = h @ w2 + b2
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        dz = (p - onehot) * sw[:, None]
-        gw2 = h.T @ dz + l2 * w2
-        gb2 = dz.sum(axis=0)
-        dh = (dz @ w2.T) * (pre > 0)
-        gw1 = xs.T @ dh + l2 * w1
-        gb1 = dh.sum(axis=0)
-        for i, g in enumerate((gw1, gb1, gw2, gb2)):
-            m[i] = 0.9 * m[i] + 0.1 * g
-            v[i] = 0.999 * v[i] + 0.001 * g * g
-            mh = m[i] / (1 - 0.9**t)
-            vh = v[i] / (1 - 0.999**t)
-            params[i] = params[i] - lr * mh / (np.sqrt(vh) + 1e-8)
+    params = fit_softmax_mlp(xs, y, cw, hidden, steps, rng, l2=l2, lr=0.01)
     return HeightModel(mean, scale, *params)
 
 

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from companion.rules import Config, Observation, dump_state, observe, setup
 from companion.rules.model import MODULES
+from companion.sim.mlp import fit_softmax_mlp
 from companion.sim.render import random_lighting, render
 from companion.sim.render.camera_model import (
     CONDITIONS,
@@ -227,42 +228,10 @@ def train(
     mean = x.mean(axis=0).astype(np.float32)
     scale = (x.std(axis=0) + 0.02).astype(np.float32)
     xs = (x - mean) / scale
-    n, f = xs.shape
-    cw = n / counts / c
-    params = [
-        rng.normal(0, (2 / f) ** 0.5, (f, hidden)).astype(np.float32),
-        np.zeros(hidden, np.float32),
-        rng.normal(0, (1 / hidden) ** 0.5, (hidden, c)).astype(np.float32),
-        np.zeros(c, np.float32),
-    ]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
-    for t in range(1, steps + 1):
-        bi = rng.integers(0, n, min(batch, n))
-        xb, yb = xs[bi], y[bi]
-        w1, b1, w2, b2 = params
-        pre = xb @ w1 + b1
-        h = np.maximum(pre, 0.0)
-        z = h @ w2 + b2
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        onehot = np.zeros_like(p)
-        onehot[np.arange(len(yb)), yb] = 1.0
-        sw = (cw[yb] / cw[yb].sum()).astype(np.float32)
-        dz = (p - onehot) * sw[:, None]
-        grads = [
-            xb.T @ ((dz @ w2.T) * (pre > 0)) + l2 * w1,
-            ((dz @ w2.T) * (pre > 0)).sum(axis=0),
-            h.T @ dz + l2 * w2,
-            dz.sum(axis=0),
-        ]
-        for i, g in enumerate(grads):
-            m[i] = 0.9 * m[i] + 0.1 * g
-            v[i] = 0.999 * v[i] + 0.001 * g * g
-            mh = m[i] / (1 - 0.9**t)
-            vh = v[i] / (1 - 0.999**t)
-            params[i] = (params[i] - lr * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
+    cw = len(y) / counts / c
+    params = fit_softmax_mlp(
+        xs, y, cw, hidden, steps, rng, l2=l2, lr=lr, batch=batch, dtype=np.float32
+    )
     return Network(mean, scale, *params)
 
 
