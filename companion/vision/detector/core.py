@@ -665,11 +665,13 @@ def wizard_area_gain(
     plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
     det = Detector(camera, geometry, plain)
     found = det.detect(frame)
-    if not found.ok or found.observation is None:
+    # every space as read (the withheld ones too: each is checked against the known position)
+    seen = found.reading if found.ok else None
+    if seen is None:
         return None
     ratios: list[float] = []
     for space, want in expected.items():
-        got = found.observation.spaces.get(space)
+        got = seen.spaces.get(space)
         detail = found.details.get(space)
         if got is None or detail is None or got.towers != want.towers or want.castle:
             continue
