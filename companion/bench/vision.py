@@ -696,6 +696,10 @@ def main(argv: list[str]) -> int:
         "by_seed": seed_report(results),
         "refusals": dict(pooled.groups["all"].refusals.most_common()),
         "withhold_sweep": sweep(pooled.groups["all"].reads, DetectorConfig().withhold_max),
+        # the same with other refusal shares (DetectorConfig.withhold_max)
+        "withhold_max_sweep": {
+            str(m): sweep(pooled.groups["all"].reads, m) for m in (0.25, 0.375, 0.75, 1.0)
+        },
         "colour_confusion": {t: dict(c) for t, c in sorted(pooled.matrix.items())},
         "hand": {
             k: pooled.hand[k]

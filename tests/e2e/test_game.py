@@ -196,5 +196,8 @@ def test_every_still_board_is_read_as_it_stands(companion_factory):
     for obs, scene, _ in still_boards_read(companion_factory):
         truth = {n: seen_of(s) for n, s in observe(scene.state).spaces.items()}
         read = {n: seen_of(s) for n, s in obs.spaces.items()}
-        wrong = {n: (read.get(n), s) for n, s in truth.items() if read.get(n) != s}
+        # a space the detector withheld as unsure is unknown (docs/state-model.md §3); every
+        # space it emitted is as it stands, and most of the board is read
+        wrong = {n: (r, truth.get(n)) for n, r in read.items() if truth.get(n) != r}
         assert not wrong, f"frame {obs.frame} (action {scene.step}): {wrong}"
+        assert 2 * len(read) >= len(truth), f"frame {obs.frame}: {len(read)} spaces read"
