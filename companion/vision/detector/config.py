@@ -164,11 +164,18 @@ class DetectorConfig:
         emitted Observation (unknown to the tracker, drawn as not read) and named with a reason
         in ``Detection.withheld`` (:mod:`~companion.vision.detector.withhold`); with it on,
         a space under a lamp's glare is withheld too instead of refusing the board. 0 turns
-        withholding off (glare then refuses the board). The default was chosen on the
-        development seeds (bench seeds 1001-1010, with modules 2001-2003) from the trade-off
-        between wrong boards emitted and spaces withheld (README, "Command line").
+        withholding off (glare then refuses the board). The default 0.2 is the knee of the
+        trade-off on the development seeds (``bench vision --seeds 1001-1010 --frames 12``
+        and, all modules, ``--seeds 2001-2003``; ``withhold_sweep``): wrong boards fell from
+        17.5 to 5.8 % (all modules 30.6 to 11.1 %) for 15 % (12 %) of the spaces withheld;
+        0.5 left 2.5 % (0 %) wrong but withheld 19 % (23 %) and refused a fifth of the base
+        boards, and 0.8 (0.8 % wrong) withheld 28 % and refused 37 %. A tracked game loses
+        what only a withheld space shows (a redraw and a spell looked like two card moves
+        with 0.5 in the tracked 3-player game); at 0.2 the tracked games are followed.
     :param withhold_max: the largest share of a board's spaces that may be withheld; a board
-        with more is refused (most of it unsure says the whole frame is suspect).
+        with more is refused (most of it unsure says the whole frame is suspect; on the
+        development seeds at 0.5 withheld, refusing such boards cut wrong boards from 3.3 to
+        2.5 %, ``withhold_max_sweep``).
     :param work_ppm_max: the board's scale in the frame, px per board mm (the square root of
         its projected area over its area in mm²), above which the frame is reduced before it is
         read: the detector's probe rings, edge filter, sampling step and piece areas are in
@@ -231,7 +238,7 @@ class DetectorConfig:
     ink_sure: float = 0.99
     fallback_sure: float = 0.6
     min_confidence: float = 0.0
-    withhold_below: float = 0.5
+    withhold_below: float = 0.2
     withhold_max: float = 0.5
     top_method: str = "hand"
     wizard_margin_gain: float = 2.0
