@@ -4,6 +4,7 @@ real detector and tracker follow, the phone pages show it, questions are answere
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -51,10 +52,24 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
         f"{wrong} wrong commits of {len(history)}, the first after true action {first}; "
         f"setup check: {vision_blocker(seed, players, modules) or 'ok'}"
     )
-    assert same_table(tracked, truth), (
+    # potions are not on the board: where a card and a spell looked alike (R-SPELL-6; a space
+    # withheld as unsure may hide what told them apart) the pages show the tracker's potion
+    # counts as "one of these", and the truth must be one of them
+    unsure = c.service.driver.tracker.potions_unsure
+    shown = replace(
+        tracked,
+        potions=tuple(
+            want if want in unsure.get(colour, ()) else p
+            for colour, p, want in zip(
+                tracked.table.colours, tracked.potions, truth.potions, strict=True
+            )
+        ),
+    )
+    assert same_table(shown, truth), (
         f"tracked table differs from the truth: {len(history)} commits for "
         f"{len(c.table.game.record.actions)} true actions, {c.vision.observations} still boards "
-        f"emitted; health: {c.service.health_line}; "
+        f"emitted; health: {c.service.health_line}; potions {tracked.potions}, truth "
+        f"{truth.potions}, unsure {unsure}; "
         f"setup check: {vision_blocker(seed, players, modules) or 'ok'}"
     )
     assert hidden_positions(tracked) == hidden_positions(truth)
