@@ -18,9 +18,13 @@ per tilt bucket and lighting bucket. Seeds: sessions use ``seed * 1000 + i``; th
 below 1000, so with ``--seed >= 1`` the bench never sees a test frame.
 
 ``--seeds A-B`` runs many bench seeds (many tables) into one report: the figures per seed and
-their spread across seeds (mean, min, max, sd). A *wrong board* is a frame the detector emitted
-a board for that differs from the truth; a *refused* frame is one it emitted nothing for (its
-reason is counted). ``--camera pi`` (the default) renders the ideal lens image and passes it
+their spread across seeds (mean, min, max, sd). Each frame is *exact* (every space read and
+right), *partial* (spaces withheld, every space emitted right), *wrong* (a space emitted and
+wrong) or *refused* (nothing emitted; its reason is counted), with the share of spaces withheld
+(:mod:`companion.bench.vision_tally`); the same frames are also scored at other withholding
+thresholds (``withhold_sweep``: the trade-off between wrong boards and withheld spaces).
+``--withhold-below 0`` reads as the detector did before it could withhold a space.
+``--camera pi`` (the default) renders the ideal lens image and passes it
 through the Raspberry Pi camera model (:mod:`companion.sim.render.camera_model`) at its
 defaults; ``--camera legacy`` keeps the renderer's own noise, blur and JPEG. ``--conditions``
 makes one camera condition at a time worse (mild, moderate, severe; the rest at the defaults)
@@ -35,15 +39,15 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from companion.bench.reliability import print_reliability, reliability
+from companion.bench.reliability import print_reliability
+from companion.bench.vision_tally import Tally, colour_confusion
 from companion.rules.model import MODULES
-from companion.rules.observation import Observation
+from companion.sim.readings import OUTCOMES, sweep
 from companion.sim.scenes import (
     INTENSITY_BUCKETS,
     KELVIN_BUCKETS,
@@ -65,139 +69,10 @@ def _bucket(value: float, buckets: tuple[tuple[float, float], ...]) -> str:
     return "other"
 
 
-@dataclass
-class Tally:
-    """Counts for one group of frames."""
-
-    frames: int = 0
-    spaces: int = 0
-    towers_wrong: int = 0
-    top_wrong: int = 0
-    top_hidden: int = 0
-    wizards_wrong: int = 0
-    castle_wrong: int = 0
-    tokens_wrong: int = 0
-    boards_exact: int = 0
-    boards_castle_wrong: int = 0
-    not_read: int = 0
-    wrong_emitted: int = 0
-    refusals: Counter[str] = field(default_factory=Counter)
-    ms: list[float] = field(default_factory=list)
-    conf_right: list[float] = field(default_factory=list)
-    conf_wrong: list[float] = field(default_factory=list)
-    warp_ms: list[float] = field(default_factory=list)
-    space_conf: list[tuple[float, bool]] = field(default_factory=list)
-
-    def add(self, truth: Observation, got: Observation | None) -> None:
-        self.frames += 1
-        if got is None:
-            self.not_read += 1
-            self.spaces += len(truth.spaces)
-            self.towers_wrong += len(truth.spaces)
-            self.top_wrong += len(truth.spaces)
-            self.wizards_wrong += len(truth.spaces)
-            self.castle_wrong += len(truth.spaces)
-            self.boards_castle_wrong += 1
-            return
-        exact = True
-        castle_ok = True
-        for s, t in truth.spaces.items():
-            o = got.spaces.get(s)
-            self.spaces += 1
-            if o is None:
-                self.towers_wrong += 1
-                self.top_wrong += 1
-                self.wizards_wrong += 1
-                self.castle_wrong += 1
-                exact = castle_ok = False
-                continue
-            bad = False
-            if o.towers != t.towers:
-                self.towers_wrong += 1
-                bad = True
-            if o.top != t.top:
-                self.top_wrong += 1
-                if t.castle and t.towers:
-                    self.top_hidden += 1
-                bad = True
-            if dict(o.wizards) != dict(t.wizards):
-                self.wizards_wrong += 1
-                bad = True
-            if o.castle != t.castle:
-                self.castle_wrong += 1
-                castle_ok = False
-                bad = True
-            if o.witch != t.witch or o.raven != t.raven:
-                self.tokens_wrong += 1
-                bad = True
-            exact = exact and not bad
-            self.space_conf.append((o.confidence, not bad))
-            (self.conf_wrong if o.towers != t.towers else self.conf_right).append(o.confidence)
-        self.boards_exact += int(exact)
-        self.wrong_emitted += int(not exact)
-        self.boards_castle_wrong += int(not castle_ok)
-
-    def figures(self) -> dict[str, Any]:
-        n = max(self.spaces, 1)
-        f = max(self.frames, 1)
-        ms = np.array(self.ms) if self.ms else np.array([np.nan])
-        warp = np.array(self.warp_ms) if self.warp_ms else np.array([np.nan])
-        return {
-            "frames": self.frames,
-            "spaces": self.spaces,
-            "tower_count_error_pct": round(100 * self.towers_wrong / n, 3),
-            "top_kind_error_pct": round(100 * self.top_wrong / n, 3),
-            "top_kind_error_pct_excl_under_castle": round(
-                100 * (self.top_wrong - self.top_hidden) / n, 3
-            ),
-            "wizards_error_pct": round(100 * self.wizards_wrong / n, 3),
-            "castle_space_error_pct": round(100 * self.castle_wrong / n, 3),
-            "castle_board_error_pct": round(100 * self.boards_castle_wrong / f, 2),
-            "tokens_error_pct": round(100 * self.tokens_wrong / n, 3),
-            "board_exact_pct": round(100 * self.boards_exact / f, 2),
-            "frames_not_read": self.not_read,
-            "refused_pct": round(100 * self.not_read / f, 2),
-            "wrong_board_pct": round(100 * self.wrong_emitted / f, 2),
-            "wrong_boards": self.wrong_emitted,
-            "median_ms": round(float(np.nanmedian(ms)), 2),
-            "p95_ms": round(float(np.nanpercentile(ms, 95)), 2),
-            "warp_median_ms": round(float(np.nanmedian(warp)), 2),
-            "ratio_to_warp": round(float(np.nanmedian(ms) / np.nanmedian(warp)), 2),
-            # the detector's per-space confidence where its tower count was right / wrong
-            "confidence_right_mean": round(float(np.mean(self.conf_right)), 3)
-            if self.conf_right
-            else None,
-            "confidence_wrong_mean": round(float(np.mean(self.conf_wrong)), 3)
-            if self.conf_wrong
-            else None,
-            "reliability": reliability(self.space_conf),
-        }
-
-
-def colour_confusion(
-    truth: Mapping[str, int], got: Mapping[str, int], matrix: dict[str, Counter[str]]
-) -> None:
-    """Add one space to ``matrix[true colour][detected colour or 'missed'/'extra']``."""
-    t = Counter(truth)
-    g = Counter(got)
-    for c in set(t) | set(g):
-        m = min(t[c], g[c])
-        if m:
-            matrix[c][c] += m
-        t[c] -= m
-        g[c] -= m
-    left_t = sorted(t.elements())
-    left_g = sorted(g.elements())
-    for a, b in zip(left_t, left_g, strict=False):
-        matrix[a][b] += 1
-    for a in left_t[len(left_g) :]:
-        matrix[a]["missed"] += 1
-    for b in left_g[len(left_t) :]:
-        matrix["extra"][b] += 1
-
-
 SPREAD_KEYS = (
     "board_exact_pct",
+    "board_partial_pct",
+    "withheld_space_pct",
     "tower_count_error_pct",
     "top_kind_error_pct",
     "wizards_error_pct",
@@ -221,6 +96,7 @@ class Run:
     camera: str = "pi"
     severity: dict[str, str] = field(default_factory=dict)
     top_method: str = ""
+    withhold_below: float | None = None
 
 
 @dataclass
@@ -359,7 +235,11 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             out.profile_failures += 1
             print(f"seed {seed} session {si}: profile failed: {exc}", file=sys.stderr)
             continue
-        dconfig = DetectorConfig(top_method=run.top_method) if run.top_method else None
+        dconfig = DetectorConfig()
+        if run.top_method:
+            dconfig = replace(dconfig, top_method=run.top_method)
+        if run.withhold_below is not None:
+            dconfig = replace(dconfig, withhold_below=run.withhold_below)
         detector = Detector(table.camera, track_geometry, profile, config=dconfig)
         detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
         play = cam.play_table()
@@ -389,8 +269,13 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
                 cv2.warpPerspective(frame, np.linalg.inv(pose.homography), (1024, 1024))
                 warp_ms = (time.perf_counter() - t0) * 1000
             got = det.observation if det.ok else None
+            lit = sorted(
+                sp
+                for sp, c in ((det.quality.glare if det.quality else None) or {}).items()
+                if c >= detector.limits.glare_share
+            )
             for k in keys:
-                out.groups[k].add(res.observation, got)
+                out.groups[k].add(res.observation, got, det.reading, lit)
                 out.groups[k].ms.append(ms)
                 out.groups[k].warp_ms.append(warp_ms)
             if got is None:
@@ -398,7 +283,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             else:
                 for s, t in res.observation.spaces.items():
                     o = got.spaces.get(s)
-                    colour_confusion(t.wizards, o.wizards if o else {}, out.matrix)
+                    if o is not None:  # (a withheld space is no colour read)
+                        colour_confusion(t.wizards, o.wizards, out.matrix)
             done += 1
         if run.hands:
             _hand_sequence(run, out, cam, play, detector, prng, nrng, players, geometry)
@@ -516,6 +402,7 @@ def seed_report(results: list[SeedResult]) -> dict[str, Any]:
 
 COLS = [
     ("board_exact_pct", "exact%"),
+    ("board_partial_pct", "partial%"),
     ("tower_count_error_pct", "towers%"),
     ("top_kind_error_pct", "top%"),
     ("wizards_error_pct", "wizards%"),
@@ -523,6 +410,7 @@ COLS = [
     ("tokens_error_pct", "tokens%"),
     ("wrong_board_pct", "wrong%"),
     ("refused_pct", "refused%"),
+    ("withheld_space_pct", "withheld%"),
     ("median_ms", "med ms"),
     ("p95_ms", "p95 ms"),
     ("ratio_to_warp", "x warp"),
@@ -554,6 +442,14 @@ def _print_report(figures: dict[str, Any], pooled: SeedResult) -> None:
                 + "".join(f"{str(sr['spread'][c][stat]):>10}" for c, _ in short)
             )
     print_reliability(pooled.groups["all"].figures()["reliability"])
+    print(
+        f"withholding (now below {figures['withhold_below']:g}): the same frames at other "
+        "thresholds, % of frames (withheld: % of the spaces on the boards emitted)"
+    )
+    print(f"{'below':>8}" + "".join(f"{h:>10}" for h in (*OUTCOMES, "withheld")))
+    for row in figures["withhold_sweep"]:
+        vals = [row[f"{k}_pct"] for k in OUTCOMES] + [row["withheld_space_pct"]]
+        print(f"{row['threshold']:>8g}" + "".join(f"{v:>10}" for v in vals))
     refusals = pooled.groups["all"].refusals
     if refusals:
         print("refused frames by reason:")
@@ -600,6 +496,8 @@ def conditions_table(
                 "frames": pooled["frames"],
                 "board_exact_pct": pooled["board_exact_pct"],
                 "board_exact_by_seed": spread(exact),
+                "board_partial_pct": pooled["board_partial_pct"],
+                "withheld_space_pct": pooled["withheld_space_pct"],
                 "wrong_board_pct": pooled["wrong_board_pct"],
                 "refused_pct": pooled["refused_pct"],
                 "tower_count_error_pct": pooled["tower_count_error_pct"],
@@ -630,8 +528,10 @@ def _print_conditions(rows: list[dict[str, Any]], seeds: list[int], modules: lis
         "frames",
         "exact%",
         "min-max",
+        "partial%",
         "wrong%",
         "refused%",
+        "withheld%",
         "towers%",
         "top%",
         "wizards%",
@@ -647,8 +547,10 @@ def _print_conditions(rows: list[dict[str, Any]], seeds: list[int], modules: lis
             r["frames"],
             r["board_exact_pct"],
             mm,
+            r["board_partial_pct"],
             r["wrong_board_pct"],
             r["refused_pct"],
+            r["withheld_space_pct"],
             r["tower_count_error_pct"],
             r["top_kind_error_pct"],
             r["wizards_error_pct"],
@@ -711,7 +613,17 @@ def main(argv: list[str]) -> int:
         default="",
         help="how crest and plain roofs are read (default: the detector's default)",
     )
+    ap.add_argument(
+        "--withhold-below",
+        type=float,
+        default=None,
+        help="withhold spaces below this reported confidence (default: the detector's; "
+        "0: withhold nothing, as before spaces could be withheld)",
+    )
     args = ap.parse_args(argv)
+    if args.withhold_below is not None and not 0.0 <= args.withhold_below <= 1.0:
+        print("--withhold-below must be within 0..1", file=sys.stderr)
+        return 2
     if args.seed < 1 or args.frames < 1 or args.per_session < 1:
         print("seed, frames and per-session must be >= 1", file=sys.stderr)
         return 2
@@ -746,6 +658,10 @@ def main(argv: list[str]) -> int:
         not args.no_hands,
         args.camera,
         top_method=args.top_method,
+        withhold_below=args.withhold_below,
+    )
+    withhold = (
+        args.withhold_below if args.withhold_below is not None else DetectorConfig().withhold_below
     )
     note = "timings on one core (cv2.setNumThreads(1)) with the pose cached"
     if args.conditions:
@@ -755,6 +671,7 @@ def main(argv: list[str]) -> int:
                 "seeds": seeds,
                 "modules": sorted(modules),
                 "top_method": args.top_method or DetectorConfig().top_method,
+                "withhold_below": withhold,
                 "frames_per_seed": args.frames,
                 "conditions": rows,
                 "note": note,
@@ -770,6 +687,7 @@ def main(argv: list[str]) -> int:
         "seeds": seeds,
         "camera": args.camera,
         "top_method": args.top_method or DetectorConfig().top_method,
+        "withhold_below": withhold,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,
         "profile_failures": pooled.profile_failures,
@@ -777,6 +695,11 @@ def main(argv: list[str]) -> int:
         "groups": {k: pooled.groups[k].figures() for k in sorted(pooled.groups)},
         "by_seed": seed_report(results),
         "refusals": dict(pooled.groups["all"].refusals.most_common()),
+        "withhold_sweep": sweep(pooled.groups["all"].reads, DetectorConfig().withhold_max),
+        # the same with other refusal shares (DetectorConfig.withhold_max)
+        "withhold_max_sweep": {
+            str(m): sweep(pooled.groups["all"].reads, m) for m in (0.25, 0.375, 0.75, 1.0)
+        },
         "colour_confusion": {t: dict(c) for t, c in sorted(pooled.matrix.items())},
         "hand": {
             k: pooled.hand[k]

@@ -106,7 +106,8 @@ class Observation:
     """One stable frame's view of the whole track (vision -> tracker).
 
     :param spaces: space number (1..N) -> :class:`SpaceObservation`; a space may be missing when the
-        detector could not read it (the tracker then treats it as unknown).
+        detector could not read it or withheld it as unsure (a partial board, docs/state-model.md
+        §3): the tracker then treats it as unknown, never as empty.
     :param time: capture time, seconds since the epoch (supplied by the caller; never read here).
     :param frame: frame counter of the source.
     :param unstable: True when the board was not still; the tracker ignores such observations.

@@ -96,7 +96,9 @@ class TrackerHandoff(PageMemory):
                 published = self._published
                 state = published.state if published is not None else None
                 length = state.table.length if state is not None else 0
-                if set(obs.spaces) == set(range(1, length + 1)):
+                # a partial board (spaces withheld as unsure) is shown too: the pages draw
+                # the missing spaces from the tracker's belief, never as empty
+                if obs.spaces and set(obs.spaces) <= set(range(1, length + 1)):
                     with self._cond:  # the camera's board, at once: the pages need not wait
                         self._seen = obs
                         self._checking = True

@@ -202,7 +202,7 @@ class Target:
     :raises ValueError: when the observation names a space beyond ``length``.
     """
 
-    __slots__ = ("obs", "length", "noise", "bad_frame", "_spaces", "_memo", "_c")
+    __slots__ = ("obs", "length", "noise", "bad_frame", "unknown", "_spaces", "_memo", "_c")
 
     def __init__(self, obs: Observation, length: int, noise: NoiseModel) -> None:
         self.obs = obs
@@ -228,6 +228,9 @@ class Target:
                 float(so.confidence),
             )
         self._spaces = spaces
+        self.unknown = frozenset(i + 1 for i, v in enumerate(spaces) if v is None)
+        """Spaces (1..N) the observation lacks (withheld by the detector as unsure): anything
+        may stand there, so a move may start or end there (docs/state-model.md §3)."""
         self._memo: dict[tuple[int, SpaceView], float] = {}
         c = noise.cost
         self._c = (

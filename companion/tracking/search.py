@@ -187,9 +187,10 @@ def search_frame(
     """Terminal nodes reachable from ``hyp`` that explain ``target`` (all DONE markers used).
 
     Moves start on spaces the picture changed or the story touched; with ``anywhere`` they may
-    end on any space (a space passed through in the turn looks unchanged), else only there."""
+    end on any space (a space passed through in the turn looks unchanged), else only there. A
+    space the picture lacks (withheld as unsure) may have changed: it counts as changed."""
     root_views = srch.view(hyp.state)
-    changed = target.changed_from(root_views)
+    changed = target.changed_from(root_views) | target.unknown
     root = Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
     root.obs_cost = target.cost(root_views)
     root.score = root.obs_cost

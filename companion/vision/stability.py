@@ -22,8 +22,14 @@ exactly once per still period:
    hides some): then it is part of the board, not a hand. A large region (an arm, a sleeve), or
    a small one without a tower move (a hand resting after placing a wizard), always vetoes.
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
-   wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share; a
-   detector that misreads a space on one noisy frame is outvoted.
+   wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share of
+   the readings that have the space; a detector that misreads a space on one noisy frame is
+   outvoted. A reading may lack spaces the detector withheld (docs/state-model.md §3, "A
+   partial board"): a missing space is unknown, no vote and no change. A space missing from
+   more than the ``majority`` share allows (or read fewer than ``agree`` times) in the period
+   is left out of what is emitted (unknown to the tracker). A board that only lacks spaces the
+   last emitted one had, and agrees on the rest, is nothing new and is not emitted again; one
+   that adds a space withheld so far is (the still period's board, now known further).
 4. Emit when all of this has held for ``still_s`` seconds of frame time, and never on a frame
    where something **enters the camera's view**: the whole frame's grey thumbnail (the detector's
    ``frame_view``), differenced against the previous frame per cell after removing the median
@@ -137,11 +143,19 @@ def _towers(obs: Observation) -> dict[int, int]:
 
 def _tower_moved(now: dict[int, int], before: dict[int, int] | None) -> str:
     """Why the reading ``now`` is not a tower move from ``before`` (``""``: it is one): some
-    tower count changed and none is missing (towers never leave the board; a hand hides some)."""
+    tower count changed and none is missing (towers never leave the board; a hand hides some).
+    A space one of them lacks (withheld) may hold any number of towers: the totals must then
+    be able to agree (the unknown spaces of ``now`` hold what ``before`` has more, or the
+    reverse), and a space read on one side only counts as a change."""
     if before is None:
         return "no board reported yet"
     n, b = sum(now.values()), sum(before.values())
-    if n != b:
+    only_before, only_now = before.keys() - now.keys(), now.keys() - before.keys()
+    if not only_before and not only_now and n != b:
+        return f"{n} towers seen, {b} before"
+    if only_before and not only_now and n > b:
+        return f"{n} towers seen, {b} before"
+    if only_now and not only_before and n < b:
         return f"{n} towers seen, {b} before"
     if now == before:
         return "no tower moved"
@@ -182,6 +196,8 @@ class StabilityGate:
         self._still_since: float | None = None
         self._history: deque[Observation] = deque(maxlen=64)
         self._emitted_key: tuple[Any, ...] | None = None
+        # space -> its reading key in the last emitted board (None: report the next one)
+        self._emitted_spaces: dict[int, tuple[Any, ...]] | None = None
         self._last_time: float | None = None
         self._quiet_since: float | None = None
         self._emitted_towers: dict[int, int] | None = None
@@ -270,13 +286,17 @@ class StabilityGate:
 
     def _vote(self) -> tuple[Observation, bool]:
         """Per space, the most common reading of the still period; ``True`` when every space's
-        winner has at least ``agree`` votes and the ``majority`` share."""
+        winner has at least ``agree`` votes and the ``majority`` share of the readings that
+        have the space. A space that fewer than ``agree`` readings or less than the
+        ``majority`` share of them have (the detector withheld it on the other frames) is left
+        out: unknown, never a change."""
         cfg = self.config
         last = self._history[-1]
         spaces = {}
         ok = True
         n = len(self._history)
-        for s in last.spaces:
+        every = sorted({s for obs in self._history for s in obs.spaces})
+        for s in every:
             tally: dict[tuple[Any, ...], list[SpaceObservation]] = {}
             for obs in self._history:
                 o = obs.spaces.get(s)
@@ -284,13 +304,25 @@ class StabilityGate:
                     continue
                 k = (o.towers, o.top, tuple(sorted(o.wizards.items())), o.castle, o.witch, o.raven)
                 tally.setdefault(k, []).append(o)
+            present = sum(len(v) for v in tally.values())
             best = max(tally.values(), key=len)
-            if len(best) < cfg.agree or len(best) < cfg.majority * n:
+            if present < cfg.agree or present < cfg.majority * n:
+                continue  # withheld on too many frames: unknown
+            if len(best) < cfg.agree or len(best) < cfg.majority * present:
                 ok = False
             spaces[s] = replace(
                 best[-1], confidence=round(min(best[-1].confidence, len(best) / n), 3)
             )
         return replace(last, spaces=spaces), ok
+
+    def _nothing_new(self, voted: Observation) -> bool:
+        """Was everything ``voted`` says already in the last emitted board (it may lack spaces
+        that board had: they were withheld since, not changed)?"""
+        before = self._emitted_spaces
+        if before is None:
+            return False
+        now = {k[0]: k[1:] for k in reading_key(voted)}
+        return all(before.get(s) == k for s, k in now.items())
 
     def update(
         self,
@@ -339,7 +371,7 @@ class StabilityGate:
             self._still_since = None
             self._quiet_since = None
             self._history.clear()
-            self._emitted_key = None
+            self._emitted_key = self._emitted_spaces = None
             why = "first frame" if first else f"board moving ({motion:.1f} grey levels)"
             return GateDecision(MOVING, reason=why, motion=motion)
         if entering > cfg.entry_threshold:
@@ -350,7 +382,7 @@ class StabilityGate:
         if hand and not small:
             self._still_since = None
             self._history.clear()
-            self._emitted_key = None
+            self._emitted_key = self._emitted_spaces = None
             return GateDecision(HAND, reason=hand, motion=motion)
         if self._still_since is None:
             self._still_since = time_s
@@ -359,14 +391,14 @@ class StabilityGate:
             # space it is unsure of): nothing is reported from this frame, and a still board
             # stays still (its readings so far still count)
             if hand:
-                self._emitted_key = None
+                self._emitted_key = self._emitted_spaces = None
                 return GateDecision(HAND, reason=hand, motion=motion)
             return GateDecision(SETTLING, reason="reading refused by the detector", motion=motion)
         self._history.append(reading)
         if hand:
             # no larger than a stack: a moved stack once it has stayed put, when the reading
             # shows a tower move that hides no tower; a hand that rests is never settled otherwise
-            self._emitted_key = None
+            self._emitted_key = self._emitted_spaces = None
             if time_s - self._quiet_since < cfg.settle_s - TIME_EPS:
                 return GateDecision(HAND, reason=hand, motion=motion)
             why = _tower_moved(_towers(self._vote()[0]), self._emitted_towers)
@@ -379,7 +411,7 @@ class StabilityGate:
             return GateDecision(SETTLING, reason="readings still changing", motion=motion)
         if time_s - self._still_since < cfg.still_s - TIME_EPS:
             return GateDecision(SETTLING, reason="waiting for a still board", motion=motion)
-        if self._emitted_key == key:
+        if self._emitted_key == key or self._nothing_new(voted):
             return GateDecision(STABLE, reason="still; already reported", motion=motion)
         if entering > cfg.entry_threshold:
             # the board is still, but something comes in at the frame's edge (a hand reaching
@@ -387,6 +419,7 @@ class StabilityGate:
             why = f"something enters the camera's view ({entering:.1f} grey levels at its edge)"
             return GateDecision(MOVING, reason=why, motion=motion)
         self._emitted_key = key
+        self._emitted_spaces = {k[0]: k[1:] for k in key}
         self._emitted_towers = _towers(reading)
         self._stable_view = grey
         obs = replace(reading, unstable=False)

@@ -155,7 +155,9 @@ def seen_json(obs: Observation) -> dict[str, object]:
     {"towers": 2, "top": "crest", "wizards": {"blue": 1}, "castle": false, "witch": false,
     "raven": false}, …}}`` — towers per space (0..10), the top surface's kind, the visible
     wizards by colour, the castle and the expansion's tokens (no confidences). Only what every
-    player sees on the table, so every audience gets it."""
+    player sees on the table, so every audience gets it. A space the detector withheld as
+    unsure is absent: unknown, never empty (the pages draw it from the tracker's belief,
+    marked "not read"; docs/state-model.md §3)."""
     return {
         "frame": obs.frame,
         "spaces": {

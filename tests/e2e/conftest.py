@@ -72,11 +72,12 @@ def vision_blocker(seed: int, players: int = 3, modules: tuple[str, ...] = ()) -
             f"({', '.join(dict.fromkeys(states))})"
         )
     truth = observe(state)
+    # (a space withheld as unsure is unknown, not misread)
     wrong = [
         n
         for n, s in truth.spaces.items()
-        if (o := emitted.spaces.get(n)) is None
-        or (o.towers, o.top, dict(o.wizards), o.castle, o.witch, o.raven)
+        if (o := emitted.spaces.get(n)) is not None
+        and (o.towers, o.top, dict(o.wizards), o.castle, o.witch, o.raven)
         != (s.towers, s.top, dict(s.wizards), s.castle, s.witch, s.raven)
     ]
     if wrong:

@@ -125,6 +125,20 @@ def test_the_cameras_board_is_published_before_the_tracker_answers(running):
     assert svc.log_lines()[-2:] == ["board 7", "done"]
 
 
+def test_a_board_with_a_withheld_space_is_published_without_that_space(running):
+    # the detector withheld space 4 as unsure: the pages get the board at once, space 4
+    # absent (unknown: drawn from the belief, never empty), and the tracker gets it too
+    svc, driver = running
+    obs = rules.observe(driver.state)
+    spaces = {s: o for s, o in obs.spaces.items() if s != 4}
+    svc.post(ObservationInput(rules.Observation(spaces=spaces, time=8.0, frame=8)))
+    wait_until(lambda: _seen_frame(svc) == 8, 5, "the partial board on the pages")
+    seen = svc.snapshot(Audience.public())["seen"]
+    assert "4" not in seen["spaces"] and len(seen["spaces"]) == len(obs.spaces) - 1
+    driver.go.release()
+    wait_until(lambda: driver.got == ["board 8"], 5, "the tracker to get the board")
+
+
 def test_every_input_reaches_the_tracker_in_order_and_a_refused_command_changes_nothing(
     running,
 ):
@@ -170,10 +184,11 @@ def test_a_new_game_drops_what_was_queued_for_the_old_one(running, tmp_path):
 def test_a_reading_that_is_not_this_tracks_board_is_never_shown(running):
     svc, driver = running
     full = _board(driver.state, 5)
-    short = rules.Observation(
-        spaces={n: sp for n, sp in full.spaces.items() if n <= 10}, time=5.0, frame=5
-    )
-    svc.post(ObservationInput(short))
+    # (a board of a longer track: spaces this track does not have; a board that lacks some
+    # of this track's spaces is a partial board, shown without them)
+    extra = rules.SpaceObservation(0, "plain-space")
+    long = rules.Observation(spaces={**full.spaces, 17: extra, 18: extra}, time=5.0, frame=5)
+    svc.post(ObservationInput(long))
     wait_until(lambda: svc.free.is_set(), 5, "the service thread to take the reading")
     # nothing shown as the camera's board (the version may move: the health line is published)
     assert not svc.checking

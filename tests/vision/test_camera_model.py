@@ -317,7 +317,8 @@ class TestBench:
         assert s["sd"] == pytest.approx(np.std(exact, ddof=1), abs=1e-3)
         fig = out["groups"]["all"]
         exact_frames = round(fig["board_exact_pct"] * fig["frames"] / 100)
-        assert fig["wrong_boards"] + fig["frames_not_read"] + exact_frames == fig["frames"]
+        parts = fig["wrong_boards"] + fig["frames_not_read"] + fig["boards_partial"]
+        assert parts + exact_frames == fig["frames"]
 
     def test_conditions_table(self, capsys) -> None:
         argv = ["bench", "vision", "--conditions", "--seeds", "5", "--frames", "1"]

@@ -25,9 +25,8 @@ def fields(s: SpaceObservation) -> tuple[Any, ...]:
 
 
 def _read(detector: Detector, frame: np.ndarray) -> Observation | None:
-    """What the detector read (also when it refused the board for a space it is unsure of)."""
-    det = detector.detect(frame)
-    return det.observation if det.ok else det.unsure_reading
+    """What the detector read (also the spaces it withheld or a board it refused)."""
+    return detector.detect(frame).reading
 
 
 def read_setup(
@@ -45,8 +44,8 @@ def read_setup(
     )
     detector = Detector(table.camera, geometry, profile)
     found = detector.detect(frame)
-    # (a space it is unsure of refuses the board for the tracker; what was read is scored)
-    obs = found.observation if found.ok else found.unsure_reading
+    # (spaces it is unsure of are withheld from the tracker; what was read is scored)
+    obs = found.reading
     assert obs is not None, found.message
     return truth, obs, detector, frame
 
@@ -182,7 +181,7 @@ def game_reader(seed: int, players: int, tilt: tuple[float, float]) -> tuple[Any
     )
     detector = Detector(table.camera, geometry, profile)
     first = detector.detect(frame)
-    assert (first.observation or first.unsure_reading) is not None, first.message
+    assert first.reading is not None, first.message
     return state, detector, (table, rng)
 
 

@@ -278,7 +278,7 @@ class TestExpansionSetup:
         assert learnt <= set(profile.names)
         with pytest.raises(ProfileError, match="not on the board"):
             build_profile(frame, table.camera, BoardGeometry.default(), colours, expected=truth)
-        obs = Detector(table.camera, geometry, profile).detect(frame).observation
+        obs = Detector(table.camera, geometry, profile).detect(frame).reading
         assert obs is not None
         # (the stack-height model never saw an insert: the web's rings can read as a roof, so
         # the inserts are checked for wizards and tokens only)
@@ -328,7 +328,7 @@ class TestWizardSize:
             profile = build_profile(first.frame, table.camera, geometry, list(start.table.colours))
             gains[scale] = profile.meta["wizard_area"]
             frame = render(game, rng, setup=table, hand=False)
-            obs = Detector(table.camera, geometry, profile).detect(frame.frame).observation
+            obs = Detector(table.camera, geometry, profile).detect(frame.frame).reading
             assert obs is not None
             for n, t in frame.observation.spaces.items():
                 assert dict(obs.spaces[n].wizards) == dict(t.wizards), (scale, n)
@@ -364,7 +364,7 @@ class TestNoDefaultColours:
         profile = build_profile(shifted, table.camera, g, colours)
         det = Detector(table.camera, g, profile, config=DetectorConfig(min_confidence=0.0))
         found = det.detect(shifted)
-        obs = found.observation
+        obs = found.reading
         assert obs is not None, found.message
         truth = observe(state)
         assert {s: dict(o.wizards) for s, o in obs.spaces.items()} == {

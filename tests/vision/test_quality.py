@@ -9,7 +9,7 @@ host page's health line shows.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import cv2
@@ -79,8 +79,30 @@ def test_a_dark_frame_is_refused_as_too_dark(table: Table) -> None:
     assert "too dark" in det.message
 
 
-def test_glare_on_a_space_is_refused_and_names_the_space(table: Table) -> None:
+def test_glare_on_a_space_withholds_that_space_and_names_it(table: Table) -> None:
     det = _fresh(table)
+    pose = det.detect(table.frame).pose
+    assert pose is not None
+    space = 12
+    x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(space)]))[0]
+    glare = table.frame.copy()
+    cv2.circle(glare, (int(x), int(y)), 40, (255, 255, 255), -1)
+    got = det.detect(glare)
+    assert got.status == OK and got.observation is not None
+    # the clipped space is unknown, not "no wizard": left out, named, never read as empty
+    assert space not in got.observation.spaces
+    assert got.withheld[space] == f"glare on space {space}"
+    assert f"glare on space {space}" in got.message
+    assert got.reading is not None and space in got.reading.spaces
+    assert len(got.observation.spaces) >= len(got.reading.spaces) // 2
+
+
+def test_glare_on_a_space_is_refused_and_names_the_space_without_withholding(
+    table: Table,
+) -> None:
+    d = table.detector
+    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, withhold_below=0.0))
+    assert det.detect(table.setup_frame).status == OK
     pose = det.detect(table.frame).pose
     assert pose is not None
     space = 12
@@ -129,10 +151,12 @@ def test_spaces_forced_by_the_tower_total_have_low_confidence() -> None:
     )
     got = _model_heights(rd, np.zeros((3, 1), np.float32), {}, np.zeros(3, bool))  # type: ignore[arg-type]
     assert got is not None
-    towers, conf, forced = got
+    towers, conf, forced, rival = got
     assert towers.tolist() == [1, 1, 1]
     assert forced.tolist() == [False, False, True]
     assert conf[2] <= 0.4 < conf[0]
+    # the forced space's other count is the one the camera saw (for the reason a player reads)
+    assert rival.tolist() == [0, 0, 0]
 
 
 def test_the_messages_a_player_reads() -> None:
@@ -166,7 +190,10 @@ def test_a_refused_frame_changes_no_game_and_its_reason_is_on_the_health_line(
     from companion.service.pipeline import TakenFrame, VisionWorker
     from companion.vision.stability import StabilityGate
 
-    det = _fresh(table)
+    d = table.detector
+    # without withholding: glare refuses the whole board
+    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, withhold_below=0.0))
+    assert det.detect(table.setup_frame).status == OK
     pose = det.detect(table.frame).pose
     assert pose is not None
     x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(5)]))[0]
@@ -269,7 +296,7 @@ def test_the_castle_space_is_never_forced_by_the_tower_total() -> None:
     )
     got = _model_heights(rd, np.zeros((3, 1), np.float32), {0: 1}, np.zeros(3, bool))  # type: ignore[arg-type]
     assert got is not None
-    towers, _conf, forced = got
+    towers, _conf, forced, _rival = got
     assert towers.tolist()[1:] == [1, 1]
     assert forced.tolist() == [False, False, False]
 
@@ -278,7 +305,8 @@ def test_a_board_with_a_space_below_the_floor_is_refused_and_kept_for_the_host(
     table: Table,
 ) -> None:
     d = table.detector
-    det = Detector(d.camera, d.geometry, d.profile, config=DetectorConfig(min_confidence=1.01))
+    floor = DetectorConfig(min_confidence=1.01, withhold_below=0.0)
+    det = Detector(d.camera, d.geometry, d.profile, config=floor)
     got = det.detect(table.frame)
     assert got.status == UNSURE and got.observation is None
     assert got.message.startswith("unsure of spaces ") and "re-checking the board" in got.message

@@ -296,12 +296,26 @@ def test_the_table_page_shows_the_cameras_board_before_the_tracker_answers(
         space3 = page.locator("#board g[data-space='3'] > title")
         assert f"{moved_from} tower" in (space3.text_content() or "")
         assert page.locator("#checking").count() == 0
-        svc.post_observation(rules.observe(driver.after))
+        # the camera withheld one space with towers as unsure: the page must not draw it empty
+        unsure = next(
+            s
+            for s in range(16, 3, -1)
+            if driver.before.stacks[s - 1]
+            and driver.after.stacks[s - 1] == driver.before.stacks[s - 1]
+        )
+        seen = rules.observe(driver.after)
+        spaces = {s: o for s, o in seen.spaces.items() if s != unsure}
+        svc.post_observation(rules.Observation(spaces, seen.time, seen.frame))
         assert driver.started.wait(10)
         # the tracker is still working: the page already shows the moved tower, checking
         page.wait_for_selector("#checking", timeout=5000)
         assert page.locator("#checking").inner_text() == "checking…"
         assert "tower" not in (space3.text_content() or "")  # space 3 is empty now
+        held = page.locator(f"#board g[data-space='{unsure}'] > title").text_content() or ""
+        assert f"{len(driver.before.stacks[unsure - 1])} tower" in held  # the belief, not empty
+        assert "not read by the camera" in held
+        assert page.locator(f"#board g[data-space='{unsure}'][data-unread='1']").count() == 1
+        assert page.locator("#board g[data-unread='1']").count() == 1
         assert not driver.go.is_set() and svc.checking
         shot(page, "table-checking")
         driver.go.set()

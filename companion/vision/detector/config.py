@@ -160,6 +160,22 @@ class DetectorConfig:
         refused every board of one table (a space always that unsure), so the tracker never
         committed; 0.05 refused a third of the boards, most of them right. The reported
         per-space confidence goes to the tracker either way.
+    :param withhold_below: a space whose reported confidence is below this is left out of the
+        emitted Observation (unknown to the tracker, drawn as not read) and named with a reason
+        in ``Detection.withheld`` (:mod:`~companion.vision.detector.withhold`); with it on,
+        a space under a lamp's glare is withheld too instead of refusing the board. 0 turns
+        withholding off (glare then refuses the board). The default 0.2 is the knee of the
+        trade-off on the development seeds (``bench vision --seeds 1001-1010 --frames 12``
+        and, all modules, ``--seeds 2001-2003``; ``withhold_sweep``): wrong boards fell from
+        17.5 to 5.8 % (all modules 30.6 to 11.1 %) for 15 % (12 %) of the spaces withheld;
+        0.5 left 2.5 % (0 %) wrong but withheld 19 % (23 %) and refused a fifth of the base
+        boards, and 0.8 (0.8 % wrong) withheld 28 % and refused 37 %. A tracked game loses
+        what only a withheld space shows (a redraw and a spell looked like two card moves
+        with 0.5 in the tracked 3-player game); at 0.2 the tracked games are followed.
+    :param withhold_max: the largest share of a board's spaces that may be withheld; a board
+        with more is refused (most of it unsure says the whole frame is suspect; on the
+        development seeds at 0.5 withheld, refusing such boards cut wrong boards from 3.3 to
+        2.5 %, ``withhold_max_sweep``).
     :param work_ppm_max: the board's scale in the frame, px per board mm (the square root of
         its projected area over its area in mm²), above which the frame is reduced before it is
         read: the detector's probe rings, edge filter, sampling step and piece areas are in
@@ -222,6 +238,8 @@ class DetectorConfig:
     ink_sure: float = 0.99
     fallback_sure: float = 0.6
     min_confidence: float = 0.0
+    withhold_below: float = 0.2
+    withhold_max: float = 0.5
     top_method: str = "hand"
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
@@ -237,7 +255,8 @@ class SpaceDetail:
     confidence is made of: the tower count's probability (``height_confidence``), how sure the
     top kind is (``top_sure``), the wizard areas' distance from the nearest count boundary
     (``wizard_margin``, in wizards), whether the setup's tower total changed the count
-    (``forced``) and the share of clipped pixels on the top surface (``clipped``)."""
+    (``forced``) and the share of clipped pixels on the top surface (``clipped``); the next
+    most likely tower count (``rival_towers``, -1 when unknown)."""
 
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
@@ -248,6 +267,7 @@ class SpaceDetail:
     wizard_margin: float = 1.0
     forced: bool = False
     clipped: float = 0.0
+    rival_towers: int = -1
 
 
 @dataclass(frozen=True)
@@ -258,7 +278,8 @@ class Detection:
         ``bad-frame`` or ``board-lost``.
     :param message: why, in words (which markers are missing, what is wrong with the frame).
     :param observation: the reading of the frame when ``status == "ok"``, else None. It is marked
-        ``unstable=True``: only the stability gate declares a reading stable.
+        ``unstable=True``: only the stability gate declares a reading stable. It lacks the
+        spaces in ``withheld`` (a partial board, docs/state-model.md §3).
     :param board_view: ``(view_px, view_px, 3) uint8 BGR`` top-down board view, or None.
     :param frame_view: ``(round(H * frame_view_px / W), frame_view_px) uint8`` grey thumbnail of
         the whole frame (board and what lies around it, for the stability gate), or None.
@@ -268,6 +289,9 @@ class Detection:
     :param unsure_reading: with ``unsure`` after the board was read (glare, a space below
         ``min_confidence``): what was read, for the host page and the bench; never for the
         tracker.
+    :param withheld: space -> why it was left out of ``observation`` (a player's words).
+    :param reading: every space as read, withheld ones included, whenever the board was read
+        (for the host page and the bench; never for the tracker).
     """
 
     status: str
@@ -280,6 +304,8 @@ class Detection:
     frame_view: NDArray[np.uint8] | None = None
     quality: FrameQuality | None = None
     unsure_reading: Observation | None = None
+    withheld: dict[int, str] = field(default_factory=dict)
+    reading: Observation | None = None
 
     @property
     def ok(self) -> bool:

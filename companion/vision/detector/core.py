@@ -36,6 +36,7 @@ from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
 from companion.vision.detector.tokens import place_tokens, token_areas, track_drift
 from companion.vision.detector.tops import crest_disc_yb, magic_shares, top_kinds
+from companion.vision.detector.withhold import withheld_message, withhold
 from companion.vision.detector.wizards import (
     label_tops,
     settle_wizards,
@@ -200,6 +201,7 @@ def _read_tops(
             wizard_margin=margin,
             forced=bool(st.forced[si]) if st.forced else False,
             clipped=clip_share,
+            rival_towers=st.rival_of[si] if st.rival_of else -1,
         )
     place_tokens(rd, fp, out, details, drift)
     for space, o in out.items():
@@ -481,11 +483,16 @@ class Detector:
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped)
         glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
         quality = replace(quality, glare=glare)
-        obs = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
-        refusal = self._check_reading(obs, details)
+        full = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
+        obs, withheld, refusal = full, {}, ""
+        if self.config.withhold_below > 0:
+            lit = {s: c for s, c in glare.items() if c >= self.limits.glare_share}
+            w = withhold(full, details, self.config, lit)
+            obs, withheld, refusal = w.observation, w.reasons, w.refusal
+        refusal = refusal or self._check_reading(obs, details)
         return Detection(
             UNSURE if refusal else OK,
-            refusal or res.message,
+            refusal or withheld_message(withheld) or res.message,
             None if refusal else obs,
             view.astype(np.uint8),
             white,
@@ -493,7 +500,9 @@ class Detector:
             details,
             thumb,
             quality,
-            obs if refusal else None,
+            full if refusal else None,
+            withheld,
+            full,
         )
 
     # -- honest confidence -------------------------------------------------------------------
@@ -576,9 +585,14 @@ class Detector:
         return out, cast("NDArray[np.uint8]", cv2.cvtColor(out, cv2.COLOR_BGR2GRAY))
 
     def _check_reading(self, obs: Observation, details: Mapping[int, SpaceDetail]) -> str:
-        """Why a reading is refused ("" when it is not): clipped spaces, then spaces below
-        ``min_confidence`` (the tracker gets no reading rather than a wrong one)."""
-        glare = sorted(s for s, d in details.items() if d.clipped >= self.limits.glare_share)
+        """Why a reading is refused ("" when it is not): clipped spaces (when they are not
+        withheld: ``withhold_below`` 0), then spaces below ``min_confidence`` (the tracker
+        gets no reading rather than a wrong one). ``obs`` lacks the withheld spaces."""
+        glare = sorted(
+            s
+            for s, d in details.items()
+            if d.clipped >= self.limits.glare_share and s in obs.spaces
+        )
         if glare:
             return glare_message(glare)
         unsure = sorted(
@@ -651,11 +665,13 @@ def wizard_area_gain(
     plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
     det = Detector(camera, geometry, plain)
     found = det.detect(frame)
-    if not found.ok or found.observation is None:
+    # every space as read (the withheld ones too: each is checked against the known position)
+    seen = found.reading if found.ok else None
+    if seen is None:
         return None
     ratios: list[float] = []
     for space, want in expected.items():
-        got = found.observation.spaces.get(space)
+        got = seen.spaces.get(space)
         detail = found.details.get(space)
         if got is None or detail is None or got.towers != want.towers or want.castle:
             continue

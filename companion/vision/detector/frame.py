@@ -97,6 +97,8 @@ class Stacks:
     :param castle_frac: ``(S, K + 1)`` share of castle-coloured body probes per tier.
     :param height_features: ``(S, F)`` the height model's features.
     :param forced: per space, the setup's tower total changed the count the camera saw.
+    :param rival_of: per space, the next most likely tower count (the count the camera saw
+        when the total ``forced`` another; -1 when unknown: no height model, castle, insert).
     """
 
     towers_of: list[int]
@@ -106,6 +108,7 @@ class Stacks:
     castle_frac: NDArray[np.floating]
     height_features: NDArray[np.float32]
     forced: list[bool] = field(default_factory=list)
+    rival_of: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

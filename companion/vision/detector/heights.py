@@ -177,9 +177,10 @@ def _model_heights(
     feats: NDArray[np.float32],
     castle_at: dict[int, int],
     insert: NDArray[np.bool_],
-) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_]] | None:
-    """Tower counts ``(S,)``, their probabilities ``(S,)`` and which counts the tower total
-    forced ``(S,)``, from the height model (None without one): the most probable heights that
+) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_], NDArray[np.int32]] | None:
+    """Tower counts ``(S,)``, their probabilities ``(S,)``, which counts the tower total
+    forced ``(S,)`` and the next most probable count ``(S,)`` (the count seen where forced),
+    from the height model (None without one): the most probable heights that
     add up to the towers counted at setup (R-COMP-1/3: every tower stays on the board), the
     castle's stack included. A space whose count the total changed is not what the camera saw
     there: its probability is capped at ``forced_confidence`` (no silent redistribution)."""
@@ -202,7 +203,10 @@ def _model_heights(
     model_conf = np.where(
         forced, np.minimum(model_conf, rd.config.forced_confidence), model_conf
     ).astype(np.float32)
-    return model_towers, model_conf, forced
+    others = prob.copy()
+    others[np.arange(S), np.minimum(model_towers, prob.shape[1] - 1)] = -1.0
+    rival = np.where(forced, seen, np.argmax(others, axis=1)).astype(np.int32)
+    return model_towers, model_conf, forced, rival
 
 
 def _rule_height(rd: Reader, es: NDArray[np.floating]) -> tuple[int, float]:
@@ -239,6 +243,7 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
     castle_of: list[bool] = []
     margin_of: list[float] = []
     forced_of = [bool(model[2][si]) if model is not None else False for si in range(S)]
+    rival_of = [-1] * S
     for si in range(S):
         if si in castle_at:
             towers, margin = castle_at[si], float(castle_frac[si].max() - cfg.castle_threshold) * 2
@@ -246,9 +251,10 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
             towers, margin = 0, 0.5
         elif model is not None:
             towers, margin = int(model[0][si]), float(model[1][si]) - 0.5
+            rival_of[si] = int(model[3][si])
         else:
             towers, margin = _rule_height(rd, np.where(plausible[si], edges[si], 0.0))
         towers_of.append(towers)
         castle_of.append(si in castle_at)
         margin_of.append(margin)
-    return Stacks(towers_of, castle_of, margin_of, edges, castle_frac, feats, forced_of)
+    return Stacks(towers_of, castle_of, margin_of, edges, castle_frac, feats, forced_of, rival_of)

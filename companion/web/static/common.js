@@ -248,7 +248,10 @@ const WT = (() => {
      tracker has not worked out yet (snap.seen): the towers, their top roofs, the wizards on top,
      the castle and the tokens are drawn as the camera saw them; what the camera cannot see
      (trapped wizards, wizards in the castle, whose turn, potions) stays the tracker's until it
-     has caught up. A trapped wizard is kept only where the camera still sees towers above it. */
+     has caught up. A trapped wizard is kept only where the camera still sees towers above it.
+     A space the camera did not read (withheld as unsure: not in snap.seen) is never drawn
+     empty: it keeps the tracker's belief (towers, wizards, castle, tokens) and is marked
+     "not read" (state._seenSpaces lists the spaces read). */
   function boardState(snap) {
     const state = snap && snap.state;
     const seen = snap && snap.checking && snap.seen;
@@ -277,14 +280,24 @@ const WT = (() => {
       if (sp.witch) witch = { space, tier: h };
       if (sp.raven) raven = { space, tier: h };
     }
+    const read = (space) => Object.prototype.hasOwnProperty.call(seen.spaces, String(space));
+    for (const [key, ids] of Object.entries(state.stacks || {})) {
+      if (!read(key)) stacks[key] = ids;  // not read: the tracker's stack
+    }
     for (const [id, pos] of Object.entries(state.wizards || {})) {
       if (pos === "castle") { wizards[id] = pos; continue; }
-      if (pos && typeof pos === "object" && pos.tier < (heights[pos.space] || 0)) wizards[id] = pos;
+      if (!pos || typeof pos !== "object") continue;
+      if (!read(pos.space) || pos.tier < (heights[pos.space] || 0)) wizards[id] = pos;
     }
     for (const [key, count] of Object.entries(state.hidden || {})) {
-      if (heights[Number(key)]) hidden[key] = count;
+      if (!read(key) || heights[Number(key)]) hidden[key] = count;
     }
-    return Object.assign({}, state, { towers, stacks, wizards, hidden, castle, witch, raven });
+    const kept = (piece) => (piece && typeof piece === "object" && !read(piece.space) ? piece : null);
+    castle = castle || kept(state.castle);
+    witch = witch || kept(state.witch);
+    raven = raven || kept(state.raven);
+    return Object.assign({}, state, { towers, stacks, wizards, hidden, castle, witch, raven,
+      _seenSpaces: Object.keys(seen.spaces).map(Number) });
   }
 
   // ---------------------------------------------------------------- the board as SVG
@@ -349,13 +362,16 @@ const WT = (() => {
       const kind = spaceKind(state, space);
       const stack = stackOf(state, space);
       const wz = wizardsAt(state, space);
+      const unread = !!state._seenSpaces && !state._seenSpaces.includes(space);
       const g = sv("g", { "data-space": space });
       const cls = ["space", kind];
+      if (unread) { cls.push("unread"); g.setAttribute("data-unread", "1"); }
       if (opts.onPick) cls.push("pickable");
       if (opts.picked === space) cls.push("picked");
       const outline = sp.outline || [[x - 46, y - 46], [x + 46, y - 46], [x + 46, y + 46], [x - 46, y + 46]];
       g.append(sv("polygon", { points: outline.map((p) => p.join(",")).join(" "), class: cls.join(" ") }));
-      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz) }));
+      g.append(sv("title", { text: describeSpace(state, space, kind, stack, wz) +
+        (unread ? " · not read by the camera: as the companion last knew it" : "") }));
       if (kind === "crest-space" && !stack.length) {
         g.append(sv("path", { class: "crestmark",
           d: `M${x + 20} ${y - 42} h18 v11 q0 11 -9 15 q-9 -4 -9 -15 Z` }));
@@ -365,6 +381,10 @@ const WT = (() => {
           text: kind === "fountain" ? "fountain" : "web" }));
       }
       g.append(sv("text", { x: x - 44, y: y - 29, class: "num", text: space }));
+      if (unread) {
+        g.append(sv("text", { x: x - 20, y: y - 29, class: "num unread-mark", text: "?" },
+          sv("title", { text: "not read by the camera" })));
+      }
       if (stack.length) {
         const top = towerKind(state, stack[stack.length - 1]);
         const shadows = Math.min(stack.length - 1, 3);
