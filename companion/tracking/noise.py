@@ -298,6 +298,13 @@ class Target:
         # a detector that is unsure of a space makes its evidence weaker (never stronger)
         return cost * max(0.05, min(1.0, conf))
 
+    def same_reading(self, other: Target, idx: int) -> bool:
+        """This frame and ``other`` read space ``idx + 1`` alike (towers, top, wizards, castle,
+        tokens; the confidence aside); False when either did not read it."""
+        a = self._spaces[idx]
+        b = other._spaces[idx] if idx < len(other._spaces) else None
+        return a is not None and b is not None and a[:6] == b[:6]
+
     def cost(self, views: list[SpaceView]) -> float:
         """Total cost (nats) of the whole observation given the expected ``views``."""
         total = 0.0

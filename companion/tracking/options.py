@@ -68,6 +68,11 @@ class TrackerOptions:
     :param cost_before_done: prior cost of a move seen in the same frame before a DONE press
         (0: with whole-turn frames every turn ends so; set from ``action_pace``).
     :param pace_frames: frames with moves needed before ``action_pace`` is judged.
+    :param recheck_cost: a space whose reading two frames in a row disagree with the best
+        story by at least this much (nats; a misread field at full confidence costs 3.5-4.6)
+        makes the tracker search the two frames again (:mod:`companion.tracking.reconcile`).
+    :param recheck_beam: the beam of that search (wider than ``beam``: the true story ranked
+        behind the one the camera contradicts).
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
@@ -109,6 +114,8 @@ class TrackerOptions:
     cost_raven_before: float = 0.1
     cost_protect: float = 1.0
     cost_wrong_guess: float = 1.6
+    recheck_cost: float = 3.0
+    recheck_beam: int = 60
 
     @property
     def cost_page(self) -> float:

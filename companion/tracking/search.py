@@ -183,12 +183,16 @@ def search_frame(
     opts: TrackerOptions,
     depth: int,
     anywhere: bool,
+    staged: bool = False,
 ) -> list[Node]:
     """Terminal nodes reachable from ``hyp`` that explain ``target`` (all DONE markers used).
 
     Moves start on spaces the picture changed or the story touched; with ``anywhere`` they may
     end on any space (a space passed through in the turn looks unchanged), else only there. A
-    space the picture lacks (withheld as unsure) may have changed: it counts as changed."""
+    space the picture lacks (withheld as unsure) may have changed: it counts as changed.
+    ``staged``: a piece staged on a space the picture shows unchanged is "still to explain"
+    after any move, not only after a spell (the recheck's wider search,
+    :func:`~companion.tracking.reconcile.recheck`)."""
     root_views = srch.view(hyp.state)
     changed = target.changed_from(root_views) | target.unknown
     root = Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
@@ -211,7 +215,7 @@ def search_frame(
             c = sc(idx, views[idx])
             if c > todo:
                 out += todo - c
-        if anywhere and spell:
+        if anywhere and (spell or staged):
             # a piece staged on a space the picture shows unchanged (moved there and on again
             # later in the turn) with a spell cast since is "still to explain" too: charged in
             # full, the true story fell out of the beam behind stories that move the piece on

@@ -49,22 +49,19 @@ from companion.rules.serialize import (
 )
 from companion.tracking.belief import (
     Hypothesis,
-    Key,
     Marker,
-    Path,
     Step,
-    board_key,
     moves_shown,
     prune,
     same_story,
     seen_key,
-    state_key,
 )
 from companion.tracking.commit import Committed, commit
 from companion.tracking.noise import Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.questions import Question, answer_key, pick_question
-from companion.tracking.search import SearchCache, close_turn, replay, search_frame
+from companion.tracking.reconcile import Saved, contradicted, cut, explain, recheck
+from companion.tracking.search import SearchCache, close_turn
 
 __all__ = ["Tracker", "TrackerUpdate"]
 
@@ -142,6 +139,9 @@ class Tracker:
         self._pace = (0, 0)
         """Committed frames that showed moves, and their moves (``action_pace``)."""
         self._srch = SearchCache()
+        self._saved: Saved | None = None
+        """The belief before the last explained frame (:func:`~companion.tracking.reconcile.
+        recheck`)."""
 
     @classmethod
     def new(cls, config: Config, options: TrackerOptions | None = None) -> Tracker:
@@ -275,6 +275,7 @@ class Tracker:
         if parsed.unstable:
             return self._update((), (), "waiting for a still board", explained=False)
         target = Target(parsed, self._root.table.length, self.options.noise)
+        before = self._hyps
         new = self._reconcile(target)
         if new is None:
             self._unexplained += 1
@@ -286,8 +287,11 @@ class Tracker:
             return self._update((), (), health, explained=False)
         self._unexplained = 0
         self._last_obs = parsed
-        self._hyps = new
-        committed = self._commit()
+        self._hyps = new[0]
+        committed, steps = self._commit()
+        # the belief before this frame, for a recheck of this frame and the next
+        saved = cut(before, steps, seen_key(self._root))
+        self._saved = Saved(saved, target, new[1]) if saved else None
         self._maybe_ask()
         return self._update(committed, (), "ok")
 
@@ -307,6 +311,7 @@ class Tracker:
                 raise ValueError(f"rolls: a die shows 1 to 6, not {r!r} (R-CARD-5)")
         marker: Marker = ("dice", rl, dice_allowed)
         self._hyps = tuple(replace(h, pending=h.pending + (marker,)) for h in self._hyps)
+        self._saved_marker(marker)
         self._follow_question()
         return self._update((), (), "ok")
 
@@ -330,8 +335,14 @@ class Tracker:
                     )
                 )
         self._hyps = self._prune(out)
+        self._saved_marker(marker)
         self._follow_question()
         return self._update((), (), "ok")
+
+    def _saved_marker(self, marker: Marker) -> None:
+        """A dice or DONE press is pending in the belief before the last frame too."""
+        if self._saved is not None:
+            self._saved = replace(self._saved, markers=self._saved.markers + (marker,))
 
     def _follow_question(self) -> None:
         """An open question's options stand for the stories a button press (dice, DONE) just
@@ -384,7 +395,8 @@ class Tracker:
         self._hyps = self._prune(keep)
         self._question = None
         self._question_groups = ()
-        committed = self._commit(force=True)
+        self._saved = None  # the stories the players ruled out stay out
+        committed, _ = self._commit(force=True)
         self._maybe_ask()
         return self._update(committed, (), "ok")
 
@@ -436,6 +448,7 @@ class Tracker:
 
     def _reset(self, st: GameState) -> None:
         self._hyps = (Hypothesis(st, 0.0, (), (), False),)
+        self._saved = None
         self._question = None
         self._question_groups = ()
         self._unexplained = 0
@@ -462,106 +475,44 @@ class Tracker:
                 moves += k
         self._pace = (frames, moves)
 
-    def _reconcile(self, target: Target) -> tuple[Hypothesis, ...] | None:
-        """The belief after a frame (``target``): every hypothesis' stories that explain it,
-        from the quick passes, else the full pass, else the deep pass after an unexplained
-        frame (:func:`~companion.tracking.search.search_frame`); None when nothing explains
-        it well enough (the mismatching spaces are kept for the health message)."""
+    def _reconcile(self, target: Target) -> tuple[tuple[Hypothesis, ...], float] | None:
+        """The belief after a frame (``target``) and the cost its prune took off (the base of
+        the stories before it): every hypothesis' stories that explain it
+        (:func:`~companion.tracking.reconcile.explain`), with the stories of the last two
+        frames searched again when the camera contradicts the best one twice in a row
+        (:func:`~companion.tracking.reconcile.recheck`); None when nothing explains it well
+        enough (the mismatching spaces are kept for the health message)."""
         opts = self.options
         srch = self._srch
-        out: list[Hypothesis] = []
-        best_obs = float("inf")
-        best_mismatch: tuple[int, ...] = ()
-        # expansion turns are longer: a feather's extra card, free spells, fountain casts
-        more = opts.module_depth if self._root.modules is not None else 0
-        # (destinations anywhere, depth, good enough, roots): the quick passes only end moves
-        # on spaces that changed; the full pass anywhere, since a piece staged on a space and
-        # moved on in the same turn (two moves of one tower, 16 -> 4 -> 8) leaves that space
-        # unchanged, and a guided search then finds only wrong stories (another root's hidden
-        # wizards, moves after the DONE): the 2-player bench lost 40 % of its turns to them
-        passes = [(False, d, opts.exact, len(self._hyps)) for d in opts.quick_depths] + [
-            (True, opts.depth + more, target.bad_frame, opts.full_roots),
-        ]
-        if self._unexplained >= 1:
-            # the previous frame was not explained either: not a hand in the picture but more
-            # happened than a turn (or a piece moved far): search deeper, destinations anywhere
-            deep = opts.deep_depth
-            if self._unexplained >= 2 and any(
-                sum(m[0] == "done" for m in h.pending) >= 2 for h in self._hyps
-            ):
-                # a stop's frames were all too noisy, then DONE was pressed again: two whole
-                # turns to cross, and with spells a turn takes ``depth`` transitions (6-player
-                # games lost the rest of the game to this)
-                deep = max(deep, 2 * opts.depth)
-            passes.append((True, deep, target.bad_frame, opts.deep_roots))
+        modules = self._root.modules is not None
         if self._per_action():
             opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
-        # a quick pass's story ends the search by its picture cost plus its root's distance
-        # from the best root: an exact picture from a root 11 nats behind (another story of
-        # the last frame) is not what the full pass from the best roots would keep
-        base = min(h.cost for h in self._hyps)
-        for anywhere, depth, good, nroots in passes:
-            out = []
-            best_obs = float("inf")
-            best_near = float("inf")
-            roots = sorted(self._hyps, key=lambda h: h.cost)
-            # hypotheses that differ only in potions share one search: the best of them is
-            # searched, the others replay its explanations (a spell they cannot pay fails);
-            # ``nroots`` limits the searches; a searched board's potion stories further down
-            # are replayed too (up to ``keep_per_board``): the true potions, a spell or two
-            # behind the cheapest story, would be dropped
-            groups: dict[Key, list[Hypothesis]] = {}
-            for i, h in enumerate(roots):
-                t = h.state.turn
-                gkey = (board_key(h.state), t, h.state.game, h.pending, h.implicit)
-                if gkey in groups:
-                    if i < nroots or len(groups[gkey]) < opts.keep_per_board:
-                        groups[gkey].append(h)
-                elif i < nroots:
-                    groups[gkey] = [h]
-            for members in groups.values():
-                lead = members[0]
-                found = search_frame(srch, lead, target, opts, depth, anywhere)
-                for n in found:
-                    if n.obs_cost < best_obs:
-                        best_obs = n.obs_cost
-                        best_mismatch = tuple(target.mismatched(srch.view(n.state)))
-                    best_near = min(best_near, lead.cost - base + n.obs_cost)
-                    step = Step(n.state, n.actions, n.events, n.states, n.alts)
-                    out.append(
-                        lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit)
-                    )
-                for h in members[1:]:
-                    for n in found:
-                        replayed = replay(srch, h.state, n.actions)
-                        if replayed is None:
-                            continue
-                        rst, revs, rsts = replayed
-                        alt_paths: list[Path] = []
-                        for a, _e, _s in n.alts:
-                            got_r = replay(srch, h.state, a)
-                            if got_r is not None and state_key(got_r[0]) == state_key(rst):
-                                alt_paths.append((a, got_r[1], got_r[2]))
-                        step = Step(rst, n.actions, revs, rsts, tuple(alt_paths))
-                        out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
-            if (best_obs if anywhere else best_near) <= good:
-                break
-        if not out or best_obs > target.bad_frame:
-            if not best_mismatch:
+        got = explain(srch, self._hyps, target, opts, modules, self._unexplained)
+        if not got.hyps or got.best_obs > target.bad_frame:
+            mismatch = got.mismatch
+            if not mismatch:
                 best = min(self._hyps, key=lambda h: h.cost)
-                best_mismatch = tuple(target.mismatched(srch.view(best.state)))
-            self._last_mismatch = best_mismatch
+                mismatch = tuple(target.mismatched(srch.view(best.state)))
+            self._last_mismatch = mismatch
             return None
-        return self._prune(out)
+        out = list(got.hyps)
+        saved = self._saved
+        if saved is not None:
+            best = min(out, key=lambda h: h.cost)
+            if contradicted(target, saved.target, srch.view(best.state), opts):
+                out.extend(recheck(srch, saved, target, opts, modules))
+        offset = min(h.cost for h in out)
+        return self._prune(out), offset
 
     def _prune(self, hyps: Iterable[Hypothesis]) -> tuple[Hypothesis, ...]:
         """:func:`~companion.tracking.belief.prune` with this tracker's options (the current
         belief when ``hyps`` is empty)."""
         return prune(hyps, self.options, self._root.modules is not None, self._hyps)
 
-    def _commit(self, force: bool = False) -> tuple[Committed, ...]:
+    def _commit(self, force: bool = False) -> tuple[tuple[Committed, ...], int]:
         """Commit what every likely story agrees on (:func:`~companion.tracking.commit.commit`;
-        ``force`` after an answer: the newest step too) and add it to the history."""
+        ``force`` after an answer: the newest step too) and add it to the history; with the
+        number of steps committed."""
         got = commit(self._hyps, self._root, self.options, self._question is not None, force)
         self._count_pace(got.steps)
         self._root = got.root
@@ -570,7 +521,7 @@ class Tracker:
         if committed:
             self._history = (self._history + committed)[-500:]
             self._committed_count += len(committed)
-        return committed
+        return committed, len(got.steps)
 
     def _maybe_ask(self) -> None:
         """Ask when hypotheses close to the best differ in hidden pieces (or, at the end of the
@@ -669,6 +620,14 @@ class Tracker:
             "unexplained": self._unexplained,
             "pace": list(self._pace),
             "last_mismatch": list(self._last_mismatch),
+            "saved": None
+            if self._saved is None
+            else {
+                "hypotheses": [hyp_json(h) for h in self._saved.hyps],
+                "observation": self._saved.target.obs.to_json(),
+                "offset": self._saved.offset,
+                "markers": [_marker_json(m) for m in self._saved.markers],
+            },
         }
 
     @classmethod
@@ -696,18 +655,17 @@ class Tracker:
                 ),
             )
 
-        hyps = []
-        for h in data["hypotheses"]:
-            hyps.append(
-                Hypothesis(
-                    load_state(h["state"]),
-                    float(h["cost"]),
-                    tuple(step_from(s) for s in h["trail"]),
-                    tuple(_marker_from(m) for m in h["pending"]),
-                    bool(h["implicit"]),
-                    tuple(tuple(step_from(s) for s in t) for t in h.get("alts", [])),
-                )
+        def hyp_from(h: Mapping[str, Any]) -> Hypothesis:
+            return Hypothesis(
+                load_state(h["state"]),
+                float(h["cost"]),
+                tuple(step_from(s) for s in h["trail"]),
+                tuple(_marker_from(m) for m in h["pending"]),
+                bool(h["implicit"]),
+                tuple(tuple(step_from(s) for s in t) for t in h.get("alts", [])),
             )
+
+        hyps = [hyp_from(h) for h in data["hypotheses"]]
         if not hyps:
             raise ValueError("tracker.hypotheses: at least one is needed")
         tr._hyps = tuple(hyps)
@@ -732,6 +690,16 @@ class Tracker:
         pace = data.get("pace", [0, 0])
         tr._pace = (int(pace[0]), int(pace[1]))
         tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
+        sv = data.get("saved")
+        if sv is not None:
+            length = tr._root.table.length
+            obs = Observation.from_json(sv["observation"], length)
+            tr._saved = Saved(
+                tuple(hyp_from(h) for h in sv["hypotheses"]),
+                Target(obs, length, options.noise),
+                float(sv["offset"]),
+                tuple(_marker_from(m) for m in sv.get("markers", [])),
+            )
         return tr
 
     def restore_json(self, data: Mapping[str, Any]) -> None:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking import Committed, Tracker
+from companion.tracking import Committed, Question, Tracker
 from companion.tracking.belief import Hypothesis
 from companion.tracking.questions import POTION_CHOICES, potions_question
 
@@ -31,8 +31,9 @@ def test_a_card_or_spell_tie_is_committed_with_its_potions_open_never_a_wrong_co
     shown_open = 0
     shown_wrong: list[tuple[int, str]] = []
     inputs = sim.inputs[:40]
+    asked: list[Question] = []
     for idx, inp in enumerate(inputs):
-        up = answer_as_players(tr, inp.give(tr), inp.truth)
+        up = answer_as_players(tr, inp.give(tr), inp.truth, asked)
         for c in up.committed:
             if not walk.check(c.state, c.potions):
                 wrong.append(idx)
@@ -53,9 +54,12 @@ def test_a_card_or_spell_tie_is_committed_with_its_potions_open_never_a_wrong_co
             elif up.state.potions[seat] != true:
                 shown_wrong.append((idx, colour))
     assert not wrong, f"commits whose certain part never happened at inputs {wrong}"
-    assert open_commits, "a card-or-spell tie was committed with its potions open"
+    # a tie is committed with its potions open, or, when the belief carries more potion
+    # stories than the page may show, asked about (as the players' full and empty tokens)
+    potion_questions = [q for q in asked if q.text.startswith("How many full potions")]
+    assert open_commits or potion_questions, "a card-or-spell tie was shown as one count"
     assert all(len(c.potions) >= 2 and c.potions[0] == c.state.potions for c in open_commits)
-    assert any("potions_unsure" in c.to_json() for c in open_commits)
+    assert not open_commits or any("potions_unsure" in c.to_json() for c in open_commits)
     assert shown_open, "the table shows the potions as one of several counts"
     assert not shown_wrong, f"a wrong count shown as certain (input, colour): {shown_wrong}"
     back = Tracker.from_json(tr.to_json())

@@ -1,0 +1,216 @@
+"""Explaining one frame: every hypothesis' stories that explain the picture
+(:func:`explain`), and the *recheck* of a frame whose best story the camera contradicts twice
+(:func:`contradicted`, :func:`recheck`).
+
+A misread field costs 3.5-4.6 nats, well under a frame's ``bad_frame``, so a wrong story that
+needs one misread "explains" a frame when the search's beam lost the true story (a turn whose
+tower is staged on a space and moved on by a spell ranks far behind shorter stories until its
+last move). Camera errors are independent from frame to frame, a wrong story is not: it
+disagrees with the next frame on the same space in the same way. Such a frame is searched
+again from the belief before the previous frame with a wider beam, and both frames are
+explained anew (docs/architecture.md, "The tracker").
+
+Pure: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from companion.tracking.belief import (
+    Hypothesis,
+    Key,
+    Marker,
+    Path,
+    Step,
+    board_key,
+    prune,
+    seen_key,
+    state_key,
+)
+from companion.tracking.noise import SpaceView, Target
+from companion.tracking.options import TrackerOptions
+from companion.tracking.search import SearchCache, replay, search_frame
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """What :func:`explain` found: the stories (``hyps``, costs in the base of the searched
+    hypotheses, not yet pruned), the best picture cost among them (``best_obs``, nats) and the
+    spaces where the best-fitting story disagrees with the picture (``mismatch``)."""
+
+    hyps: tuple[Hypothesis, ...]
+    best_obs: float
+    mismatch: tuple[int, ...]
+
+
+def explain(
+    srch: SearchCache,
+    hyps: Sequence[Hypothesis],
+    target: Target,
+    opts: TrackerOptions,
+    modules: bool,
+    unexplained: int,
+    wide: bool = False,
+) -> Explained:
+    """Every hypothesis' stories that explain ``target``: from the quick passes, else the full
+    pass, else the deep pass after an unexplained frame (``unexplained``: frames in a row the
+    tracker could not explain; :func:`~companion.tracking.search.search_frame`). ``wide``:
+    the full pass only, with ``recheck_beam`` (:func:`recheck`). ``modules``: expansion
+    modules are in play (longer turns)."""
+    # expansion turns are longer: a feather's extra card, free spells, fountain casts
+    more = opts.module_depth if modules else 0
+    # (destinations anywhere, depth, good enough, roots): the quick passes only end moves
+    # on spaces that changed; the full pass anywhere, since a piece staged on a space and
+    # moved on in the same turn (two moves of one tower, 16 -> 4 -> 8) leaves that space
+    # unchanged, and a guided search then finds only wrong stories (another root's hidden
+    # wizards, moves after the DONE): the 2-player bench lost 40 % of its turns to them
+    passes = [(False, d, opts.exact, len(hyps)) for d in opts.quick_depths] + [
+        (True, opts.depth + more, target.bad_frame, opts.full_roots),
+    ]
+    if wide:
+        passes = passes[-1:]
+        opts = replace(opts, beam=opts.recheck_beam)
+    elif unexplained >= 1:
+        # the previous frame was not explained either: not a hand in the picture but more
+        # happened than a turn (or a piece moved far): search deeper, destinations anywhere
+        deep = opts.deep_depth
+        if unexplained >= 2 and any(sum(m[0] == "done" for m in h.pending) >= 2 for h in hyps):
+            # a stop's frames were all too noisy, then DONE was pressed again: two whole
+            # turns to cross, and with spells a turn takes ``depth`` transitions (6-player
+            # games lost the rest of the game to this)
+            deep = max(deep, 2 * opts.depth)
+        passes.append((True, deep, target.bad_frame, opts.deep_roots))
+    out: list[Hypothesis] = []
+    best_obs = float("inf")
+    best_mismatch: tuple[int, ...] = ()
+    # a quick pass's story ends the search by its picture cost plus its root's distance
+    # from the best root: an exact picture from a root 11 nats behind (another story of
+    # the last frame) is not what the full pass from the best roots would keep
+    base = min(h.cost for h in hyps)
+    for anywhere, depth, good, nroots in passes:
+        out = []
+        best_obs = float("inf")
+        best_near = float("inf")
+        roots = sorted(hyps, key=lambda h: h.cost)
+        # hypotheses that differ only in potions share one search: the best of them is
+        # searched, the others replay its explanations (a spell they cannot pay fails);
+        # ``nroots`` limits the searches, not the replays: every potion story of a searched
+        # board is replayed (the stories it found that can survive the prune), else the true
+        # potions, a spell or two behind the cheapest stories of a board, fall out, and every
+        # later commit shows the potions wrong
+        groups: dict[Key, list[Hypothesis]] = {}
+        for i, h in enumerate(roots):
+            t = h.state.turn
+            gkey = (board_key(h.state), t, h.state.game, h.pending, h.implicit)
+            if gkey in groups:
+                groups[gkey].append(h)
+            elif i < nroots:
+                groups[gkey] = [h]
+        for members in groups.values():
+            lead = members[0]
+            found = search_frame(srch, lead, target, opts, depth, anywhere, wide)
+            for n in found:
+                if n.obs_cost < best_obs:
+                    best_obs = n.obs_cost
+                    best_mismatch = tuple(target.mismatched(srch.view(n.state)))
+                best_near = min(best_near, lead.cost - base + n.obs_cost)
+                step = Step(n.state, n.actions, n.events, n.states, n.alts)
+                out.append(lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit))
+            low = min((n.score for n in found), default=0.0)
+            for j, h in enumerate(members[1:], 1):
+                for n in found:
+                    if j >= opts.keep_per_board and n.score > low + opts.margin:
+                        continue  # pruned anyway: beyond ``margin`` of the board's best
+                    replayed = replay(srch, h.state, n.actions)
+                    if replayed is None:
+                        continue
+                    rst, revs, rsts = replayed
+                    alt_paths: list[Path] = []
+                    for a, _e, _s in n.alts:
+                        got_r = replay(srch, h.state, a)
+                        if got_r is not None and state_key(got_r[0]) == state_key(rst):
+                            alt_paths.append((a, got_r[1], got_r[2]))
+                    step = Step(rst, n.actions, revs, rsts, tuple(alt_paths))
+                    out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
+        if (best_obs if anywhere else best_near) <= good:
+            break
+    return Explained(tuple(out), best_obs, best_mismatch)
+
+
+def contradicted(
+    target: Target, before: Target, st_views: Sequence[SpaceView], opts: TrackerOptions
+) -> tuple[int, ...]:
+    """The spaces (1..N) where two frames in a row read the same thing (``before``, then
+    ``target``) and both disagree with the expected views ``st_views`` (a story's,
+    :meth:`~companion.tracking.search.SearchCache.view`) by at least ``recheck_cost`` nats:
+    not a misread (those come and go) but a story the camera contradicts."""
+    out: list[int] = []
+    for idx, v in enumerate(st_views):
+        if not target.same_reading(before, idx):
+            continue
+        need = opts.recheck_cost
+        if target.space_cost(idx, v) >= need and before.space_cost(idx, v) >= need:
+            out.append(idx + 1)
+    return tuple(out)
+
+
+def cut(hyps: Sequence[Hypothesis], steps: int, root_key: Key) -> tuple[Hypothesis, ...]:
+    """``hyps`` after their first ``steps`` steps were committed, ending in a state whose
+    :func:`~companion.tracking.belief.seen_key` is ``root_key``: the trails that pass through
+    it, cut there (costs kept); the others dropped."""
+    if steps <= 0:
+        return tuple(hyps)
+    out: list[Hypothesis] = []
+    for h in hyps:
+        trails = [
+            t[steps:]
+            for t in h.paths()
+            if len(t) >= steps and seen_key(t[steps - 1].state) == root_key
+        ]
+        if trails:
+            out.append(Hypothesis(h.state, h.cost, trails[0], h.pending, h.implicit))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """The belief before the last explained frame, cut at what was committed since
+    (``hyps``, costs in the base that frame's explanation had before its prune, minus
+    ``offset``), that frame's ``target``, and the inputs (dice, DONE) given since
+    (``markers``, to add to the hypotheses' pending ones)."""
+
+    hyps: tuple[Hypothesis, ...]
+    target: Target
+    offset: float
+    markers: tuple[Marker, ...] = ()
+
+
+def recheck(
+    srch: SearchCache,
+    saved: Saved,
+    target: Target,
+    opts: TrackerOptions,
+    modules: bool,
+) -> tuple[Hypothesis, ...]:
+    """The stories a wider search finds for the last two frames (``saved.target``, then
+    ``target``) from the belief before them (``saved``), costs in the base of the current
+    belief (before its prune): they compete with the current stories, and the better ones
+    stay. Empty when the wider search explains the earlier frame no better."""
+    roots = tuple(replace(h, pending=h.pending + saved.markers) for h in saved.hyps)
+    if not roots:
+        return ()
+    first = explain(srch, roots, saved.target, opts, modules, 0, wide=True)
+    if not first.hyps or first.best_obs > saved.target.bad_frame:
+        return ()
+    low = min(h.cost for h in first.hyps)
+    kept = prune(first.hyps, opts, modules, ())
+    # back in the base of the current belief (its costs are relative to the best story of
+    # the earlier frame, ``saved.offset`` above the saved belief's base)
+    shift = low - saved.offset
+    mid = tuple(replace(h, cost=h.cost + shift) for h in kept)
+    second = explain(srch, mid, target, opts, modules, 0)
+    if second.best_obs > target.bad_frame:
+        return ()
+    return second.hyps
