@@ -152,10 +152,17 @@ def test_princess_declaration_to_scoring_sheet(table: PackTable, phones: Phones)
     red.click("#princess-end")  # red's last turn (G3-END-1)
     host.wait_for_selector("[data-score='blue']")
     host.click("#princess-bonus")
-    for colour, page in (("blue", blue), ("red", red)):
-        page.wait_for_selector(f"[data-score='{colour}']")
-        page.fill(f"[data-score='{colour}'] [data-el='moon']", "3" if colour == "blue" else "1")
-        page.click(f"[data-send-score='{colour}']")
+    blue.wait_for_selector("[data-score='blue']")
+    blue.fill("[data-score='blue'] [data-el='moon']", "3")
+    # red's entry redraws blue's view while blue is still typing: what blue typed stays
+    red.wait_for_selector("[data-score='red']")
+    red.fill("[data-score='red'] [data-el='moon']", "1")
+    red.click("[data-send-score='red']")
+    blue.wait_for_function(
+        "() => document.querySelector('#pack-body').textContent.includes('Counts entered: Red')"
+    )
+    assert blue.input_value("[data-score='blue'] [data-el='moon']") == "3"
+    blue.click("[data-send-score='blue']")
     host.wait_for_selector("#princess-sheet")
     sheet = {r["player"]: r for r in table.view()["sheet"]}
     assert sheet["blue"]["track"] == 10 + table.view()["goal_scores"]["blue"] - 10

@@ -28,6 +28,42 @@ const PACKS = (() => {
 
   function who(colour) { return el("span", {}, chip(colour), " ", cap(colour)); }
 
+  // What a player typed survives a redraw: the whole view is drawn again whenever the pack's
+  // state changes (another player's entry, the host's bonus cards), and a half-filled form
+  // must not go blank under the player's fingers. A field is known by its own id/data-*
+  // attributes and those of the elements around it (the form of one player's scores).
+  const touched = new WeakSet();
+  document.addEventListener("input", (e) => { if (e.target.closest && e.target.closest("#pack-body")) touched.add(e.target); });
+  document.addEventListener("change", (e) => { if (e.target.closest && e.target.closest("#pack-body")) touched.add(e.target); });
+
+  function fieldKey(node, box) {
+    const parts = [];
+    for (let n = node; n && n !== box; n = n.parentElement) {
+      const own = [...n.attributes].filter((a) => a.name === "id" || a.name.startsWith("data-"))
+        .map((a) => `${a.name}=${a.value}`);
+      if (own.length || n === node) parts.push(`${n.tagName}[${own.join(",")}]`);
+    }
+    return parts.join("<");
+  }
+
+  function typedIn(box) {
+    const out = new Map();
+    for (const f of box.querySelectorAll("input, select, textarea")) {
+      if (touched.has(f)) out.set(fieldKey(f, box), f.type === "checkbox" ? f.checked : f.value);
+    }
+    return out;
+  }
+
+  function restoreTyped(box, typed) {
+    if (!typed.size) return;
+    for (const f of box.querySelectorAll("input, select, textarea")) {
+      const k = fieldKey(f, box);
+      if (!typed.has(k)) continue;
+      if (f.type === "checkbox") f.checked = typed.get(k); else f.value = typed.get(k);
+      touched.add(f);
+    }
+  }
+
   // ------------------------------------------------------------------ siege race (seed S2)
   function siege(v, box, snap) {
     const mine = me(snap);
@@ -271,9 +307,12 @@ const PACKS = (() => {
     const key = JSON.stringify(v);
     if (key === drawnFor) return;  // keep what is being typed while only the LEDs change
     drawnFor = key;
+    const was = $("pack-body").dataset.game;
+    const typed = typedIn($("pack-body"));
     const box = clear($("pack-body"));
     box.dataset.game = v.game;
     (DRAW[v.game] || (() => box.append(el("p", {}, `unknown game ${v.game}`))))(v, box, snap);
+    if (was === v.game) restoreTyped(box, typed);
   }
 
   // ------------------------------------------------------------------ host: setup step
