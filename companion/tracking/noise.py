@@ -159,17 +159,19 @@ def space_views(state: GameState) -> list[SpaceView]:
     return out
 
 
-_COLOUR_IDX_CACHE: dict[int, tuple[int, ...]] = {}
+_COLOUR_IDX_CACHE: dict[tuple[str, ...], tuple[int, ...]] = {}
+"""Seat -> colour index, per seating (keyed by the colours themselves: a table object's ``id``
+may be reused by a later game's table with other colours)."""
 
 _MEMO_LIMIT = 20000
 """Entries a :class:`Target`'s per-space memo holds before it starts over (~3 MB)."""
 
 
 def _table_colour_index(tb: Table) -> tuple[int, ...]:
-    key = id(tb)
+    key = tuple(tb.colours)
     got = _COLOUR_IDX_CACHE.get(key)
-    if got is None or len(got) != tb.n:
-        got = tuple(COLOUR_INDEX[c] for c in tb.colours)
+    if got is None:
+        got = tuple(COLOUR_INDEX[c] for c in key)
         if len(_COLOUR_IDX_CACHE) > 64:
             _COLOUR_IDX_CACHE.clear()
         _COLOUR_IDX_CACHE[key] = got
