@@ -246,6 +246,11 @@ class DetectorConfig:
     work_ppm_max: float = 1.6
     work_ppm: float = 1.45
 
+    def wizard_sure(self, margin: float) -> float:
+        """How sure the wizard counts of a space are (raw, 0.5 at a count boundary): its wizard
+        margin ``margin`` (in wizards) through ``wizard_margin_gain``."""
+        return 0.5 + margin * self.wizard_margin_gain
+
 
 @dataclass(frozen=True)
 class SpaceDetail:

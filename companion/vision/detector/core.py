@@ -127,8 +127,7 @@ def space_confidence(height: float, top: float, margin: float, cfg: DetectorConf
     """A space's confidence (0..1): the least sure of its tower count's probability, its top
     kind and its wizard counts (the wizard margin ``margin`` in wizards through
     ``wizard_margin_gain``), to the power ``confidence_power`` (calibration)."""
-    wiz = 0.5 + margin * cfg.wizard_margin_gain
-    raw = float(np.clip(min(height, top, wiz), 0.0, 1.0))
+    raw = float(np.clip(min(height, top, cfg.wizard_sure(margin)), 0.0, 1.0))
     return float(raw**cfg.confidence_power)
 
 

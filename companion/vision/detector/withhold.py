@@ -50,8 +50,7 @@ def space_reason(
     nearest a count boundary)."""
     if d is None:
         return f"space {space}: can't read it"
-    wiz = 0.5 + d.wizard_margin * cfg.wizard_margin_gain
-    worst = min(d.height_confidence, d.top_sure, wiz)
+    worst = min(d.height_confidence, d.top_sure, cfg.wizard_sure(d.wizard_margin))
     if worst == d.height_confidence:
         if d.forced:
             return f"space {space}: the tower count does not add up ({_towers(o.towers, d)})"
