@@ -561,15 +561,11 @@ def export_jsonl(journal: Journal, out: IO[str]) -> int:
     return n
 
 
-def import_jsonl(lines: Iterable[str], journal: Journal) -> int:
-    """Load a game record (from :func:`export_jsonl`) into an empty journal.
+def _record_rows(lines: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The records of a game record's JSON lines, checked line by line (not yet replayed).
 
-    :returns: the number of records written.
-    :raises JournalError: for a malformed line (naming its number) or a non-empty journal;
-        nothing is written then.
+    :raises JournalError: for a malformed line, naming its number.
     """
-    if journal.count() != 0:
-        raise JournalError("import: the journal is not empty")
     rows: list[tuple[str, dict[str, Any]]] = []
     for no, line in enumerate(lines, 1):
         if not line.strip():
@@ -591,22 +587,45 @@ def import_jsonl(lines: Iterable[str], journal: Journal) -> int:
         rows.append((kind, obj))
     if not rows:
         raise JournalError("import: empty game record")
-    # validate by replaying before anything is written
+    return rows
+
+
+def _replayed(rows: list[tuple[str, dict[str, Any]]]) -> Tracker:
+    """The tracker at the end of ``rows`` (replayed in memory; nothing is written).
+
+    :raises JournalError: when a record is one the tracker rejects.
+    """
     probe = Journal(":memory:", snapshot_every=0)
     try:
         probe.append_many(rows)
-        restore(probe)
+        return restore(probe)
     finally:
         probe.close()
+
+
+def import_jsonl(lines: Iterable[str], journal: Journal) -> int:
+    """Load a game record (from :func:`export_jsonl`) into an empty journal.
+
+    The record is replayed once before anything is written (a record the tracker rejects is
+    refused whole), and the tracker it reached is written last as a snapshot, so a restart on
+    the imported journal (:func:`restore`) replays nothing.
+
+    :returns: the number of records written (the snapshot included).
+    :raises JournalError: for a malformed line (naming its number) or a non-empty journal;
+        nothing is written then.
+    """
+    if journal.count() != 0:
+        raise JournalError("import: the journal is not empty")
+    rows = _record_rows(lines)
+    tracker = _replayed(rows)
+    rows.append(("snapshot", tracker.to_json()))
     journal.append_many(rows)
     return len(rows)
 
 
 def replay_record(lines: Iterable[str]) -> Tracker:
-    """Replay an exported game record in memory and return the tracker at its end."""
-    mem = Journal(":memory:", snapshot_every=0)
-    try:
-        import_jsonl(lines, mem)
-        return restore(mem)
-    finally:
-        mem.close()
+    """Replay an exported game record in memory and return the tracker at its end.
+
+    :raises JournalError: for a malformed line or a record the tracker rejects.
+    """
+    return _replayed(_record_rows(lines))
