@@ -27,6 +27,7 @@ import argparse
 import random
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -188,28 +189,47 @@ def collect(
 
 
 def build_network(max_towers: int = MAX_TOWERS) -> Any:
-    """The CNN (PyTorch): tier stacks ``(N, 3 (K + 1), P, P)`` -> logits ``(N, K + 1)``."""
+    """The CNN (PyTorch): tier stacks ``(N, 3 (K + 1), P, P)`` -> logits ``(N, K + 1)``.
+
+    One small network, shared by every tier, scores "the top roof is at tier k" from the crops
+    of tiers ``k - 1``, ``k`` and ``k + 1`` (zeros beyond the stack): a roof looks the same at
+    every height in its own tier's crop, so what is learnt on the many low stacks holds for the
+    rare tall ones.
+    """
+    import torch
     from torch import nn
 
-    c = n_channels(max_towers)
+    t = max_towers + 1
     p = (ROI_PX + 7) // 8  # three stride-2 convolutions
-    return nn.Sequential(
-        nn.Conv2d(c, 32, 3, stride=2, padding=1),
+    scorer = nn.Sequential(
+        nn.Conv2d(9, 16, 3, stride=2, padding=1),
+        nn.BatchNorm2d(16),
+        nn.ReLU(),
+        nn.Conv2d(16, 32, 3, stride=2, padding=1),
         nn.BatchNorm2d(32),
         nn.ReLU(),
-        nn.Conv2d(32, 32, 3, padding=1),
+        nn.Conv2d(32, 32, 3, stride=2, padding=1),
         nn.BatchNorm2d(32),
-        nn.ReLU(),
-        nn.Conv2d(32, 48, 3, stride=2, padding=1),
-        nn.BatchNorm2d(48),
-        nn.ReLU(),
-        nn.Conv2d(48, 64, 3, stride=2, padding=1),
-        nn.BatchNorm2d(64),
         nn.ReLU(),
         nn.Flatten(),
-        nn.Dropout(0.2),
-        nn.Linear(64 * p * p, max_towers + 1),
+        nn.Dropout(0.1),
+        nn.Linear(32 * p * p, 1),
     )
+
+    class Tiered(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = scorer
+
+        def forward(self, x: Any) -> Any:
+            s = x.reshape(-1, t, 3, ROI_PX, ROI_PX)
+            z = torch.zeros_like(s[:, :1])
+            padded = torch.cat([z, s, z], dim=1)  # (N, T + 2, 3, P, P)
+            win = torch.cat([padded[:, k : k + t] for k in range(3)], dim=2)  # (N, T, 9, P, P)
+            out = self.scorer(win.reshape(-1, 9, ROI_PX, ROI_PX))
+            return out.reshape(-1, t)
+
+    return Tiered()
 
 
 def _augment(
@@ -259,7 +279,7 @@ def train(
             if step < steps - 1:
                 sched.step()
             step += 1
-            total += float(loss)
+            total += loss.item()
         if log:
             print(
                 f"epoch {ep + 1}/{epochs}: loss {total / max(1, len(idx) // batch):.4f}",
@@ -308,16 +328,20 @@ def to_onnx(net: Any, temperature: float, path: Path) -> None:
 
     model = Calibrated().eval()
     dummy = torch.zeros(2, n_channels(MAX_TOWERS), ROI_PX, ROI_PX)
-    torch.onnx.export(
-        model,
-        (dummy,),
-        str(path),
-        input_names=["stacks"],
-        output_names=["probabilities"],
-        dynamic_axes={"stacks": {0: "N"}, "probabilities": {0: "N"}},
-        opset_version=13,
-        dynamo=False,
-    )
+    # the TorchScript exporter (the torch.export one needs onnxscript, not in the extra) warns
+    # that it is the older of the two
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            model,
+            (dummy,),
+            str(path),
+            input_names=["stacks"],
+            output_names=["probabilities"],
+            dynamic_axes={"stacks": {0: "N"}, "probabilities": {0: "N"}},
+            opset_version=13,
+            dynamo=False,
+        )
 
 
 def _report(name: str, p: NDArray[np.float32], y: NDArray[np.int32]) -> None:

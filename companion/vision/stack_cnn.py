@@ -96,33 +96,45 @@ def roi_points(
     return out
 
 
+def _sample_maps(
+    pose: BoardPose, geometry: BoardGeometry, spaces: list[int], max_towers: int
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """``cv2.remap`` maps of the tier stacks of ``spaces`` in the half-size frame."""
+    foot = camera_foot(pose)
+    t = max_towers + 1
+    pts = roi_points(geometry, spaces, max_towers, foot).reshape(-1, 3)
+    pts[:, 2] = -pts[:, 2]  # BoardPose.project takes z down
+    img = pose.project(pts).astype(np.float32) * 0.5
+    rows = len(spaces) * t * ROI_PX
+    mx = np.ascontiguousarray(img[:, 0].reshape(rows, ROI_PX))
+    my = np.ascontiguousarray(img[:, 1].reshape(rows, ROI_PX))
+    return mx, my
+
+
 def tier_stacks(
     frame: NDArray[np.uint8],
     pose: BoardPose,
     geometry: BoardGeometry,
     spaces: list[int],
     max_towers: int,
+    maps: tuple[NDArray[np.float32], NDArray[np.float32]] | None = None,
 ) -> NDArray[np.uint8]:
     """The raw tier stacks of ``spaces``: ``(N, K + 1, ROI_PX, ROI_PX, 3) uint8 BGR``.
 
     :param frame: ``(H, W, 3) uint8 BGR``.
     :param pose: a board pose with a camera model (3-D).
+    :param maps: the sample maps of this pose and these spaces, when known (a fixed camera's
+        pose is the same frame after frame).
     :raises ValueError: for a pose without a camera model.
     """
-    foot = camera_foot(pose)
     t = max_towers + 1
     if not spaces:
         return np.zeros((0, t, ROI_PX, ROI_PX, 3), np.uint8)
-    pts = roi_points(geometry, spaces, max_towers, foot).reshape(-1, 3)
-    pts[:, 2] = -pts[:, 2]  # BoardPose.project takes z down
+    mx, my = maps if maps is not None else _sample_maps(pose, geometry, spaces, max_towers)
     # sampled from the frame at half size (smoothed): a crop pixel (2 mm) spans about three
     # pixels of a frame read at the working scale, and a bilinear sample of the full frame
     # would alias the track's print
-    img = pose.project(pts).astype(np.float32) * 0.5
     half = cv2.pyrDown(frame)
-    rows = len(spaces) * t * ROI_PX
-    mx = np.ascontiguousarray(img[:, 0].reshape(rows, ROI_PX))
-    my = np.ascontiguousarray(img[:, 1].reshape(rows, ROI_PX))
     crops = cv2.remap(half, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return cast("NDArray[np.uint8]", crops.reshape(len(spaces), t, ROI_PX, ROI_PX, 3))
 
@@ -165,6 +177,8 @@ class StackModel:
             ) from None
         self.path = p
         self.max_towers = max_towers
+        # the sample maps of the last pose read (a fixed camera's pose object is reused)
+        self._maps: tuple[BoardPose, BoardGeometry, tuple[int, ...], Any] | None = None
         probe = np.zeros((1, n_channels(max_towers), ROI_PX, ROI_PX), np.float32)
         try:
             got = self._forward(probe)
@@ -210,5 +224,10 @@ class StackModel:
         """``(N, K + 1)`` tower-count probabilities of ``spaces`` in one frame (one batched
         forward pass); see :func:`tier_stacks` and :func:`network_input` for the arguments and
         errors."""
-        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers)
+        key = tuple(spaces)
+        c = self._maps
+        if c is None or c[0] is not pose or c[1] is not geometry or c[2] != key:
+            maps = _sample_maps(pose, geometry, spaces, self.max_towers) if spaces else None
+            c = self._maps = (pose, geometry, key, maps)
+        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers, c[3])
         return self.probabilities(network_input(stacks, white))

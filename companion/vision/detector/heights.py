@@ -186,7 +186,8 @@ def _model_heights(
     from the height model or the tower-count CNN (None without either): the most probable
     heights that add up to the towers counted at setup (R-COMP-1/3: every tower stays on the
     board), the castle's stack included. A space whose count the total changed is not what the
-    camera saw there: its probability is capped at ``forced_confidence`` (no silent redistribution)."""
+    camera saw there: its probability is capped at ``forced_confidence`` (no silent
+    redistribution)."""
     S = len(insert)
     if rd.stack_cnn is not None:
         prob = rd.stack_cnn.read(fp.frame, fp.pose, rd.geometry, fp.white, list(rd.geometry.spaces))
