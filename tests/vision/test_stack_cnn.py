@@ -38,6 +38,10 @@ NEEDS_TRAIN = pytest.mark.skipif(
 )
 
 
+def test_the_detector_reads_tower_counts_with_the_cnn_by_default() -> None:
+    assert DetectorConfig().height_method == "cnn"
+
+
 def test_the_shipped_model_is_small_and_gives_one_probability_per_tower_count() -> None:
     assert MODEL_PATH.is_file()
     assert MODEL_PATH.stat().st_size < 1_000_000
@@ -75,8 +79,8 @@ def test_bad_models_and_inputs_are_refused_loudly(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def session() -> tuple[Detector, Detector, list[RenderResult]]:
-    """One seeded table in play read from its setup frame by both height methods."""
+def session() -> tuple[Detector, list[RenderResult]]:
+    """One seeded table in play, read from its setup frame by the tower-count CNN."""
     players = 4
     geometry = BoardGeometry.default()
     colours = list(Config(player_count=players).colours or ())
@@ -91,13 +95,13 @@ def session() -> tuple[Detector, Detector, list[RenderResult]]:
     frames = [
         render(random_game_state(prng, players), nrng, setup=table, hand=False) for _ in range(4)
     ]
-    return cnn, Detector(table.camera, geometry, profile), frames
+    return cnn, frames
 
 
 def test_the_cnn_reads_rendered_stack_heights(
-    session: tuple[Detector, Detector, list[RenderResult]],
+    session: tuple[Detector, list[RenderResult]],
 ) -> None:
-    cnn, _, frames = session
+    cnn, frames = session
     right = total = stacked = 0
     for res in frames:
         got = cnn.detect(res.frame)
@@ -113,9 +117,9 @@ def test_the_cnn_reads_rendered_stack_heights(
 
 
 def test_tier_stacks_put_the_roof_of_the_true_tier_in_the_middle(
-    session: tuple[Detector, Detector, list[RenderResult]],
+    session: tuple[Detector, list[RenderResult]],
 ) -> None:
-    cnn, _, frames = session
+    cnn, frames = session
     res = frames[0]
     got = cnn.detect(res.frame)
     assert got.pose is not None
