@@ -38,10 +38,6 @@ NEEDS_TRAIN = pytest.mark.skipif(
 )
 
 
-def test_the_detector_reads_tower_counts_with_the_cnn_by_default() -> None:
-    assert DetectorConfig().height_method == "cnn"
-
-
 def test_the_shipped_model_is_small_and_gives_one_probability_per_tower_count() -> None:
     assert MODEL_PATH.is_file()
     assert MODEL_PATH.stat().st_size < 1_000_000
