@@ -96,6 +96,7 @@ class Run:
     camera: str = "pi"
     severity: dict[str, str] = field(default_factory=dict)
     top_method: str = ""
+    height_method: str = ""
     withhold_below: float | None = None
 
 
@@ -238,6 +239,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
         dconfig = DetectorConfig()
         if run.top_method:
             dconfig = replace(dconfig, top_method=run.top_method)
+        if run.height_method:
+            dconfig = replace(dconfig, height_method=run.height_method)
         if run.withhold_below is not None:
             dconfig = replace(dconfig, withhold_below=run.withhold_below)
         detector = Detector(table.camera, track_geometry, profile, config=dconfig)
@@ -614,6 +617,13 @@ def main(argv: list[str]) -> int:
         help="how crest and plain roofs are read (default: the detector's default)",
     )
     ap.add_argument(
+        "--height-method",
+        choices=("features", "cnn"),
+        default="",
+        help="how tower counts are read: the network over rim features or the CNN on the "
+        "tier-stack ROI (default: the detector's default)",
+    )
+    ap.add_argument(
         "--withhold-below",
         type=float,
         default=None,
@@ -658,6 +668,7 @@ def main(argv: list[str]) -> int:
         not args.no_hands,
         args.camera,
         top_method=args.top_method,
+        height_method=args.height_method,
         withhold_below=args.withhold_below,
     )
     withhold = (
@@ -671,6 +682,7 @@ def main(argv: list[str]) -> int:
                 "seeds": seeds,
                 "modules": sorted(modules),
                 "top_method": args.top_method or DetectorConfig().top_method,
+                "height_method": args.height_method or DetectorConfig().height_method,
                 "withhold_below": withhold,
                 "frames_per_seed": args.frames,
                 "conditions": rows,
@@ -687,6 +699,7 @@ def main(argv: list[str]) -> int:
         "seeds": seeds,
         "camera": args.camera,
         "top_method": args.top_method or DetectorConfig().top_method,
+        "height_method": args.height_method or DetectorConfig().height_method,
         "withhold_below": withhold,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,

@@ -146,10 +146,11 @@ def test_spaces_forced_by_the_tower_total_have_low_confidence() -> None:
     prob[2, 0], prob[2, 1] = 0.6, 0.4
     rd = SimpleNamespace(
         height=SimpleNamespace(probabilities=lambda feats: prob),
+        stack_cnn=None,
         profile=SimpleNamespace(meta={"towers": 3}),
         config=DetectorConfig(),
     )
-    got = _model_heights(rd, np.zeros((3, 1), np.float32), {}, np.zeros(3, bool))  # type: ignore[arg-type]
+    got = _model_heights(rd, None, np.zeros((3, 1), np.float32), {}, np.zeros(3, bool))  # type: ignore[arg-type]
     assert got is not None
     towers, conf, forced, rival = got
     assert towers.tolist() == [1, 1, 1]
@@ -291,10 +292,11 @@ def test_the_castle_space_is_never_forced_by_the_tower_total() -> None:
     prob[1, 0] = prob[2, 0] = 0.01
     rd = SimpleNamespace(
         height=SimpleNamespace(probabilities=lambda feats: prob),
+        stack_cnn=None,
         profile=SimpleNamespace(meta={"towers": 3}),
         config=DetectorConfig(),
     )
-    got = _model_heights(rd, np.zeros((3, 1), np.float32), {0: 1}, np.zeros(3, bool))  # type: ignore[arg-type]
+    got = _model_heights(rd, None, np.zeros((3, 1), np.float32), {0: 1}, np.zeros(3, bool))  # type: ignore[arg-type]
     assert got is not None
     towers, _conf, forced, _rival = got
     assert towers.tolist()[1:] == [1, 1]

@@ -57,6 +57,7 @@ from companion.vision.quality import (
     pose_shift,
     space_ranges,
 )
+from companion.vision.stack_cnn import StackModel
 from companion.vision.top_kind import TopKindModel, learned_tops
 
 
@@ -284,8 +285,10 @@ class Detector:
         rim rule (best tier above ``roof_threshold`` and ``roof_contrast``).
     :param limits: when a frame is refused (:mod:`companion.vision.quality`).
     :raises OSError, ValueError: when the height model file cannot be read, or with
-        ``config.top_method`` ``"learned"`` the top-kind model; ValueError for another
-        ``top_method`` than ``"hand"`` or ``"learned"``.
+        ``config.top_method`` ``"learned"`` the top-kind model, with ``config.height_method``
+        ``"cnn"`` the tower-count network (:class:`~companion.vision.stack_cnn.StackModel`);
+        ValueError for another ``top_method`` than ``"hand"`` or ``"learned"`` or another
+        ``height_method`` than ``"features"`` or ``"cnn"``.
     """
 
     def __init__(
@@ -311,6 +314,16 @@ class Detector:
         if self.config.top_method not in ("hand", "learned"):
             raise ValueError(f"top_method {self.config.top_method!r}: expected 'hand' or 'learned'")
         self._top_model = TopKindModel() if self.config.top_method == "learned" else None
+        if self.config.height_method not in ("features", "cnn"):
+            raise ValueError(
+                f"height_method {self.config.height_method!r}: expected 'features' or 'cnn'"
+            )
+        # a missing or unreadable network raises here, at setup, never a silent fallback
+        stack_cnn = (
+            StackModel(max_towers=self.config.max_towers)
+            if self.config.height_method == "cnn"
+            else None
+        )
         # the session's references, from the first frame read (the setup frame)
         self._ref_points: NDArray[np.float64] | None = None
         # the scale frames are read at (see :meth:`detect`), None until the board is found
@@ -341,6 +354,7 @@ class Detector:
             profile=profile,
             classes=ProfileClasses.build(profile, self.config),
             height=height_model,
+            stack_cnn=stack_cnn,
             wizard_gain=wizard_gain,
             crest_gaps=[],
         )

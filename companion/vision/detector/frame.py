@@ -23,6 +23,7 @@ from companion.vision.detector.pose import Hull, PoseTables
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose
 from companion.vision.profile import ColourProfile, features
+from companion.vision.stack_cnn import StackModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class Reader:
 
     :param crest_gaps: the crest discs' contrast measured in the last frames (the light changes
         slowly); the top-kind stage appends to it.
+    :param stack_cnn: the tower-count CNN when ``config.height_method`` is ``"cnn"``.
     :param wizard_gain: one wizard's measured area at setup relative to the projected model
         (see :func:`~companion.vision.detector.wizard_area_gain`), 0.5..2.
     """
@@ -40,6 +42,7 @@ class Reader:
     profile: ColourProfile
     classes: ProfileClasses
     height: HeightModel | None
+    stack_cnn: StackModel | None
     wizard_gain: float
     crest_gaps: list[float]
 

@@ -4,7 +4,9 @@ For every space and every candidate tier the projected roof rim's edge strength,
 shares inside each candidate roof and on each tier's camera-facing wall, and the camera's
 elevation go to the height model (:mod:`companion.vision.detect_height`); the heights chosen
 are the most probable ones that add up to the towers counted at setup (R-COMP-1/3: every tower
-stays on the board). Without a model the best tier wins when its edge is strong and stands out.
+stays on the board). With ``DetectorConfig.height_method = "cnn"`` the per-space probabilities
+come from the tower-count CNN on the space's tier-stack ROI (:mod:`companion.vision.stack_cnn`)
+instead. Without a model the best tier wins when its edge is strong and stands out.
 The raven castle (there is one, R-COMP) is the space whose black body probes score highest at
 the tier its roof rim points to.
 """
@@ -174,20 +176,25 @@ def _roof_rims(
 
 def _model_heights(
     rd: Reader,
+    fp: FrameProbes,
     feats: NDArray[np.float32],
     castle_at: dict[int, int],
     insert: NDArray[np.bool_],
 ) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_], NDArray[np.int32]] | None:
     """Tower counts ``(S,)``, their probabilities ``(S,)``, which counts the tower total
     forced ``(S,)`` and the next most probable count ``(S,)`` (the count seen where forced),
-    from the height model (None without one): the most probable heights that
-    add up to the towers counted at setup (R-COMP-1/3: every tower stays on the board), the
-    castle's stack included. A space whose count the total changed is not what the camera saw
-    there: its probability is capped at ``forced_confidence`` (no silent redistribution)."""
-    if rd.height is None:
-        return None
+    from the height model or the tower-count CNN (None without either): the most probable
+    heights that add up to the towers counted at setup (R-COMP-1/3: every tower stays on the
+    board), the castle's stack included. A space whose count the total changed is not what the
+    camera saw there: its probability is capped at ``forced_confidence`` (no silent
+    redistribution)."""
     S = len(insert)
-    prob = rd.height.probabilities(feats)
+    if rd.stack_cnn is not None:
+        prob = rd.stack_cnn.read(fp.frame, fp.pose, rd.geometry, fp.white, list(rd.geometry.spaces))
+    elif rd.height is not None:
+        prob = rd.height.probabilities(feats)
+    else:
+        return None
     seen = np.argmax(prob, axis=1).astype(np.int32)
     model_towers = seen
     fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
@@ -238,7 +245,7 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
     enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
     edges = np.where(enough, masked_median(raw, rim_ok), 0.0)
     feats = height_features(rd, fp, raw, rim_ok)
-    model = _model_heights(rd, feats, castle_at, insert)
+    model = _model_heights(rd, fp, feats, castle_at, insert)
     towers_of: list[int] = []
     castle_of: list[bool] = []
     margin_of: list[float] = []

@@ -1,0 +1,233 @@
+"""Tower count of every space from a small convolutional network (ONNX, run with ``cv2.dnn``).
+
+The feature height model (:mod:`companion.vision.detect_height`) reads a stack's height from
+hand-built rim and colour measurements. This module is the learned alternative
+(``DetectorConfig.height_method = "cnn"``; ``docs/vision.md``, "Tower count", gives both
+methods' figures and why the default is what it is):
+
+* the ROI of a space is a *tier stack*: for every tier ``k = 0..K`` the board-parallel square
+  of ``2 * ROI_SPAN`` mm around the space's centre at the height of tier ``k``
+  (``z = k * tier_height`` mm), resampled from the frame through the board pose onto
+  ``ROI_PX`` x ``ROI_PX`` px. At the true height the roof sits centred in its tier's crop at a
+  fixed size; at the other tiers it is shifted and scaled by the parallax. Every crop is turned
+  so that its up direction points away from the camera's foot point on the board: the stack's
+  camera-facing wall is always at the bottom and the parallax always runs along one axis,
+  whatever the camera's tilt and position;
+* each channel is divided by the frame's white reference (the markers' white paper) so the
+  exposure and the white balance drop out;
+* the ``K + 1`` crops are the input's channels (``3 (K + 1)`` of them), so the first
+  convolution compares the tiers at each point; three convolutions, a global average and one
+  linear layer give the softmax over the tower counts ``0..K``, whose probability is the count's
+  confidence. A temperature fitted on held-out renders is folded into the last layer.
+
+All spaces of a frame go through the network in one batched forward pass. The model ships as
+``stack_cnn.onnx`` beside this module; its training on seeded domain-randomised renders lives
+with the simulation (``python -m companion.sim.train_stack_cnn``, needs the ``train`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, cast
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.vision.geometry import BoardGeometry
+from companion.vision.markers import BoardPose
+
+MODEL_PATH = Path(__file__).with_name("stack_cnn.onnx")
+
+ROI_PX = 24
+"""Side of one tier's crop, px."""
+
+ROI_SPAN = 24.0
+"""Half side of one tier's crop, mm (a roof is 40 mm across: its rim and a margin; 2 mm per
+px)."""
+
+
+def n_channels(max_towers: int) -> int:
+    """Input channels for tiers ``0..max_towers``: three colours per tier."""
+    return 3 * (max_towers + 1)
+
+
+def camera_foot(pose: BoardPose) -> NDArray[np.float64]:
+    """The point of the board plane under the camera's centre, ``(2,)`` board mm.
+
+    :raises ValueError: for a pose without a camera model.
+    """
+    if not pose.has_3d:
+        raise ValueError("the tier-stack ROI needs a board pose with a camera model")
+    assert pose.rvec is not None and pose.tvec is not None
+    rot, _ = cv2.Rodrigues(np.asarray(pose.rvec, np.float64))
+    centre = -rot.T @ np.asarray(pose.tvec, np.float64).reshape(3)
+    foot: NDArray[np.float64] = centre[:2].copy()
+    return foot
+
+
+def roi_points(
+    geometry: BoardGeometry, spaces: list[int], max_towers: int, foot: NDArray[Any]
+) -> NDArray[np.float64]:
+    """Sample points of the tier stacks of ``spaces``: ``(N, K + 1, ROI_PX, ROI_PX, 3)`` board mm
+    with z up; row 0 of each crop is the side away from the camera's foot point ``foot`` (mm).
+
+    :raises GeometryError: for a space off the track.
+    """
+    u = ((np.arange(ROI_PX) + 0.5) / ROI_PX * 2.0 - 1.0) * ROI_SPAN
+    n, t = len(spaces), max_towers + 1
+    out = np.empty((n, t, ROI_PX, ROI_PX, 3))
+    tiers = np.array([geometry.tier_z(k) for k in range(t)])
+    for i, sp in enumerate(spaces):
+        c = geometry.space_centre(sp)[:2]
+        d = c - np.asarray(foot, np.float64)[:2]
+        norm = math.hypot(float(d[0]), float(d[1]))
+        away = d / norm if norm > 1e-6 else np.array([0.0, -1.0])
+        side = np.array([-away[1], away[0]])
+        # column j runs along ``side``, row r from the far side (+away) to the near side
+        xy = (
+            c[None, None, :]
+            + u[None, :, None] * side[None, None, :]
+            - u[:, None, None] * away[None, None, :]
+        )
+        out[i, :, :, :, :2] = xy[None]
+        out[i, :, :, :, 2] = tiers[:, None, None]
+    return out
+
+
+def _sample_maps(
+    pose: BoardPose, geometry: BoardGeometry, spaces: list[int], max_towers: int
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """``cv2.remap`` maps of the tier stacks of ``spaces`` in the half-size frame."""
+    foot = camera_foot(pose)
+    t = max_towers + 1
+    pts = roi_points(geometry, spaces, max_towers, foot).reshape(-1, 3)
+    pts[:, 2] = -pts[:, 2]  # BoardPose.project takes z down
+    img = pose.project(pts).astype(np.float32) * 0.5
+    rows = len(spaces) * t * ROI_PX
+    mx = np.ascontiguousarray(img[:, 0].reshape(rows, ROI_PX))
+    my = np.ascontiguousarray(img[:, 1].reshape(rows, ROI_PX))
+    return mx, my
+
+
+def tier_stacks(
+    frame: NDArray[np.uint8],
+    pose: BoardPose,
+    geometry: BoardGeometry,
+    spaces: list[int],
+    max_towers: int,
+    maps: tuple[NDArray[np.float32], NDArray[np.float32]] | None = None,
+) -> NDArray[np.uint8]:
+    """The raw tier stacks of ``spaces``: ``(N, K + 1, ROI_PX, ROI_PX, 3) uint8 BGR``.
+
+    :param frame: ``(H, W, 3) uint8 BGR``.
+    :param pose: a board pose with a camera model (3-D).
+    :param maps: the sample maps of this pose and these spaces, when known (a fixed camera's
+        pose is the same frame after frame).
+    :raises ValueError: for a pose without a camera model.
+    """
+    t = max_towers + 1
+    if not spaces:
+        return np.zeros((0, t, ROI_PX, ROI_PX, 3), np.uint8)
+    mx, my = maps if maps is not None else _sample_maps(pose, geometry, spaces, max_towers)
+    # sampled from the frame at half size (smoothed): a crop pixel (2 mm) spans about three
+    # pixels of a frame read at the working scale, and a bilinear sample of the full frame
+    # would alias the track's print
+    half = cv2.pyrDown(frame)
+    crops = cv2.remap(half, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cast("NDArray[np.uint8]", crops.reshape(len(spaces), t, ROI_PX, ROI_PX, 3))
+
+
+def network_input(stacks: NDArray[np.uint8], white: NDArray[Any]) -> NDArray[np.float32]:
+    """Tier stacks ``(N, T, P, P, 3) uint8`` as the network's input ``(N, 3 T, P, P) float32``
+    (NCHW; channel ``3 k + c`` is colour ``c`` of tier ``k``): each colour divided by ``white``
+    ``(3,)`` (or ``(N, 3)``), clipped to 0..1.5, less 0.5.
+
+    :raises ValueError: for a white reference <= 0.
+    """
+    w = np.asarray(white, np.float32)
+    if not np.all(w > 0):
+        raise ValueError("tier stacks: the white reference must be > 0 in every channel")
+    w = w.reshape(-1, 1, 1, 1, 3) if w.ndim == 2 else w.reshape(1, 1, 1, 1, 3)
+    x = np.clip(stacks.astype(np.float32) / w, 0.0, 1.5) - 0.5
+    n, t, p, _, c = x.shape
+    return np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3).reshape(n, t * c, p, p))
+
+
+class StackModel:
+    """The shipped (or a given) ONNX tower-count network, run with ``cv2.dnn``.
+
+    :param path: an ONNX file taking ``(N, 3 (K + 1), ROI_PX, ROI_PX) float32`` tier stacks
+        (:func:`network_input`) and giving ``(N, K + 1)`` probabilities of the tower counts.
+    :param max_towers: ``K``, the most towers on one space.
+    :raises OSError: when the file is missing; :raises ValueError: when OpenCV cannot read it or
+        it does not give ``K + 1`` probabilities for that input.
+    """
+
+    def __init__(self, path: str | Path = MODEL_PATH, max_towers: int = 10) -> None:
+        p = Path(path)
+        if not p.is_file():
+            raise OSError(f"tower-count model {p.name}: no such file")
+        try:
+            self._net = cv2.dnn.readNetFromONNX(str(p))
+        except cv2.error as exc:
+            raise ValueError(
+                f"tower-count model {p.name}: not a readable ONNX graph ({exc})"
+            ) from None
+        self.path = p
+        self.max_towers = max_towers
+        # the sample maps of the last pose read (a fixed camera's pose object is reused)
+        self._maps: tuple[BoardPose, BoardGeometry, tuple[int, ...], Any] | None = None
+        probe = np.zeros((1, n_channels(max_towers), ROI_PX, ROI_PX), np.float32)
+        try:
+            got = self._forward(probe)
+        except cv2.error as exc:
+            raise ValueError(
+                f"tower-count model {p.name}: does not take tier stacks of "
+                f"{max_towers} towers ({exc})"
+            ) from None
+        if got.shape != (1, max_towers + 1):
+            raise ValueError(
+                f"tower-count model {p.name}: gives {got.shape[1:]} outputs, "
+                f"expected {max_towers + 1}"
+            )
+
+    def _forward(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
+        self._net.setInput(x)
+        out = np.asarray(self._net.forward(), np.float32)
+        return out.reshape(len(x), -1)
+
+    def probabilities(self, x: NDArray[Any]) -> NDArray[np.float32]:
+        """``(N, K + 1)`` tower-count probabilities for network input ``(N, 3 (K + 1), P, P)``.
+
+        :raises ValueError: for input of another shape.
+        """
+        a = np.ascontiguousarray(x, np.float32)
+        want = (n_channels(self.max_towers), ROI_PX, ROI_PX)
+        if a.ndim != 4 or a.shape[1:] != want:
+            raise ValueError(
+                f"tier stacks: expected (N, {', '.join(map(str, want))}), got {a.shape}"
+            )
+        if len(a) == 0:
+            return np.zeros((0, self.max_towers + 1), np.float32)
+        return self._forward(a)
+
+    def read(
+        self,
+        frame: NDArray[np.uint8],
+        pose: BoardPose,
+        geometry: BoardGeometry,
+        white: NDArray[Any],
+        spaces: list[int],
+    ) -> NDArray[np.float32]:
+        """``(N, K + 1)`` tower-count probabilities of ``spaces`` in one frame (one batched
+        forward pass); see :func:`tier_stacks` and :func:`network_input` for the arguments and
+        errors."""
+        key = tuple(spaces)
+        c = self._maps
+        if c is None or c[0] is not pose or c[1] is not geometry or c[2] != key:
+            maps = _sample_maps(pose, geometry, spaces, self.max_towers) if spaces else None
+            c = self._maps = (pose, geometry, key, maps)
+        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers, c[3])
+        return self.probabilities(network_input(stacks, white))

@@ -1,0 +1,148 @@
+"""The tower-count CNN: trained on renders, shipped as ONNX, run by cv2.dnn on tier-stack ROIs.
+
+Seeds here are below 1000 (the bench and the training use others); the renderer's ground truth
+is used for the assertions only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.rules import Config, setup
+from companion.sim.render import RenderResult, random_setup, render
+from companion.sim.scenes import random_game_state
+from companion.vision.detector import Detector, DetectorConfig
+from companion.vision.geometry import BoardGeometry
+from companion.vision.profile import ColourProfile
+from companion.vision.profile_setup import build_profile
+from companion.vision.stack_cnn import (
+    MODEL_PATH,
+    ROI_PX,
+    StackModel,
+    camera_foot,
+    n_channels,
+    network_input,
+    tier_stacks,
+)
+from companion.vision.top_kind import MODEL_PATH as TOP_KIND_PATH
+
+K = 10
+NEEDS_TRAIN = pytest.mark.skipif(
+    importlib.util.find_spec("onnx") is None or importlib.util.find_spec("torch") is None,
+    reason="training needs the 'train' extra (pip install -e .[train])",
+)
+
+
+def test_the_shipped_model_is_small_and_gives_one_probability_per_tower_count() -> None:
+    assert MODEL_PATH.is_file()
+    assert MODEL_PATH.stat().st_size < 1_000_000
+    model = StackModel()
+    x = np.zeros((5, n_channels(K), ROI_PX, ROI_PX), np.float32)
+    p = model.probabilities(x)
+    assert p.shape == (5, K + 1) and p.dtype == np.float32
+    np.testing.assert_allclose(p.sum(1), 1.0, atol=1e-5)
+    assert model.probabilities(x[:0]).shape == (0, K + 1)
+
+
+def test_bad_models_and_inputs_are_refused_loudly(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="no such file"):
+        StackModel(tmp_path / "missing.onnx")
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"not a graph")
+    with pytest.raises(ValueError, match="ONNX"):
+        StackModel(junk)
+    # a readable graph that is not a tower-count network (the crest/plain classifier)
+    with pytest.raises(ValueError, match="tower-count model"):
+        StackModel(TOP_KIND_PATH)
+    with pytest.raises(ValueError, match="expected \\(N, 33, 24, 24\\)"):
+        StackModel().probabilities(np.zeros((2, 3, ROI_PX, ROI_PX), np.float32))
+    with pytest.raises(ValueError, match="white"):
+        network_input(np.zeros((1, K + 1, ROI_PX, ROI_PX, 3), np.uint8), np.zeros(3))
+    geometry = BoardGeometry.default()
+    table = random_setup(np.random.default_rng(5), geometry)
+    with pytest.raises(ValueError, match="height_method"):
+        Detector(
+            table.camera,
+            geometry,
+            ColourProfile({}, 9.0, np.full(3, 255.0), {}),
+            config=DetectorConfig(height_method="by eye"),
+        )
+
+
+@pytest.fixture(scope="module")
+def session() -> tuple[Detector, list[RenderResult]]:
+    """One seeded table in play, read from its setup frame by the tower-count CNN."""
+    players = 4
+    geometry = BoardGeometry.default()
+    colours = list(Config(player_count=players).colours or ())
+    seed = 561
+    nrng = np.random.default_rng(seed)
+    prng = random.Random(seed)
+    table = random_setup(nrng, geometry)
+    first = render(setup(Config(player_count=players), seed=None), nrng, setup=table, hand=False)
+    profile = build_profile(first.frame, table.camera, geometry, colours)
+    cnn = Detector(table.camera, geometry, profile, config=DetectorConfig(height_method="cnn"))
+    cnn.detect(first.frame)
+    frames = [
+        render(random_game_state(prng, players), nrng, setup=table, hand=False) for _ in range(4)
+    ]
+    return cnn, frames
+
+
+def test_the_cnn_reads_rendered_stack_heights(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    cnn, frames = session
+    right = total = stacked = 0
+    for res in frames:
+        got = cnn.detect(res.frame)
+        obs = got.reading
+        assert obs is not None, got.message
+        for space, t in res.observation.spaces.items():
+            total += 1
+            right += obs.spaces[space].towers == t.towers
+            stacked += t.towers >= 2 and obs.spaces[space].towers == t.towers
+    assert total >= 60
+    assert right / total >= 0.95, f"{right} of {total} tower counts right"
+    assert stacked >= 3  # stacks of two or more are read, not only empty spaces and single towers
+
+
+def test_tier_stacks_put_the_roof_of_the_true_tier_in_the_middle(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    cnn, frames = session
+    res = frames[0]
+    got = cnn.detect(res.frame)
+    assert got.pose is not None
+    foot = camera_foot(got.pose)
+    # the camera looks down at the board from above it (a 0..35 degree tilt)
+    w, h = cnn.geometry.board_size
+    assert -0.5 * w < foot[0] < 1.5 * w and -0.5 * h < foot[1] < 1.5 * h
+    spaces = list(cnn.geometry.spaces)
+    st = tier_stacks(res.frame, got.pose, cnn.geometry, spaces, K)
+    assert st.shape == (len(spaces), K + 1, ROI_PX, ROI_PX, 3) and st.dtype == np.uint8
+    x = network_input(st, got.white_bgr if got.white_bgr is not None else np.full(3, 230.0))
+    assert x.shape == (len(spaces), n_channels(K), ROI_PX, ROI_PX)
+    assert x.min() >= -0.5 and x.max() <= 1.0
+
+
+@NEEDS_TRAIN
+def test_training_runs_end_to_end_and_cv2_dnn_gives_the_training_side_answer(
+    tmp_path: Path,
+) -> None:
+    from companion.sim.train_stack_cnn import collect, logits, to_onnx, train
+
+    data = collect(1, 1, base=571, log=False)
+    assert data.x.shape[1:] == (K + 1, ROI_PX, ROI_PX, 3) and len(data.y) >= 10
+    net = train(data, np.arange(len(data.y)), epochs=1, batch=8, log=False)
+    path = tmp_path / "tiny.onnx"
+    to_onnx(net, 1.5, path)
+    got = StackModel(path).probabilities(network_input(data.x, data.white))
+    z = logits(net, data, np.arange(len(data.y))) / 1.5
+    e = np.exp(z - z.max(1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), atol=1e-5)
