@@ -134,6 +134,34 @@ def test_the_host_rolls_the_die(table: tuple[FakeTableService, str], page: Any) 
     shot(page, "host-correct")
 
 
+def test_commands_tapped_quickly_reach_the_companion_in_the_order_tapped(
+    table: tuple[FakeTableService, str], page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"Two dice" and then "roll" at once: the die card must not arrive after the roll and wipe
+    it (each request has its own server thread; here the first one is slow to reach the game)."""
+    svc, url = table
+    submit = svc.submit
+
+    def slow_die_card(command: Any, audience: Audience) -> Any:
+        if isinstance(command, dict) and command.get("command") == "dice_mode":
+            time.sleep(0.5)
+        return submit(command, audience)
+
+    monkeypatch.setattr(svc, "submit", slow_die_card)
+    page.goto(url + "/join/" + svc.host_token)
+    page.wait_for_selector("#board g[data-space='1']")
+    page.wait_for_function("() => !document.getElementById('roll').disabled")
+    page.click("[data-dice-mode='2']")
+    page.click("#roll")
+    page.wait_for_function(
+        "() => /^[1-6]$/.test(document.querySelector('#dice .die').textContent)"
+        " && document.querySelector(\"[data-dice-mode='2']\").classList.contains('primary')"
+    )
+    dice = svc.snapshot(Audience.host())["dice"]
+    assert dice["mode"] == 2 and len(dice["rolls"]) == 1
+    assert page.locator("#dice .die").inner_text() == str(dice["value"])
+
+
 def test_the_host_sets_up_a_game_and_shows_join_codes(
     table: tuple[FakeTableService, str], page: Any
 ) -> None:

@@ -73,7 +73,18 @@ const WT = (() => {
     return "";
   }
 
-  async function post(as, body) {
+  /* A page's commands reach the companion one at a time, in the order they were given: the
+     next is sent when the previous one is answered. Sent at once, "two dice" and then "roll"
+     tapped quickly could arrive the other way round (each request has its own server thread)
+     and the die card would wipe the roll. */
+  let sending = Promise.resolve();
+  function post(as, body) {
+    const turn = sending.then(() => postNow(as, body));
+    sending = turn.catch(() => undefined);
+    return turn;
+  }
+
+  async function postNow(as, body) {
     let resp;
     try {
       resp = await fetch(`/api/command?as=${encodeURIComponent(as)}`, {
