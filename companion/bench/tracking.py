@@ -12,7 +12,8 @@ hidden wizard and tier right at the end), ``potions_exact``, ``wrong_commits`` (
 that are not in the truth's history in order, potions and turn included),
 ``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too, i.e. a
 wrong board shown to the players as certain),
-``questions_per_game`` (mean, median, max),
+``questions_per_game`` (mean, median, max), ``questions_by_kind`` (how many questions of each
+kind were put, over all games: ``companion.tracking.questions.QUESTION_KINDS``),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
@@ -43,6 +44,7 @@ from companion.sim.answering import GameFigures, run_game
 from companion.sim.bots import BOTS, Bot, _mark_page
 from companion.sim.seeds import parse_range, players_for, spread, summarise
 from companion.sim.simulate import GAPS, CameraNoise, simulate
+from companion.tracking.questions import QUESTION_KINDS
 
 
 class _PageBot(Bot):
@@ -153,7 +155,13 @@ def main(argv: list[str]) -> int:
                 print(f"bench tracking: {exc}", file=sys.stderr)
                 return 2
             figures.append(run_game(sim, timings))
-        report = {"seed": s, "players": n, **summarise(figures, timings), "rss_mb": _rss_mb()}
+        report = {
+            "seed": s,
+            "players": n,
+            **summarise(figures, timings),
+            "questions_by_kind": _by_kind(figures),
+            "rss_mb": _rss_mb(),
+        }
         per_seed.append(report)
         all_timings.extend(timings)
         all_games.extend(figures)
@@ -165,6 +173,7 @@ def main(argv: list[str]) -> int:
         "noise": args.noise,
         "gap": args.gap,
         **summarise(all_games, all_timings),
+        "questions_by_kind": _by_kind(all_games),
         "rss_mb": _rss_mb(),
     }
     if seeds:
@@ -185,6 +194,15 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _by_kind(figures: list[GameFigures]) -> dict[str, int]:
+    """Questions of each kind over ``figures``' games (every kind named, 0 when none)."""
+    out = dict.fromkeys(QUESTION_KINDS, 0)
+    for g in figures:
+        for kind, n in g["questions_by_kind"].items():
+            out[kind] = out.get(kind, 0) + n
+    return out
+
+
 def _seed_line(r: dict[str, Any]) -> str:
     """One seed's figures on one line (the text report of ``--seeds``)."""
     q = r["questions_per_game"]
@@ -194,6 +212,7 @@ def _seed_line(r: dict[str, Any]) -> str:
         f"hidden {r['games_exact_hidden']}/{r['games']} "
         f"wrong {r['wrong_commits']} (board {r['wrong_board_commits']}) "
         f"questions med {q['median']} max {q['max']} "
+        f"({' '.join(f'{k} {v}' for k, v in r['questions_by_kind'].items() if v)}) "
         f"reconcile p50 {r['reconcile_ms_p50']} p99 {r['reconcile_ms_p99']} ms "
         f"rss {r['rss_mb']} MB"
     )

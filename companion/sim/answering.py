@@ -11,6 +11,7 @@ simulated games (tests and ``companion bench tracking`` share them).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypedDict
@@ -122,6 +123,7 @@ class GameFigures(TypedDict):
     wrong_commits: int
     wrong_board_commits: int
     questions: int
+    questions_by_kind: dict[str, int]
 
 
 def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
@@ -132,7 +134,7 @@ def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
     """
     tracker = Tracker(sim.start)
     walk = TruthWalk(sim.truths)
-    questions: set[str] = set()
+    questions: dict[str, str] = {}
     turn_ok: dict[int, bool] = {}
     turn_pot: dict[int, bool] = {}
     inputs = sim.inputs
@@ -148,7 +150,7 @@ def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
             update = tracker.end_turn()
         asked: list[Question] = []
         update = answer_as_players(tracker, update, inp.truth, asked)
-        questions.update(q.id for q in asked)
+        questions.update((q.id, q.kind) for q in asked)
         for c in update.committed:
             walk.check(c.state, c.potions)
         last_of_stop = inp.kind == "observation" and (
@@ -175,4 +177,5 @@ def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
         "wrong_commits": walk.wrong,
         "wrong_board_commits": walk.wrong_board,
         "questions": len(questions),
+        "questions_by_kind": dict(Counter(questions.values())),
     }

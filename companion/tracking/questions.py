@@ -19,6 +19,19 @@ from companion.tracking.words import count_of, describe, ordinal
 Groups = tuple[tuple[Hypothesis, ...], ...]
 """The hypotheses each option of a question stands for, option by option."""
 
+QUESTION_KINDS = (
+    "held-board",
+    "held-potions",
+    "held-turn",
+    "potions-end",
+    "potions-many",
+    "hidden",
+)
+"""Why a question is asked: stories held ``max_lag`` steps that disagree on the board (hidden
+pieces), on one player's potions or on whose turn (:func:`lag_question`); potions at the end of
+the game or grown past their limit (:func:`potions_question`); stories about as likely that
+differ in hidden pieces (:func:`pick_question`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Question:
@@ -28,11 +41,13 @@ class Question:
     :param text: worded for players, e.g. "From space 7, did you move the top tower or the top
         two?".
     :param options: one answer text per option; answer with the option's index.
+    :param kind: why it is asked (:data:`QUESTION_KINDS`); not part of the JSON the pages get.
     """
 
     id: str
     text: str
     options: tuple[str, ...]
+    kind: str = "hidden"
 
     def to_json(self) -> dict[str, Any]:
         """``{"id": "q1", "text": …, "options": […]}``."""
@@ -44,9 +59,12 @@ def _potions_of(seat: int) -> Callable[[GameState], object]:
     return lambda st: st.potions[seat][:2]
 
 
-def lag_question(
-    near: Sequence[Hypothesis], root: GameState
-) -> tuple[str, tuple[str, ...], tuple[tuple[Hypothesis, ...], ...]] | None:
+Picked = tuple[str, tuple[str, ...], Groups, str]
+"""A question to put: its text, options, the hypotheses of each option and its kind
+(:data:`QUESTION_KINDS`)."""
+
+
+def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
@@ -64,7 +82,7 @@ def lag_question(
     by_board = split(board_key)
     if len(by_board) > 1:
         text, options = board_question(by_board, root)
-        return text, options, tuple(tuple(g) for g in by_board)
+        return text, options, tuple(tuple(g) for g in by_board), "held-board"
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
         by_pot = split(_potions_of(seat))
@@ -78,11 +96,12 @@ def lag_question(
                 f"How many full potions does {colour} have now?",
                 options,
                 tuple(tuple(g) for g in by_pot),
+                "held-potions",
             )
     by_turn = split(lambda st: st.turn.player)
     if len(by_turn) > 1:
         options = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
-        return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn)
+        return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn), "held-turn"
     return None
 
 
@@ -175,7 +194,7 @@ def _word(n: int) -> str:
 
 def pick_question(
     hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
-) -> tuple[str, tuple[str, ...], Groups] | None:
+) -> Picked | None:
     """The question to ask now (text, options, the hypotheses of each option), or None.
 
     After ``max_lag`` held steps, what the stories within ``commit_margin`` disagree on about
@@ -193,7 +212,7 @@ def pick_question(
             return lag
     pots = potions_question(hyps)
     if pots is not None:
-        return pots
+        return (*pots, "potions-end" if hyps[0].state.game.over else "potions-many")
     # rivals that disagree on whose turn it is (a move of the next player already, or not)
     # are decided by the next turns and the DONE button, not by the players
     p0 = hyps[0].state.turn.player
@@ -214,7 +233,7 @@ def pick_question(
         return None
     ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
     text, options = board_question(ordered, root)
-    return text, options, tuple(tuple(g) for g in ordered)
+    return text, options, tuple(tuple(g) for g in ordered), "hidden"
 
 
 POTION_CHOICES = 3

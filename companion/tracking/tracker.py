@@ -540,9 +540,9 @@ class Tracker:
         picked = pick_question(self._hyps, self._root, self.options)
         if picked is None:
             return
-        text, options, groups = picked
+        text, options, groups, kind = picked
         self._qcount += 1
-        self._question = Question(f"q{self._qcount}", text, options)
+        self._question = Question(f"q{self._qcount}", text, options, kind)
         self._question_groups = groups
 
     def _update(
@@ -613,6 +613,7 @@ class Tracker:
             ],
             "history_length": self._committed_count,
             "question": None if self._question is None else self._question.to_json(),
+            "question_kind": None if self._question is None else self._question.kind,
             "question_groups": [
                 [self._hyps.index(h) for h in g if h in self._hyps] for g in self._question_groups
             ],
@@ -680,7 +681,12 @@ class Tracker:
         )
         q = data.get("question")
         if q is not None:
-            tr._question = Question(str(q["id"]), str(q["text"]), tuple(q["options"]))
+            tr._question = Question(
+                str(q["id"]),
+                str(q["text"]),
+                tuple(q["options"]),
+                str(data.get("question_kind") or "hidden"),
+            )
             tr._question_groups = tuple(
                 tuple(tr._hyps[i] for i in g) for g in data.get("question_groups", [])
             )
