@@ -14,6 +14,9 @@ that are not in the truth's history in order, potions and turn included),
 wrong board shown to the players as certain),
 ``questions_per_game`` (mean, median, max), ``questions_by_kind`` (how many questions of each
 kind were put, over all games: ``companion.tracking.questions.QUESTION_KINDS``),
+``turns_shown_correct`` (the turns ``turns_correct`` counts, and those where the best story is
+wrong only in trapped wizards that the page shows as alternatives, the true one among them:
+``TrackerUpdate.hidden_unsure``),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
@@ -159,7 +162,7 @@ def main(argv: list[str]) -> int:
             "seed": s,
             "players": n,
             **summarise(figures, timings),
-            "questions_by_kind": _by_kind(figures),
+            **_deferred(figures),
             "rss_mb": _rss_mb(),
         }
         per_seed.append(report)
@@ -173,7 +176,7 @@ def main(argv: list[str]) -> int:
         "noise": args.noise,
         "gap": args.gap,
         **summarise(all_games, all_timings),
-        "questions_by_kind": _by_kind(all_games),
+        **_deferred(all_games),
         "rss_mb": _rss_mb(),
     }
     if seeds:
@@ -194,13 +197,22 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _by_kind(figures: list[GameFigures]) -> dict[str, int]:
-    """Questions of each kind over ``figures``' games (every kind named, 0 when none)."""
-    out = dict.fromkeys(QUESTION_KINDS, 0)
+def _deferred(figures: list[GameFigures]) -> dict[str, Any]:
+    """Questions of each kind over ``figures``' games (every kind named, 0 when none), and the
+    turns whose shown table was right with its trapped wizards' alternatives
+    (``turns_shown_correct``: what ``turns_correct`` counts, or the best story wrong only in
+    trapped wizards whose true placement the page lists as one of the alternatives)."""
+    kinds = dict.fromkeys(QUESTION_KINDS, 0)
     for g in figures:
         for kind, n in g["questions_by_kind"].items():
-            out[kind] = out.get(kind, 0) + n
-    return out
+            kinds[kind] = kinds.get(kind, 0) + n
+    turns = sum(g["turns"] for g in figures)
+    shown = sum(g["turns_shown_correct"] for g in figures)
+    return {
+        "questions_by_kind": kinds,
+        "turns_shown_correct": shown,
+        "turns_shown_correct_pct": round(100.0 * shown / turns, 3) if turns else 0.0,
+    }
 
 
 def _seed_line(r: dict[str, Any]) -> str:

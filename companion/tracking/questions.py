@@ -82,7 +82,8 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     by_board = split(board_key)
     if len(by_board) > 1:
         text, options = board_question(by_board, root)
-        return text, options, tuple(tuple(g) for g in by_board), "held-board"
+        capped, grouped = _capped(by_board, options)
+        return text, capped, grouped, "held-board"
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
         by_pot = split(_potions_of(seat))
@@ -92,16 +93,18 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
                 f"{g[0].state.potions[seat][1]} empty"
                 for g in by_pot
             )
+            capped, grouped = _capped(by_pot, options)
             return (
                 f"How many full potions does {colour} have now?",
-                options,
-                tuple(tuple(g) for g in by_pot),
+                capped,
+                grouped,
                 "held-potions",
             )
     by_turn = split(lambda st: st.turn.player)
     if len(by_turn) > 1:
-        options = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
-        return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn), "held-turn"
+        words = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
+        capped, grouped = _capped(by_turn, words)
+        return "Whose turn is it now?", capped, grouped, "held-turn"
     return None
 
 
@@ -192,40 +195,67 @@ def _word(n: int) -> str:
     return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
 
 
+def _capped(
+    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str]
+) -> tuple[tuple[str, ...], Groups]:
+    """At most :data:`CHOICES` options: the least likely groups (``groups`` best first) share
+    the last option, so the true story is never left out of a question."""
+    if len(groups) <= CHOICES:
+        return tuple(options), tuple(tuple(g) for g in groups)
+    cut = CHOICES - 1
+    rest = tuple(h for g in groups[cut:] for h in g)
+    return (
+        tuple(options[:cut]) + ("something else: " + " or ".join(options[cut:]),),
+        tuple(tuple(g) for g in groups[:cut]) + (rest,),
+    )
+
+
+CHOICES = 3
+"""A question offers at most this many options (docs/architecture.md, "The tracker")."""
+
+
+def held_boards(hyps: Sequence[Hypothesis], margin: float) -> int:
+    """How many boards (:func:`board_key`: hidden pieces included) the stories within ``margin``
+    of the best (``hyps`` best first) hold."""
+    return len({board_key(h.state) for h in hyps if h.cost - hyps[0].cost <= margin})
+
+
 def pick_question(
     hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
 ) -> Picked | None:
-    """The question to ask now (text, options, the hypotheses of each option), or None.
+    """The question to ask now (text, options, the hypotheses of each option, kind), or None.
 
-    After ``max_lag`` held steps, what the stories within ``commit_margin`` disagree on about
-    the table now but the potions (:func:`lag_question`). Else the potions when they matter
-    (:func:`potions_question`). Else when hypotheses within ``ask_margin`` of the best, on the
-    same player's turn, differ in hidden pieces (only about moves a later frame confirmed).
+    Stories that explain the frames about equally well and differ in what the camera cannot
+    see (hidden pieces, a card or a spell) are kept together, not asked about: a lifted tower,
+    a later move only one story allows, a spell's cost or the DONE button decides most of
+    them. The players are asked only when the difference is about to matter:
+
+    * the game is over (who won, R-END-3): what the stories within ``commit_margin`` still
+      disagree on (:func:`lag_question`), the potions (:func:`potions_question`), hidden
+      pieces of rivals within ``ask_margin``;
+    * the belief would grow past its limit: stories held for more than ``max_hold`` steps
+      (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``, a
+      player's potion counts past their limit (:func:`potions_question`).
+
+    At most :data:`CHOICES` options. ``hyps`` any order.
     """
     hyps = sorted(hyps, key=lambda h: h.cost)
-    if opts.lag_questions and min(len(h.trail) for h in hyps) > opts.max_lag:
-        # held too long: what the camera cannot tell (a card or a spell, hidden pieces) is
-        # asked about the table as it is now, never taken from the best's cost (commit)
-        near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+    over = hyps[0].state.game.over
+    held = min(len(h.trail) for h in hyps)
+    near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+    full = held > opts.max_hold or held_boards(near, opts.commit_margin) > opts.hold_boards
+    if opts.lag_questions and (over or full) and held > 0:
+        # what the camera cannot tell, asked about the table as it is now (never taken from
+        # the best's cost, :func:`~companion.tracking.commit.commit`)
         lag = lag_question(near, root)
         if lag is not None:
             return lag
     pots = potions_question(hyps)
     if pots is not None:
-        return (*pots, "potions-end" if hyps[0].state.game.over else "potions-many")
-    # rivals that disagree on whose turn it is (a move of the next player already, or not)
-    # are decided by the next turns and the DONE button, not by the players
-    p0 = hyps[0].state.turn.player
-    close = [
-        h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin and h.state.turn.player == p0
-    ]
-    if len(close) < 2:
+        return (*pots, "potions-end" if over else "potions-many")
+    if not over:
         return None
-    # only about moves a later frame has confirmed
-    if any(len(h.trail) < 2 for h in close):
-        over = hyps[0].state.game.over
-        if not over:
-            return None
+    close = [h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin]
     groups: dict[Key, list[Hypothesis]] = {}
     for h in close:
         groups.setdefault(board_key(h.state), []).append(h)
@@ -233,7 +263,8 @@ def pick_question(
         return None
     ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
     text, options = board_question(ordered, root)
-    return text, options, tuple(tuple(g) for g in ordered), "hidden"
+    capped, grouped = _capped(ordered, options)
+    return text, capped, grouped, "hidden"
 
 
 POTION_CHOICES = 3
