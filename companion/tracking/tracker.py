@@ -13,9 +13,12 @@ frame the tracker
 2. scores each reachable state's expected view against the observation with a
    :class:`~companion.tracking.noise.NoiseModel` and keeps the best few;
 3. **commits** the moves on which every surviving hypothesis agrees (one frame later, so a misread
-   frame is never committed on its own), **asks** the players when hypotheses that explain the
-   picture equally well differ in what is hidden, and **waits** (keeping the belief) when nothing
-   explains the picture, naming the spaces that don't match after a few frames.
+   frame is never committed on its own), **holds** hypotheses that explain the picture equally
+   well and differ in what is hidden (shown as alternatives, :attr:`Tracker.hidden_unsure`,
+   until a lifted tower or a later move tells them apart), **asks** the players only when that
+   difference is about to matter (the end of the game, the belief's limits:
+   :func:`~companion.tracking.questions.pick_question`), and **waits** (keeping the belief)
+   when nothing explains the picture, naming the spaces that don't match after a few frames.
 
 Potions and turn counters the camera cannot see are carried in the hypotheses and decided by
 later evidence (a spell that needs potions, the DONE button), or asked at the end of the game.
