@@ -1,7 +1,8 @@
-"""Questions for the players, when the camera cannot tell hidden things apart: which tower was
-lifted, how many potions, whose turn. :func:`pick_question` finds the question the belief needs
-(if any), worded for players with one option per group of hypotheses; :func:`answer_key` tells
-what an answer says about the table.
+"""Questions for the players, when the camera cannot tell hidden things apart and the difference
+is about to matter: which tower was lifted, how many potions, whose turn. :func:`pick_question`
+finds the question the belief needs (if any: most differences are held until a later frame
+settles them), worded for players with at most :data:`CHOICES` options, one per group of
+hypotheses; :func:`answer_key` tells what an answer says about the table.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ QUESTION_KINDS = (
     "potions-many",
     "hidden",
 )
-"""Why a question is asked: stories held ``max_lag`` steps that disagree on the board (hidden
-pieces), on one player's potions or on whose turn (:func:`lag_question`); potions at the end of
-the game or grown past their limit (:func:`potions_question`); stories about as likely that
-differ in hidden pieces (:func:`pick_question`)."""
+"""Why a question is asked (:func:`pick_question`): held stories that disagree on the board
+(hidden pieces), on one player's potions or on whose turn, at the belief's limit or the end of
+the game (:func:`lag_question`); potions at the end of the game or grown past their limit
+(:func:`potions_question`); rivals about as likely that differ in hidden pieces at the end."""
 
 
 @dataclass(frozen=True, slots=True)
