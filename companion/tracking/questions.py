@@ -7,6 +7,7 @@ hypotheses; :func:`answer_key` tells what an answer says about the table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -285,9 +286,10 @@ def potions_question(
 ) -> tuple[str, tuple[str, ...], Groups] | None:
     """The question about one player's potions, when the stories that show the best's table
     (:func:`~companion.tracking.belief.seen_key`) disagree on them and it matters: the game is
-    over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, or all the
-    players' together past :data:`POTION_STORIES`. Asked as what the player sees (full and
-    empty tokens, R-POTION-1), one option per count, at most :data:`POTION_CHOICES` (the
+    over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, all the
+    players' together past :data:`POTION_STORIES`, or the stories no longer hold every
+    combination of the players' counts the pages show (one of them may be the truth). Asked
+    as what the player sees (full and empty tokens, R-POTION-1), one option per count, at most :data:`POTION_CHOICES` (the
     least likely counts then share the last option), about the player with the most counts.
     During the game a spell that one count cannot pay decides them without a question (that
     story cannot explain the frame). ``hyps`` best first."""
@@ -295,8 +297,13 @@ def potions_question(
     key = seen_key(best.state)
     same = [h for h in hyps if seen_key(h.state) == key and h.pending == best.pending]
     over = best.state.game.over
-    many = len({h.state.potions for h in same}) > POTION_STORIES
+    joint = {h.state.potions for h in same}
     tb = best.state.table
+    combos = math.prod(len({p[seat] for p in joint}) for seat in range(len(tb.colours)))
+    # every player's counts are shown ("blue 0 or 1, red 0 or 1"), so the belief must hold
+    # every combination of them: when it holds fewer (the costliest, several spells at once,
+    # fell out of ``keep``) the truth may be one it lost, and the players are asked
+    many = len(joint) > POTION_STORIES or combos > len(joint)
     pick: tuple[int, list[list[Hypothesis]]] | None = None
     for seat in range(len(tb.colours)):
         groups: dict[object, list[Hypothesis]] = {}
