@@ -289,8 +289,9 @@ def potions_question(
     over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, all the
     players' together past :data:`POTION_STORIES`, or the stories no longer hold every
     combination of the players' counts the pages show (one of them may be the truth). Asked
-    as what the player sees (full and empty tokens, R-POTION-1), one option per count, at most :data:`POTION_CHOICES` (the
-    least likely counts then share the last option), about the player with the most counts.
+    as what the player sees (full and empty tokens, R-POTION-1), one option per count, at
+    most :data:`POTION_CHOICES` (the least likely counts then share the last option), about
+    the player with the most counts.
     During the game a spell that one count cannot pay decides them without a question (that
     story cannot explain the frame). ``hyps`` best first."""
     best = hyps[0]
