@@ -143,3 +143,24 @@ def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
         assert kind in ("held-potions", "potions-end")
         assert len(options) <= CHOICES
         assert sum(len(g) for g in groups) == len(stories), "every story is behind an option"
+
+
+def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
+    """Blue and yellow may each have spent a potion (a card or a spell each): the pages show
+    "0 or 1" for both, so the belief must hold all four combinations. While it does, nothing is
+    asked; when the costliest (both spells) fell out of the belief, the truth may be that one,
+    and the players are asked."""
+    st = Tracker.new(Config(player_count=3)).state
+    b, y = st.potions[0], st.potions[1]
+    spent_b = (b[0] - 1, b[1], b[2] + 1)
+    spent_y = (y[0] - 1, y[1], y[2] + 1)
+    combos = [(b, y), (spent_b, y), (b, spent_y), (spent_b, spent_y)]
+    stories = [
+        Hypothesis(replace(st, potions=(pb, py, *st.potions[2:])), 0.5 * i, (), (), False)
+        for i, (pb, py) in enumerate(combos)
+    ]
+    assert potions_question(stories) is None, "every combination held: shown, not asked"
+    got = potions_question(stories[:3])
+    assert got is not None, "a combination the pages show is no longer a story"
+    _text, options, groups = got
+    assert len(options) == 2 and sum(len(g) for g in groups) == 3
