@@ -21,6 +21,8 @@ wrong only in trapped wizards that the page shows as alternatives, the true one 
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
 ``--modules all`` names every module.
+``--defer`` makes the tracker hold hidden differences and ask only when they matter
+(``TrackerOptions.defer``; off by default).
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.
 
@@ -47,6 +49,7 @@ from companion.sim.answering import GameFigures, run_game
 from companion.sim.bots import BOTS, Bot, _mark_page
 from companion.sim.seeds import parse_range, players_for, spread, summarise
 from companion.sim.simulate import GAPS, CameraNoise, simulate
+from companion.tracking import TrackerOptions
 from companion.tracking.questions import QUESTION_KINDS
 
 
@@ -107,6 +110,11 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="with the witch: share of the deck that are page cards (0 = none; bots.play: 1/6)",
     )
+    ap.add_argument(
+        "--defer",
+        action="store_true",
+        help="hold hidden differences and ask only when they matter (TrackerOptions.defer)",
+    )
     ap.add_argument("--json", action="store_true")
     return ap
 
@@ -157,7 +165,7 @@ def main(argv: list[str]) -> int:
             except ValueError as exc:
                 print(f"bench tracking: {exc}", file=sys.stderr)
                 return 2
-            figures.append(run_game(sim, timings))
+            figures.append(run_game(sim, timings, TrackerOptions(defer=args.defer)))
         report = {
             "seed": s,
             "players": n,
@@ -175,6 +183,7 @@ def main(argv: list[str]) -> int:
         "modules": sorted(modules),
         "noise": args.noise,
         "gap": args.gap,
+        "defer": args.defer,
         **summarise(all_games, all_timings),
         **_deferred(all_games),
         "rss_mb": _rss_mb(),

@@ -18,7 +18,7 @@ from typing import TypedDict
 
 from companion.rules.model import GameState
 from companion.sim.simulate import SimGame, truth_key
-from companion.tracking import Question, Tracker, TrackerUpdate, board_key
+from companion.tracking import Question, Tracker, TrackerOptions, TrackerUpdate, board_key
 from companion.tracking.belief import Potions, trapped_places
 
 
@@ -157,13 +157,16 @@ class GameFigures(TypedDict):
     questions_by_kind: dict[str, int]
 
 
-def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
+def run_game(
+    sim: SimGame, timings: list[float], options: TrackerOptions | None = None
+) -> GameFigures:
     """Feed one simulated game to a fresh tracker, answering its questions with the truth.
 
     :param timings: each ``observe`` call's time (ms) is appended to it.
+    :param options: the tracker's options (default: :class:`TrackerOptions`).
     :returns: the game's figures.
     """
-    tracker = Tracker(sim.start)
+    tracker = Tracker(sim.start, options)
     walk = TruthWalk(sim.truths)
     questions: dict[str, str] = {}
     turn_ok: dict[int, bool] = {}

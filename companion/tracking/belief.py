@@ -264,8 +264,8 @@ def prune(
     """The belief made of ``hyps``: one hypothesis per state (with pending inputs), the others
     that reach it within ``commit_margin`` kept as its alternative trails; costs relative to the
     best; those beyond ``margin`` dropped; at most ``keep``, best first (ties: fewer pending
-    inputs first), and in the base game the best story of up to ``hold_boards`` other boards
-    within ``commit_margin`` beyond them (hidden pieces held, not asked about). With
+    inputs first), and in the base game with ``defer`` the best story of up to ``hold_boards``
+    other boards within ``commit_margin`` beyond them (hidden pieces held, not asked about). With
     expansion ``modules`` at most ``keep_per_board`` per board (twice that for a board's other
     potion counts) while other boards wait. ``fallback`` when ``hyps`` is empty."""
     merged: dict[Key, Hypothesis] = {}
@@ -302,6 +302,8 @@ def prune(
     if len(alive) <= opts.keep or not modules:
         # base game: potion variants of the true board must stay (a per-board limit made an
         # end-to-end game commit most of its states wrong: the true potions fell out)
+        if not opts.defer:
+            return tuple(alive[: opts.keep])
         return _every_board(alive, opts.keep, opts.commit_margin, opts.hold_boards)
     # stories that differ only in what the camera cannot see (potions, feathers, the
     # order of moves) must not crowd out another board: a frame that misses a piece makes

@@ -52,6 +52,12 @@ class TrackerOptions:
         potions, whose turn) are never committed on the best's cost: they are held, and the
         players are asked when that matters (``max_hold``, ``hold_boards``, the end of the
         game; :func:`~companion.tracking.questions.pick_question`).
+    :param defer: hold stories that differ in what is hidden (and potions) and ask only when
+        it matters (``max_hold``, ``hold_boards``, the end of the game; docs/architecture.md,
+        "The tracker"). Off: the players are asked about hidden pieces once a later frame
+        confirmed the move, and about held stories after ``max_lag`` steps. Off by default:
+        on the development seeds deferring asked fewer questions but let the true potions of
+        several spells at once fall out of ``keep`` (more wrong commits).
     :param max_hold: held steps (accepted frames since the last commit) the belief keeps before
         the players are asked what its stories disagree on: the limit of its memory (every
         held step is a state per story, in memory and in each journal snapshot). About a
@@ -93,6 +99,7 @@ class TrackerOptions:
     potion_margin: float = 4.0
     max_lag: int = 12
     lag_questions: bool = True
+    defer: bool = False
     max_hold: int = 30
     hold_boards: int = 3
     ask_margin: float = 2.5

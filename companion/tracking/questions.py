@@ -66,7 +66,9 @@ Picked = tuple[str, tuple[str, ...], Groups, str]
 (:data:`QUESTION_KINDS`)."""
 
 
-def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
+def lag_question(
+    near: Sequence[Hypothesis], root: GameState, cap: bool = False
+) -> Picked | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
@@ -84,7 +86,7 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     by_board = split(board_key)
     if len(by_board) > 1:
         text, options = board_question(by_board, root)
-        capped, grouped = _capped(by_board, options)
+        capped, grouped = _capped(by_board, options, cap)
         return text, capped, grouped, "held-board"
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
@@ -95,7 +97,7 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
                 f"{g[0].state.potions[seat][1]} empty"
                 for g in by_pot
             )
-            capped, grouped = _capped(by_pot, options)
+            capped, grouped = _capped(by_pot, options, cap)
             return (
                 f"How many full potions does {colour} have now?",
                 capped,
@@ -105,7 +107,7 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     by_turn = split(lambda st: st.turn.player)
     if len(by_turn) > 1:
         words = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
-        capped, grouped = _capped(by_turn, words)
+        capped, grouped = _capped(by_turn, words, cap)
         return "Whose turn is it now?", capped, grouped, "held-turn"
     return None
 
@@ -198,11 +200,11 @@ def _word(n: int) -> str:
 
 
 def _capped(
-    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str]
+    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str], cap: bool = True
 ) -> tuple[tuple[str, ...], Groups]:
-    """At most :data:`CHOICES` options: the least likely groups (``groups`` best first) share
-    the last option, so the true story is never left out of a question."""
-    if len(groups) <= CHOICES:
+    """At most :data:`CHOICES` options (when ``cap``): the least likely groups (``groups`` best
+    first) share the last option, so the true story is never left out of a question."""
+    if not cap or len(groups) <= CHOICES:
         return tuple(options), tuple(tuple(g) for g in groups)
     cut = CHOICES - 1
     rest = tuple(h for g in groups[cut:] for h in g)
@@ -239,8 +241,11 @@ def pick_question(
       (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``, a
       player's potion counts past their limit (:func:`potions_question`).
 
-    At most :data:`CHOICES` options. ``hyps`` any order.
+    At most :data:`CHOICES` options. ``hyps`` any order. Without ``opts.defer`` the
+    players are asked as soon as the stories differ (:func:`_ask_soon`).
     """
+    if not opts.defer:
+        return _ask_soon(hyps, root, opts)
     hyps = sorted(hyps, key=lambda h: h.cost)
     over = hyps[0].state.game.over
     held = min(len(h.trail) for h in hyps)
@@ -249,10 +254,10 @@ def pick_question(
     if opts.lag_questions and (over or full) and held > 0:
         # what the camera cannot tell, asked about the table as it is now (never taken from
         # the best's cost, :func:`~companion.tracking.commit.commit`)
-        lag = lag_question(near, root)
+        lag = lag_question(near, root, cap=True)
         if lag is not None:
             return lag
-    pots = potions_question(hyps)
+    pots = potions_question(hyps, combos=True)
     if pots is not None:
         return (*pots, "potions-end" if over else "potions-many")
     if not over:
@@ -269,6 +274,49 @@ def pick_question(
     return text, capped, grouped, "hidden"
 
 
+def _ask_soon(
+    hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
+) -> Picked | None:
+    """The question to ask now when the tracker does not defer (``TrackerOptions.defer``
+    false): after ``max_lag`` held steps, what the stories within ``commit_margin`` disagree
+    on about the table now but the potions (:func:`lag_question`). Else the potions when they
+    matter (:func:`potions_question`). Else when hypotheses within ``ask_margin`` of the best,
+    on the same player's turn, differ in hidden pieces (only about moves a later frame
+    confirmed)."""
+    hyps = sorted(hyps, key=lambda h: h.cost)
+    if opts.lag_questions and min(len(h.trail) for h in hyps) > opts.max_lag:
+        # held too long: what the camera cannot tell (a card or a spell, hidden pieces) is
+        # asked about the table as it is now, never taken from the best's cost (commit)
+        near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+        lag = lag_question(near, root)
+        if lag is not None:
+            return lag
+    pots = potions_question(hyps)
+    if pots is not None:
+        return (*pots, "potions-end" if hyps[0].state.game.over else "potions-many")
+    # rivals that disagree on whose turn it is (a move of the next player already, or not)
+    # are decided by the next turns and the DONE button, not by the players
+    p0 = hyps[0].state.turn.player
+    close = [
+        h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin and h.state.turn.player == p0
+    ]
+    if len(close) < 2:
+        return None
+    # only about moves a later frame has confirmed
+    if any(len(h.trail) < 2 for h in close):
+        over = hyps[0].state.game.over
+        if not over:
+            return None
+    groups: dict[Key, list[Hypothesis]] = {}
+    for h in close:
+        groups.setdefault(board_key(h.state), []).append(h)
+    if len(groups) < 2:
+        return None
+    ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
+    text, options = board_question(ordered, root)
+    return text, options, tuple(tuple(g) for g in ordered), "hidden"
+
+
 POTION_CHOICES = 3
 """A potions question offers at most this many options."""
 POTION_COUNTS = 4
@@ -282,13 +330,14 @@ table's other stories."""
 
 
 def potions_question(
-    hyps: Sequence[Hypothesis],
+    hyps: Sequence[Hypothesis], combos: bool = False
 ) -> tuple[str, tuple[str, ...], Groups] | None:
     """The question about one player's potions, when the stories that show the best's table
     (:func:`~companion.tracking.belief.seen_key`) disagree on them and it matters: the game is
     over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, all the
-    players' together past :data:`POTION_STORIES`, or the stories no longer hold every
-    combination of the players' counts the pages show (one of them may be the truth). Asked
+    players' together past :data:`POTION_STORIES`, or (``combos``: the tracker defers) the
+    stories no longer hold every combination of the players' counts the pages show (one of
+    them may be the truth). Asked
     as what the player sees (full and empty tokens, R-POTION-1), one option per count, at
     most :data:`POTION_CHOICES` (the least likely counts then share the last option), about
     the player with the most counts.
@@ -300,11 +349,11 @@ def potions_question(
     over = best.state.game.over
     joint = {h.state.potions for h in same}
     tb = best.state.table
-    combos = math.prod(len({p[seat] for p in joint}) for seat in range(len(tb.colours)))
+    shown = math.prod(len({p[seat] for p in joint}) for seat in range(len(tb.colours)))
     # every player's counts are shown ("blue 0 or 1, red 0 or 1"), so the belief must hold
     # every combination of them: when it holds fewer (the costliest, several spells at once,
     # fell out of ``keep``) the truth may be one it lost, and the players are asked
-    many = len(joint) > POTION_STORIES or combos > len(joint)
+    many = len(joint) > POTION_STORIES or (combos and shown > len(joint))
     pick: tuple[int, list[list[Hypothesis]]] | None = None
     for seat in range(len(tb.colours)):
         groups: dict[object, list[Hypothesis]] = {}

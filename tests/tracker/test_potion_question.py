@@ -129,8 +129,8 @@ def _held(
 def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
     """A card or a spell in the turn under way (the potions and the turn differ, the board does
     not) is held however long, within the belief's limit, and asked at the end of the game
-    or when the belief is full (docs/architecture.md, "The tracker")."""
-    opts = TrackerOptions()
+    or when the belief is full (docs/architecture.md, "The tracker"; ``TrackerOptions.defer``)."""
+    opts = TrackerOptions(defer=True)
     root = _stories([(1, 4, 0)])[0].state
     counts = [(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1)]
     assert pick_question(_held(counts, opts.max_lag + 1), root, opts) is None, "not yet"
@@ -147,9 +147,9 @@ def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
 
 def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
     """Blue and yellow may each have spent a potion (a card or a spell each): the pages show
-    "0 or 1" for both, so the belief must hold all four combinations. While it does, nothing is
-    asked; when the costliest (both spells) fell out of the belief, the truth may be that one,
-    and the players are asked."""
+    "0 or 1" for both, so a deferring belief must hold all four combinations. While it does,
+    nothing is asked; when the costliest (both spells) fell out of the belief, the truth may be
+    that one, and the players are asked."""
     st = Tracker.new(Config(player_count=3)).state
     b, y = st.potions[0], st.potions[1]
     spent_b = (b[0] - 1, b[1], b[2] + 1)
@@ -159,8 +159,9 @@ def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
         Hypothesis(replace(st, potions=(pb, py, *st.potions[2:])), 0.5 * i, (), (), False)
         for i, (pb, py) in enumerate(combos)
     ]
-    assert potions_question(stories) is None, "every combination held: shown, not asked"
-    got = potions_question(stories[:3])
+    assert potions_question(stories, combos=True) is None, "every combination held: not asked"
+    assert potions_question(stories[:3]) is None, "not deferring: a few counts are not asked"
+    got = potions_question(stories[:3], combos=True)
     assert got is not None, "a combination the pages show is no longer a story"
     _text, options, groups = got
     assert len(options) == 2 and sum(len(g) for g in groups) == 3
