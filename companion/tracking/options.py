@@ -50,8 +50,8 @@ class TrackerOptions:
         see (a card count, the order of moves) are committed (``companion.tracking.commit``).
     :param lag_questions: stories that disagree on what the players can see (hidden pieces,
         potions, whose turn) are never committed on the best's cost: they are held, and the
-        players are asked when that matters (``max_hold``, ``hold_boards``, the end of the
-        game; :func:`~companion.tracking.questions.pick_question`).
+        players are asked after ``max_lag`` held steps (with ``defer``: when that matters,
+        :func:`~companion.tracking.questions.pick_question`).
     :param defer: hold stories that differ in what is hidden (and potions) and ask only when
         it matters (``max_hold``, ``hold_boards``, the end of the game; docs/architecture.md,
         "The tracker"). Off: the players are asked about hidden pieces once a later frame
