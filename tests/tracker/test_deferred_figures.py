@@ -1,43 +1,18 @@
-"""The bench's figures of deferred facts: questions counted by kind, and a turn whose trapped
-wizards the page shows as alternatives counted as shown right only when the truth is one of
-them (``companion bench tracking``)."""
+"""The bench's figure of deferred facts: a turn whose trapped wizards the page shows as
+alternatives is counted as shown right only when the truth is one of them
+(``companion bench tracking``, ``turns_shown_correct``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from companion.bench.tracking import _deferred
 from companion.rules.actions import MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
-from companion.sim.answering import GameFigures, shown_right
+from companion.sim.answering import shown_right
 from companion.tracking.belief import trapped_places
-from companion.tracking.questions import QUESTION_KINDS
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
-
-
-def _game(turns: int, shown: int, kinds: dict[str, int]) -> GameFigures:
-    return {
-        "turns": turns,
-        "turns_correct": 0,
-        "turns_shown_correct": shown,
-        "turns_potions_correct": 0,
-        "exact_hidden": True,
-        "potions_exact": True,
-        "wrong_commits": 0,
-        "wrong_board_commits": 0,
-        "questions": sum(kinds.values()),
-        "questions_by_kind": kinds,
-    }
-
-
-def test_questions_are_counted_by_kind_over_the_games():
-    got = _deferred([_game(10, 9, {"potions-end": 1}), _game(10, 10, {"potions-end": 1})])
-    assert set(got["questions_by_kind"]) == set(QUESTION_KINDS)
-    assert got["questions_by_kind"]["potions-end"] == 2
-    assert got["questions_by_kind"]["held-board"] == 0
-    assert got["turns_shown_correct_pct"] == 95.0
 
 
 def test_a_wrong_trapped_wizard_is_shown_right_only_among_its_alternatives():
