@@ -144,11 +144,12 @@ class Process:
 
 
 def _game_view(page_state: Any) -> Any:
-    """A page's ``state`` without what the tracker adds beside the game (``potions_unsure``: the
-    potion counts it cannot tell apart yet), to compare with a journal state's view."""
+    """A page's ``state`` without what the tracker adds beside the game (``potions_unsure``,
+    ``trapped_unsure``: the potion counts and trapped wizards it cannot tell apart yet), to
+    compare with a journal state's view."""
     if not isinstance(page_state, dict):
         return page_state
-    return {k: v for k, v in page_state.items() if k != "potions_unsure"}
+    return {k: v for k, v in page_state.items() if k not in ("potions_unsure", "trapped_unsure")}
 
 
 def _journal_states(path: Path) -> tuple[list[tuple[str, str]], list[GameState], GameState]:

@@ -12,11 +12,17 @@ hidden wizard and tier right at the end), ``potions_exact``, ``wrong_commits`` (
 that are not in the truth's history in order, potions and turn included),
 ``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too, i.e. a
 wrong board shown to the players as certain),
-``questions_per_game`` (mean, median, max),
+``questions_per_game`` (mean, median, max), ``questions_by_kind`` (how many questions of each
+kind were put, over all games: ``companion.tracking.questions.QUESTION_KINDS``),
+``turns_shown_correct`` (the turns ``turns_correct`` counts, and those where the best story is
+wrong only in trapped wizards that the page shows as alternatives, the true one among them:
+``TrackerUpdate.hidden_unsure``),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
 ``--modules all`` names every module.
+``--defer`` makes the tracker hold hidden differences and ask only when they matter
+(``TrackerOptions.defer``; off by default).
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.
 
@@ -43,6 +49,8 @@ from companion.sim.answering import GameFigures, run_game
 from companion.sim.bots import BOTS, Bot, _mark_page
 from companion.sim.seeds import parse_range, players_for, spread, summarise
 from companion.sim.simulate import GAPS, CameraNoise, simulate
+from companion.tracking import TrackerOptions
+from companion.tracking.questions import QUESTION_KINDS
 
 
 class _PageBot(Bot):
@@ -102,6 +110,11 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="with the witch: share of the deck that are page cards (0 = none; bots.play: 1/6)",
     )
+    ap.add_argument(
+        "--defer",
+        action="store_true",
+        help="hold hidden differences and ask only when they matter (TrackerOptions.defer)",
+    )
     ap.add_argument("--json", action="store_true")
     return ap
 
@@ -152,8 +165,14 @@ def main(argv: list[str]) -> int:
             except ValueError as exc:
                 print(f"bench tracking: {exc}", file=sys.stderr)
                 return 2
-            figures.append(run_game(sim, timings))
-        report = {"seed": s, "players": n, **summarise(figures, timings), "rss_mb": _rss_mb()}
+            figures.append(run_game(sim, timings, TrackerOptions(defer=args.defer)))
+        report = {
+            "seed": s,
+            "players": n,
+            **summarise(figures, timings),
+            **_deferred(figures),
+            "rss_mb": _rss_mb(),
+        }
         per_seed.append(report)
         all_timings.extend(timings)
         all_games.extend(figures)
@@ -164,7 +183,9 @@ def main(argv: list[str]) -> int:
         "modules": sorted(modules),
         "noise": args.noise,
         "gap": args.gap,
+        "defer": args.defer,
         **summarise(all_games, all_timings),
+        **_deferred(all_games),
         "rss_mb": _rss_mb(),
     }
     if seeds:
@@ -185,6 +206,24 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _deferred(figures: list[GameFigures]) -> dict[str, Any]:
+    """Questions of each kind over ``figures``' games (every kind named, 0 when none), and the
+    turns whose shown table was right with its trapped wizards' alternatives
+    (``turns_shown_correct``: what ``turns_correct`` counts, or the best story wrong only in
+    trapped wizards whose true placement the page lists as one of the alternatives)."""
+    kinds = dict.fromkeys(QUESTION_KINDS, 0)
+    for g in figures:
+        for kind, n in g["questions_by_kind"].items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    turns = sum(g["turns"] for g in figures)
+    shown = sum(g["turns_shown_correct"] for g in figures)
+    return {
+        "questions_by_kind": kinds,
+        "turns_shown_correct": shown,
+        "turns_shown_correct_pct": round(100.0 * shown / turns, 3) if turns else 0.0,
+    }
+
+
 def _seed_line(r: dict[str, Any]) -> str:
     """One seed's figures on one line (the text report of ``--seeds``)."""
     q = r["questions_per_game"]
@@ -194,6 +233,7 @@ def _seed_line(r: dict[str, Any]) -> str:
         f"hidden {r['games_exact_hidden']}/{r['games']} "
         f"wrong {r['wrong_commits']} (board {r['wrong_board_commits']}) "
         f"questions med {q['median']} max {q['max']} "
+        f"({' '.join(f'{k} {v}' for k, v in r['questions_by_kind'].items() if v)}) "
         f"reconcile p50 {r['reconcile_ms_p50']} p99 {r['reconcile_ms_p99']} ms "
         f"rss {r['rss_mb']} MB"
     )

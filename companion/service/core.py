@@ -711,6 +711,7 @@ class CompanionService(TrackerHandoff):
             else None,
             seen=self._seen if self._checking else None,
             potions_unsure=published.potions_unsure if published is not None else None,
+            hidden_unsure=published.hidden_unsure if published is not None else None,
         )
 
     # ------------------------------------------------------------------------------------------

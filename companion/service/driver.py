@@ -106,6 +106,9 @@ class PublishedGame:
     :param potions_unsure: the players whose potions the tracker cannot tell (a card and a spell
         look alike, R-SPELL-6), with every count it holds, ``state``'s first
         (``TrackerUpdate.potions_unsure``); the pages show them as "one of these".
+    :param hidden_unsure: the colours whose trapped wizards the tracker holds several stories
+        of, with every placement they allow (``TrackerUpdate.hidden_unsure``); the pages that
+        show trapped wizards show them as "one of these".
     """
 
     state: GameState | None
@@ -114,6 +117,9 @@ class PublishedGame:
     phase: Literal["playing", "over"]
     pack: PackShown | None = None
     potions_unsure: Mapping[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+    hidden_unsure: Mapping[str, tuple[tuple[tuple[int, int], ...], ...]] = field(
+        default_factory=dict
+    )
 
     @property
     def seat(self) -> int | None:

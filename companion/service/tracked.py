@@ -319,6 +319,7 @@ class TrackedDriver(JournalMemory):
             health_line=str(update.health),
             phase="over" if update.state.game.over else "playing",
             potions_unsure=update.potions_unsure,
+            hidden_unsure=update.hidden_unsure,
         )
         lines: list[str] = []
         for c in update.committed:

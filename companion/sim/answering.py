@@ -11,14 +11,15 @@ simulated games (tests and ``companion bench tracking`` share them).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TypedDict
 
 from companion.rules.model import GameState
 from companion.sim.simulate import SimGame, truth_key
-from companion.tracking import Question, Tracker, TrackerUpdate, board_key
-from companion.tracking.belief import Potions
+from companion.tracking import Question, Tracker, TrackerOptions, TrackerUpdate, board_key
+from companion.tracking.belief import Potions, trapped_places
 
 
 def true_option(tracker: Tracker, update: TrackerUpdate, truth: GameState) -> int | None:
@@ -111,29 +112,65 @@ class TruthWalk:
         return False
 
 
+def shown_right(
+    state: GameState,
+    truth: GameState,
+    hidden_unsure: Mapping[str, Sequence[tuple[tuple[int, int], ...]]],
+) -> bool:
+    """``state`` shows the truth's table, its trapped wizards as the alternatives
+    ``hidden_unsure`` lists (``TrackerUpdate.hidden_unsure``): the towers of every stack, the
+    castle, whose turn and every wizard in view are right, and each colour's trapped wizards
+    are right or the true placement is one of the listed ones."""
+    tb = state.table
+    if (
+        board_key(state)[0] != board_key(truth)[0]
+        or state.castle != truth.castle
+        or state.turn.player != truth.turn.player
+    ):
+        return False
+    for seat, colour in enumerate(tb.colours):
+        lo, hi = tb.wiz_range[seat]
+        if sorted(state.wizards[lo:hi]) == sorted(truth.wizards[lo:hi]):
+            continue
+        if trapped_places(truth, seat) not in hidden_unsure.get(colour, ()):
+            return False
+        got, want = trapped_places(state, seat), trapped_places(truth, seat)
+        seen = sorted(p for p in state.wizards[lo:hi] if (p >> 4, p & 15) not in got)
+        true_seen = sorted(p for p in truth.wizards[lo:hi] if (p >> 4, p & 15) not in want)
+        if seen != true_seen:
+            return False
+    return True
+
+
 class GameFigures(TypedDict):
     """One game's figures (see ``companion bench tracking``)."""
 
     turns: int
     turns_correct: int
+    turns_shown_correct: int
     turns_potions_correct: int
     exact_hidden: bool
     potions_exact: bool
     wrong_commits: int
     wrong_board_commits: int
     questions: int
+    questions_by_kind: dict[str, int]
 
 
-def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
+def run_game(
+    sim: SimGame, timings: list[float], options: TrackerOptions | None = None
+) -> GameFigures:
     """Feed one simulated game to a fresh tracker, answering its questions with the truth.
 
     :param timings: each ``observe`` call's time (ms) is appended to it.
+    :param options: the tracker's options (default: :class:`TrackerOptions`).
     :returns: the game's figures.
     """
-    tracker = Tracker(sim.start)
+    tracker = Tracker(sim.start, options)
     walk = TruthWalk(sim.truths)
-    questions: set[str] = set()
+    questions: dict[str, str] = {}
     turn_ok: dict[int, bool] = {}
+    turn_shown: dict[int, bool] = {}
     turn_pot: dict[int, bool] = {}
     inputs = sim.inputs
     for idx, inp in enumerate(inputs):
@@ -148,7 +185,7 @@ def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
             update = tracker.end_turn()
         asked: list[Question] = []
         update = answer_as_players(tracker, update, inp.truth, asked)
-        questions.update(q.id for q in asked)
+        questions.update((q.id, q.kind) for q in asked)
         for c in update.committed:
             walk.check(c.state, c.potions)
         last_of_stop = inp.kind == "observation" and (
@@ -160,19 +197,23 @@ def run_game(sim: SimGame, timings: list[float]) -> GameFigures:
                 best.turn.player == inp.truth.turn.player
             )
             pot_ok = ok and best.potions == inp.truth.potions
+            shown = ok or shown_right(best, inp.truth, update.hidden_unsure)
             for t in range(inp.turns + 1):
                 if t not in turn_ok:
                     turn_ok[t] = ok
+                    turn_shown[t] = shown
                     turn_pot[t] = pot_ok
     final = sim.truths[-1]
     best = tracker.state
     return {
         "turns": len(turn_ok),
         "turns_correct": sum(turn_ok.values()),
+        "turns_shown_correct": sum(turn_shown.values()),
         "turns_potions_correct": sum(turn_pot.values()),
         "exact_hidden": board_key(best) == board_key(final),
         "potions_exact": best.potions == final.potions,
         "wrong_commits": walk.wrong,
         "wrong_board_commits": walk.wrong_board,
         "questions": len(questions),
+        "questions_by_kind": dict(Counter(questions.values())),
     }

@@ -182,6 +182,18 @@ def seen_key(st: GameState) -> Key:
     return (*base, ms.witch_vials, ms.witch_vial_supply, ms.feathers, ms.armed, ms.free_casts)
 
 
+def trapped_places(st: GameState, seat: int) -> tuple[tuple[int, int], ...]:
+    """``(space, tier)`` of every trapped wizard of the colour of ``seat`` (under a tower,
+    R-WIZ-3), sorted: the wizards of one colour are interchangeable."""
+    lo, hi = st.table.wiz_range[seat]
+    out = []
+    for p in st.wizards[lo:hi]:
+        space, tier = p >> 4, p & 15
+        if p and tier < len(st.stacks[space - 1]):
+            out.append((space, tier))
+    return tuple(sorted(out))
+
+
 Potions = tuple[tuple[int, int, int], ...]
 """Every player's potions (full, empty, spent) in seat order (``GameState.potions``)."""
 
@@ -220,6 +232,29 @@ def same_seen(hyps: Sequence[Hypothesis]) -> bool:
     return all(seen_key(h.state) == key for h in hyps[1:])
 
 
+def _every_board(
+    alive: Sequence[Hypothesis], keep: int, margin: float, boards: int
+) -> tuple[Hypothesis, ...]:
+    """The first ``keep`` of ``alive`` (best first), and the best story of each other board
+    within ``margin`` of the best (at most ``boards`` more stories). Stories that differ in
+    hidden pieces are held until a lifted tower or a later move tells them apart
+    (:func:`~companion.tracking.questions.pick_question`): neither the potion stories of one
+    board (the true potions must stay) nor another board may crowd the true one out."""
+    head = list(alive[:keep])
+    if len(alive) <= keep:
+        return tuple(head)
+    have = {board_key(h.state) for h in head}
+    for h in alive[keep:]:
+        if h.cost - alive[0].cost > margin or boards <= 0:
+            break
+        k = board_key(h.state)
+        if k not in have:
+            have.add(k)
+            head.append(h)
+            boards -= 1
+    return tuple(head)
+
+
 def prune(
     hyps: Iterable[Hypothesis],
     opts: TrackerOptions,
@@ -229,9 +264,10 @@ def prune(
     """The belief made of ``hyps``: one hypothesis per state (with pending inputs), the others
     that reach it within ``commit_margin`` kept as its alternative trails; costs relative to the
     best; those beyond ``margin`` dropped; at most ``keep``, best first (ties: fewer pending
-    inputs first). With expansion ``modules`` at most ``keep_per_board`` per board (twice that
-    for a board's other potion counts) while other boards wait. ``fallback`` when ``hyps`` is
-    empty."""
+    inputs first), and in the base game with ``defer`` the best story of up to ``hold_boards``
+    other boards within ``commit_margin`` beyond them (hidden pieces held, not asked about). With
+    expansion ``modules`` at most ``keep_per_board`` per board (twice that for a board's other
+    potion counts) while other boards wait. ``fallback`` when ``hyps`` is empty."""
     merged: dict[Key, Hypothesis] = {}
     for h in hyps:
         key = (state_key(h.state), h.pending, h.implicit)
@@ -266,7 +302,9 @@ def prune(
     if len(alive) <= opts.keep or not modules:
         # base game: potion variants of the true board must stay (a per-board limit made an
         # end-to-end game commit most of its states wrong: the true potions fell out)
-        return tuple(alive[: opts.keep])
+        if not opts.defer:
+            return tuple(alive[: opts.keep])
+        return _every_board(alive, opts.keep, opts.commit_margin, opts.hold_boards)
     # stories that differ only in what the camera cannot see (potions, feathers, the
     # order of moves) must not crowd out another board: a frame that misses a piece makes
     # a wrong board cheapest for a moment, and the true one must survive to the next frame

@@ -233,11 +233,14 @@ def commit(
     one entry (action None, event ``order_unseen`` with the stories in players' words)
     that ends in the state they all reach.
 
-    Stories that disagree about the table now are held: a later frame, the DONE press or a
-    spell's cost decides them; after ``max_lag`` held steps the players are asked
-    (:func:`~companion.tracking.questions.lag_question`) what they can see (hidden pieces,
-    whose turn), and only when no player could tell (a card count) the stretch until the
-    stories meet again is committed as above.
+    Stories that disagree about the table now are held: a later frame, a lifted tower, the
+    DONE press or a spell's cost decides them. After ``max_lag`` held steps, stories that
+    disagree only in what no player could tell (a card count) are committed up to where they
+    meet again, as above; those that disagree on what the players can see (hidden pieces,
+    potions, whose turn: :func:`~companion.tracking.questions.lag_question`) stay held, never
+    taken on the best's cost, until they resolve or the players are asked when it matters
+    (:func:`~companion.tracking.questions.pick_question`: the end of the game, the belief's
+    ``max_hold`` / ``hold_boards`` limits).
 
     Potions are never claimed from the cheaper story alone: every committed entry lists the
     potions of all the stories (any cost) that show its table (``Committed.potions``), and

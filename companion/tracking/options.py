@@ -46,9 +46,26 @@ class TrackerOptions:
         unexplained (a frame after two turns).
     :param wait_frames: unexplained stable frames before the mismatching spaces are reported.
     :param min_spaces: an observation must read at least this fraction of the spaces.
-    :param lag_questions: after ``max_lag`` held steps, ask the players what the held
-        hypotheses disagree on (potions, hidden pieces, whose turn) instead of committing the
-        cheapest story.
+    :param max_lag: held steps after which stories that disagree only in what no player can
+        see (a card count, the order of moves) are committed (``companion.tracking.commit``).
+    :param lag_questions: stories that disagree on what the players can see (hidden pieces,
+        potions, whose turn) are never committed on the best's cost: they are held, and the
+        players are asked after ``max_lag`` held steps (with ``defer``: when that matters,
+        :func:`~companion.tracking.questions.pick_question`).
+    :param defer: hold stories that differ in what is hidden (and potions) and ask only when
+        it matters (``max_hold``, ``hold_boards``, the end of the game; docs/architecture.md,
+        "The tracker"). Off: the players are asked about hidden pieces once a later frame
+        confirmed the move, and about held stories after ``max_lag`` steps. Off by default:
+        on the development seeds deferring asked fewer questions but let the true potions of
+        several spells at once fall out of ``keep`` (more wrong commits).
+    :param max_hold: held steps (accepted frames since the last commit) the belief keeps before
+        the players are asked what its stories disagree on: the limit of its memory (every
+        held step is a state per story, in memory and in each journal snapshot). About a
+        round of play with whole-turn frames: most hidden differences are decided by then (a
+        lifted tower shows the wizards under it, a later move only one story allows).
+    :param hold_boards: at most this many boards (hidden pieces included) are held within
+        ``commit_margin``; more are asked about (each needs its slots among the ``keep``
+        hypotheses, with its potion stories).
     :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
         ``cost_implicit_end``).
     :param cost_wrong_guess: prior cost of a release guess naming the wrong tower over a sealed
@@ -82,6 +99,9 @@ class TrackerOptions:
     potion_margin: float = 4.0
     max_lag: int = 12
     lag_questions: bool = True
+    defer: bool = False
+    max_hold: int = 30
+    hold_boards: int = 3
     ask_margin: float = 2.5
     beam: int = 30
     beam_per_board: int = 2

@@ -1,11 +1,13 @@
-"""Questions for the players, when the camera cannot tell hidden things apart: which tower was
-lifted, how many potions, whose turn. :func:`pick_question` finds the question the belief needs
-(if any), worded for players with one option per group of hypotheses; :func:`answer_key` tells
-what an answer says about the table.
+"""Questions for the players, when the camera cannot tell hidden things apart and the difference
+is about to matter: which tower was lifted, how many potions, whose turn. :func:`pick_question`
+finds the question the belief needs (if any: most differences are held until a later frame
+settles them), worded for players with at most :data:`CHOICES` options, one per group of
+hypotheses; :func:`answer_key` tells what an answer says about the table.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,19 @@ from companion.tracking.words import count_of, describe, ordinal
 Groups = tuple[tuple[Hypothesis, ...], ...]
 """The hypotheses each option of a question stands for, option by option."""
 
+QUESTION_KINDS = (
+    "held-board",
+    "held-potions",
+    "held-turn",
+    "potions-end",
+    "potions-many",
+    "hidden",
+)
+"""Why a question is asked (:func:`pick_question`): held stories that disagree on the board
+(hidden pieces), on one player's potions or on whose turn, at the belief's limit or the end of
+the game (:func:`lag_question`); potions at the end of the game or grown past their limit
+(:func:`potions_question`); rivals about as likely that differ in hidden pieces at the end."""
+
 
 @dataclass(frozen=True, slots=True)
 class Question:
@@ -28,11 +43,13 @@ class Question:
     :param text: worded for players, e.g. "From space 7, did you move the top tower or the top
         two?".
     :param options: one answer text per option; answer with the option's index.
+    :param kind: why it is asked (:data:`QUESTION_KINDS`); not part of the JSON the pages get.
     """
 
     id: str
     text: str
     options: tuple[str, ...]
+    kind: str = "hidden"
 
     def to_json(self) -> dict[str, Any]:
         """``{"id": "q1", "text": …, "options": […]}``."""
@@ -44,9 +61,14 @@ def _potions_of(seat: int) -> Callable[[GameState], object]:
     return lambda st: st.potions[seat][:2]
 
 
+Picked = tuple[str, tuple[str, ...], Groups, str]
+"""A question to put: its text, options, the hypotheses of each option and its kind
+(:data:`QUESTION_KINDS`)."""
+
+
 def lag_question(
-    near: Sequence[Hypothesis], root: GameState
-) -> tuple[str, tuple[str, ...], tuple[tuple[Hypothesis, ...], ...]] | None:
+    near: Sequence[Hypothesis], root: GameState, cap: bool = False
+) -> Picked | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
@@ -64,7 +86,8 @@ def lag_question(
     by_board = split(board_key)
     if len(by_board) > 1:
         text, options = board_question(by_board, root)
-        return text, options, tuple(tuple(g) for g in by_board)
+        capped, grouped = _capped(by_board, options, cap)
+        return text, capped, grouped, "held-board"
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
         by_pot = split(_potions_of(seat))
@@ -74,15 +97,18 @@ def lag_question(
                 f"{g[0].state.potions[seat][1]} empty"
                 for g in by_pot
             )
+            capped, grouped = _capped(by_pot, options, cap)
             return (
                 f"How many full potions does {colour} have now?",
-                options,
-                tuple(tuple(g) for g in by_pot),
+                capped,
+                grouped,
+                "held-potions",
             )
     by_turn = split(lambda st: st.turn.player)
     if len(by_turn) > 1:
-        options = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
-        return "Whose turn is it now?", options, tuple(tuple(g) for g in by_turn)
+        words = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
+        capped, grouped = _capped(by_turn, words, cap)
+        return "Whose turn is it now?", capped, grouped, "held-turn"
     return None
 
 
@@ -173,16 +199,90 @@ def _word(n: int) -> str:
     return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
 
 
+def _capped(
+    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str], cap: bool = True
+) -> tuple[tuple[str, ...], Groups]:
+    """At most :data:`CHOICES` options (when ``cap``): the least likely groups (``groups`` best
+    first) share the last option, so the true story is never left out of a question."""
+    if not cap or len(groups) <= CHOICES:
+        return tuple(options), tuple(tuple(g) for g in groups)
+    cut = CHOICES - 1
+    rest = tuple(h for g in groups[cut:] for h in g)
+    return (
+        tuple(options[:cut]) + ("something else: " + " or ".join(options[cut:]),),
+        tuple(tuple(g) for g in groups[:cut]) + (rest,),
+    )
+
+
+CHOICES = 3
+"""A question offers at most this many options (docs/architecture.md, "The tracker")."""
+
+
+def held_boards(hyps: Sequence[Hypothesis], margin: float) -> int:
+    """How many boards (:func:`board_key`: hidden pieces included) the stories within ``margin``
+    of the best (``hyps`` best first) hold."""
+    return len({board_key(h.state) for h in hyps if h.cost - hyps[0].cost <= margin})
+
+
 def pick_question(
     hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
-) -> tuple[str, tuple[str, ...], Groups] | None:
-    """The question to ask now (text, options, the hypotheses of each option), or None.
+) -> Picked | None:
+    """The question to ask now (text, options, the hypotheses of each option, kind), or None.
 
-    After ``max_lag`` held steps, what the stories within ``commit_margin`` disagree on about
-    the table now but the potions (:func:`lag_question`). Else the potions when they matter
-    (:func:`potions_question`). Else when hypotheses within ``ask_margin`` of the best, on the
-    same player's turn, differ in hidden pieces (only about moves a later frame confirmed).
+    Stories that explain the frames about equally well and differ in what the camera cannot
+    see (hidden pieces, a card or a spell) are kept together, not asked about: a lifted tower,
+    a later move only one story allows, a spell's cost or the DONE button decides most of
+    them. The players are asked only when the difference is about to matter:
+
+    * the game is over (who won, R-END-3): what the stories within ``commit_margin`` still
+      disagree on (:func:`lag_question`), the potions (:func:`potions_question`), hidden
+      pieces of rivals within ``ask_margin``;
+    * the belief would grow past its limit: stories held for more than ``max_hold`` steps
+      (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``, a
+      player's potion counts past their limit (:func:`potions_question`).
+
+    At most :data:`CHOICES` options. ``hyps`` any order. Without ``opts.defer`` the
+    players are asked as soon as the stories differ (:func:`_ask_soon`).
     """
+    if not opts.defer:
+        return _ask_soon(hyps, root, opts)
+    hyps = sorted(hyps, key=lambda h: h.cost)
+    over = hyps[0].state.game.over
+    held = min(len(h.trail) for h in hyps)
+    near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+    full = held > opts.max_hold or held_boards(near, opts.commit_margin) > opts.hold_boards
+    if opts.lag_questions and (over or full) and held > 0:
+        # what the camera cannot tell, asked about the table as it is now (never taken from
+        # the best's cost, :func:`~companion.tracking.commit.commit`)
+        lag = lag_question(near, root, cap=True)
+        if lag is not None:
+            return lag
+    pots = potions_question(hyps, combos=True)
+    if pots is not None:
+        return (*pots, "potions-end" if over else "potions-many")
+    if not over:
+        return None
+    close = [h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin]
+    groups: dict[Key, list[Hypothesis]] = {}
+    for h in close:
+        groups.setdefault(board_key(h.state), []).append(h)
+    if len(groups) < 2:
+        return None
+    ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
+    text, options = board_question(ordered, root)
+    capped, grouped = _capped(ordered, options)
+    return text, capped, grouped, "hidden"
+
+
+def _ask_soon(
+    hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
+) -> Picked | None:
+    """The question to ask now when the tracker does not defer (``TrackerOptions.defer``
+    false): after ``max_lag`` held steps, what the stories within ``commit_margin`` disagree
+    on about the table now but the potions (:func:`lag_question`). Else the potions when they
+    matter (:func:`potions_question`). Else when hypotheses within ``ask_margin`` of the best,
+    on the same player's turn, differ in hidden pieces (only about moves a later frame
+    confirmed)."""
     hyps = sorted(hyps, key=lambda h: h.cost)
     if opts.lag_questions and min(len(h.trail) for h in hyps) > opts.max_lag:
         # held too long: what the camera cannot tell (a card or a spell, hidden pieces) is
@@ -193,7 +293,7 @@ def pick_question(
             return lag
     pots = potions_question(hyps)
     if pots is not None:
-        return pots
+        return (*pots, "potions-end" if hyps[0].state.game.over else "potions-many")
     # rivals that disagree on whose turn it is (a move of the next player already, or not)
     # are decided by the next turns and the DONE button, not by the players
     p0 = hyps[0].state.turn.player
@@ -214,7 +314,7 @@ def pick_question(
         return None
     ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
     text, options = board_question(ordered, root)
-    return text, options, tuple(tuple(g) for g in ordered)
+    return text, options, tuple(tuple(g) for g in ordered), "hidden"
 
 
 POTION_CHOICES = 3
@@ -230,22 +330,30 @@ table's other stories."""
 
 
 def potions_question(
-    hyps: Sequence[Hypothesis],
+    hyps: Sequence[Hypothesis], combos: bool = False
 ) -> tuple[str, tuple[str, ...], Groups] | None:
     """The question about one player's potions, when the stories that show the best's table
     (:func:`~companion.tracking.belief.seen_key`) disagree on them and it matters: the game is
-    over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, or all the
-    players' together past :data:`POTION_STORIES`. Asked as what the player sees (full and
-    empty tokens, R-POTION-1), one option per count, at most :data:`POTION_CHOICES` (the
-    least likely counts then share the last option), about the player with the most counts.
+    over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, all the
+    players' together past :data:`POTION_STORIES`, or (``combos``: the tracker defers) the
+    stories no longer hold every combination of the players' counts the pages show (one of
+    them may be the truth). Asked
+    as what the player sees (full and empty tokens, R-POTION-1), one option per count, at
+    most :data:`POTION_CHOICES` (the least likely counts then share the last option), about
+    the player with the most counts.
     During the game a spell that one count cannot pay decides them without a question (that
     story cannot explain the frame). ``hyps`` best first."""
     best = hyps[0]
     key = seen_key(best.state)
     same = [h for h in hyps if seen_key(h.state) == key and h.pending == best.pending]
     over = best.state.game.over
-    many = len({h.state.potions for h in same}) > POTION_STORIES
+    joint = {h.state.potions for h in same}
     tb = best.state.table
+    shown = math.prod(len({p[seat] for p in joint}) for seat in range(len(tb.colours)))
+    # every player's counts are shown ("blue 0 or 1, red 0 or 1"), so the belief must hold
+    # every combination of them: when it holds fewer (the costliest, several spells at once,
+    # fell out of ``keep``) the truth may be one it lost, and the players are asked
+    many = len(joint) > POTION_STORIES or (combos and shown > len(joint))
     pick: tuple[int, list[list[Hypothesis]]] | None = None
     for seat in range(len(tb.colours)):
         groups: dict[object, list[Hypothesis]] = {}

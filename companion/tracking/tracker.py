@@ -13,9 +13,12 @@ frame the tracker
 2. scores each reachable state's expected view against the observation with a
    :class:`~companion.tracking.noise.NoiseModel` and keeps the best few;
 3. **commits** the moves on which every surviving hypothesis agrees (one frame later, so a misread
-   frame is never committed on its own), **asks** the players when hypotheses that explain the
-   picture equally well differ in what is hidden, and **waits** (keeping the belief) when nothing
-   explains the picture, naming the spaces that don't match after a few frames.
+   frame is never committed on its own), **holds** hypotheses that explain the picture equally
+   well and differ in what is hidden (shown as alternatives, :attr:`Tracker.hidden_unsure`,
+   until a lifted tower or a later move tells them apart), **asks** the players only when that
+   difference is about to matter (the end of the game, the belief's limits:
+   :func:`~companion.tracking.questions.pick_question`), and **waits** (keeping the belief)
+   when nothing explains the picture, naming the spaces that don't match after a few frames.
 
 Potions and turn counters the camera cannot see are carried in the hypotheses and decided by
 later evidence (a spell that needs potions, the DONE button), or asked at the end of the game.
@@ -55,6 +58,7 @@ from companion.tracking.belief import (
     prune,
     same_story,
     seen_key,
+    trapped_places,
 )
 from companion.tracking.commit import Committed, commit
 from companion.tracking.noise import Target
@@ -82,6 +86,10 @@ class TrackerUpdate:
         disagree on (a card and a spell look alike, R-SPELL-6), with every count they allow:
         ``{colour: ((full, empty, spent), …)}``, ``state``'s first; the page shows "one of
         these", never ``state``'s alone as certain (:attr:`Tracker.potions_unsure`).
+    :param hidden_unsure: the colours whose trapped wizards the stories held together disagree
+        on (hidden pieces the camera cannot see, not yet asked about), with every placement
+        they allow: ``{colour: (((space, tier), …), …)}``, ``state``'s first
+        (:attr:`Tracker.hidden_unsure`).
     """
 
     committed: tuple[Committed, ...]
@@ -92,6 +100,9 @@ class TrackerUpdate:
     hypotheses: int
     explained: bool = True
     potions_unsure: Mapping[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+    hidden_unsure: Mapping[str, tuple[tuple[tuple[int, int], ...], ...]] = field(
+        default_factory=dict
+    )
 
     def committed_json(self) -> list[dict[str, Any]]:
         """The committed entries as JSON (:meth:`Committed.to_json`)."""
@@ -112,6 +123,9 @@ class TrackerUpdate:
             "hypotheses": self.hypotheses,
             "explained": self.explained,
             "potions_unsure": {c: [list(p) for p in v] for c, v in self.potions_unsure.items()},
+            "hidden_unsure": {
+                c: [[list(w) for w in alt] for alt in v] for c, v in self.hidden_unsure.items()
+            },
         }
 
 
@@ -214,6 +228,29 @@ class Tracker:
             for o in others:
                 if o.potions[seat] not in vals:
                     vals.append(o.potions[seat])
+            if len(vals) > 1:
+                out[colour] = tuple(vals)
+        return out
+
+    @property
+    def hidden_unsure(self) -> dict[str, tuple[tuple[tuple[int, int], ...], ...]]:
+        """The colours whose trapped wizards are not certain: ``{colour: (((space, tier), …),
+        …)}``, every placement of that colour's trapped wizards (sorted, tier 0 = under the
+        bottom tower) the stories within ``commit_margin`` of the best allow, :attr:`state`'s
+        first. Such stories are held together, not asked about, until a lifted tower or a
+        later move tells them apart (:func:`~companion.tracking.questions.pick_question`);
+        the pages show "under the tower on space 8 or 13", never one of them as certain.
+        Empty when they all agree."""
+        st = self.state
+        hs = sorted(self._hyps, key=lambda h: h.cost)
+        near = [h.state for h in hs if h.cost - hs[0].cost <= self.options.commit_margin]
+        out: dict[str, tuple[tuple[tuple[int, int], ...], ...]] = {}
+        for seat, colour in enumerate(st.table.colours):
+            vals = [trapped_places(st, seat)]
+            for o in near:
+                v = trapped_places(o, seat)
+                if v not in vals:
+                    vals.append(v)
             if len(vals) > 1:
                 out[colour] = tuple(vals)
         return out
@@ -540,9 +577,9 @@ class Tracker:
         picked = pick_question(self._hyps, self._root, self.options)
         if picked is None:
             return
-        text, options, groups = picked
+        text, options, groups, kind = picked
         self._qcount += 1
-        self._question = Question(f"q{self._qcount}", text, options)
+        self._question = Question(f"q{self._qcount}", text, options, kind)
         self._question_groups = groups
 
     def _update(
@@ -563,6 +600,7 @@ class Tracker:
             hypotheses=len(self._hyps),
             explained=explained,
             potions_unsure=self.potions_unsure,
+            hidden_unsure=self.hidden_unsure,
         )
 
     # -- JSON ------------------------------------------------------------------------------------
@@ -613,6 +651,7 @@ class Tracker:
             ],
             "history_length": self._committed_count,
             "question": None if self._question is None else self._question.to_json(),
+            "question_kind": None if self._question is None else self._question.kind,
             "question_groups": [
                 [self._hyps.index(h) for h in g if h in self._hyps] for g in self._question_groups
             ],
@@ -680,7 +719,12 @@ class Tracker:
         )
         q = data.get("question")
         if q is not None:
-            tr._question = Question(str(q["id"]), str(q["text"]), tuple(q["options"]))
+            tr._question = Question(
+                str(q["id"]),
+                str(q["text"]),
+                tuple(q["options"]),
+                str(data.get("question_kind") or "hidden"),
+            )
             tr._question_groups = tuple(
                 tuple(tr._hyps[i] for i in g) for g in data.get("question_groups", [])
             )

@@ -98,6 +98,7 @@ def build_snapshot(
     pack: Mapping[str, object] | None = None,
     seen: Observation | None = None,
     potions_unsure: Mapping[str, Sequence[Sequence[int]]] | None = None,
+    hidden_unsure: Mapping[str, Sequence[Sequence[tuple[int, int]]]] | None = None,
 ) -> Snapshot:
     """The snapshot JSON for one audience (:class:`companion.web.service.Snapshot`).
 
@@ -116,6 +117,11 @@ def build_snapshot(
         the tracker cannot tell (a card and a spell look alike, R-SPELL-6), ``state``'s count
         first: the state's ``potions_unsure`` (``{colour: [{"full", "empty", "spent"}, …]}``),
         shown as "one of these" (potions lie open on the table: every audience gets it).
+    :param hidden_unsure: ``{colour: [[(space, tier), …], …]}``, the colours whose trapped
+        wizards the tracker holds several stories of, ``state``'s placement first: the state's
+        ``trapped_unsure`` (``{colour: [[{"space", "tier"}, …], …]}``, docs/state-model.md
+        §2.5) for the audiences that see that colour's trapped wizards (``memory_aid`` ``all``;
+        ``own``: a player's own colour).
     """
     state_json = None
     if state is not None:
@@ -125,6 +131,16 @@ def build_snapshot(
             state_json["potions_unsure"] = {
                 c: [{"full": p[0], "empty": p[1], "spent": p[2]} for p in counts]
                 for c, counts in potions_unsure.items()
+            }
+        trapped = {
+            c: alts
+            for c, alts in (hidden_unsure or {}).items()
+            if memory_aid == "all" or (memory_aid == "own" and c == colour)
+        }
+        if trapped:
+            state_json["trapped_unsure"] = {
+                c: [[{"space": s, "tier": t} for s, t in alt] for alt in alts]
+                for c, alts in trapped.items()
             }
     snap: Snapshot = {
         "version": version,

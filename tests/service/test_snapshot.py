@@ -143,3 +143,37 @@ def test_potions_the_tracker_cannot_tell_reach_every_page_as_one_of_several_coun
         }
     certain = build_snapshot(audience=Audience.public(), **kwargs)["state"]
     assert "potions_unsure" not in certain
+
+
+def test_trapped_wizards_the_tracker_holds_two_stories_of_reach_only_pages_that_show_them():
+    """Hidden pieces the tracker defers (docs/architecture.md, "The tracker"): every placement
+    of a colour's trapped wizards it holds goes to the pages that show that colour's trapped
+    wizards (``own``: the player's own page; ``all``: every page), never to the others."""
+    state = setup(Config(player_count=3), 3)
+    unsure = {"blue": (((6, 2),), ((6, 1),)), "red": (((4, 0),), ((9, 0),))}
+    kwargs = dict(
+        version=7,
+        phase="playing",
+        state=state,
+        dice=None,
+        panel={},
+        question=None,
+        health_ok=True,
+        health_line="ok",
+        log=[],
+        reports=[],
+        camera="ok",
+        hidden_unsure=unsure,
+    )
+
+    def shown(audience: Audience, aid: str) -> set[str]:
+        got = build_snapshot(audience=audience, memory_aid=aid, **kwargs)["state"]
+        return set(got.get("trapped_unsure", {}))
+
+    assert shown(Audience.public(), "own") == set()
+    assert shown(Audience.player("blue"), "own") == {"blue"}
+    assert shown(Audience.player("yellow"), "own") == set()
+    assert shown(Audience.player("blue"), "off") == set()
+    assert shown(Audience.public(), "all") == {"blue", "red"}
+    got = build_snapshot(audience=Audience.player("blue"), memory_aid="own", **kwargs)["state"]
+    assert got["trapped_unsure"]["blue"] == [[{"space": 6, "tier": 2}], [{"space": 6, "tier": 1}]]

@@ -3,7 +3,9 @@
 For each kind (towers with identical crest roofs landing on one space, the sub-stack choice, the
 swap spell, the freed wizard) the tracker asks the players in their words, an answer commits the
 history it names (hidden wizards, their tiers and the tower order), and a later frame that shows
-the difference settles it without a question.
+the difference settles it without a question. A deferring tracker (``TrackerOptions.defer``)
+holds both histories, commits neither and shows the hidden difference as alternatives instead
+of asking, until a lifted stack settles it or the belief reaches its limit (``max_hold``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pytest
 from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, IllegalAction, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config, GameState, position
-from companion.tracking import Tracker, TrackerUpdate, board_key
+from companion.tracking import Tracker, TrackerOptions, TrackerUpdate, board_key
+from companion.tracking.belief import trapped_places
 from companion.tracking.noise import expected_observation, space_views
 
 T = {
@@ -326,6 +329,103 @@ def test_a_freed_wizard_is_settled_when_the_top_tower_moves_on(which, seen):
     tr = Tracker(b)
     asked = feed(tr, truth, seen).question
     assert (asked is not None) == (seen == 2)
+    tr.end_turn()
+    updates = [tr.observe(expected_observation(later)) for _ in range(3)]
+    assert [u.question for u in updates] == [None] * 3
+    settled(tr, truth, other, later, 4)
+
+
+# --------------------------------------------------------------------------------------------
+# deferring (TrackerOptions.defer): held and shown, not asked, until it matters
+
+
+DEFER = TrackerOptions(defer=True)
+"""A tracker that holds hidden differences and asks only when they matter."""
+ASK_SOON = TrackerOptions(defer=True, max_hold=1)
+"""Deferring, with a belief that holds one frame's difference at most: asked on the second."""
+
+
+@pytest.mark.parametrize("kind, i", CASES)
+def test_deferring_a_hidden_difference_is_held_and_shown_not_asked(kind, i):
+    amb, _, truth, other = _truth(kind, i)
+    tr = Tracker(amb.start, DEFER)
+    updates = [tr.observe(expected_observation(truth)) for _ in range(6)]
+    assert [u.question for u in updates] == [None] * 6, "nothing needs the hidden pieces yet"
+    assert tr.committed_state == amb.start, "neither history is committed as certain"
+    held = {board_key(s) for s, _ in tr.hypotheses}
+    assert {board_key(truth), board_key(other)} <= held, "both stories are kept"
+    last = updates[-1]
+    tb = truth.table
+    for seat, colour in enumerate(tb.colours):
+        lo, hi = tb.wiz_range[seat]
+        if sorted(truth.wizards[lo:hi]) != sorted(other.wizards[lo:hi]):
+            # the page shows this colour's trapped wizards as "one of these"
+            assert colour in last.hidden_unsure
+            assert trapped_places(truth, seat) in last.hidden_unsure[colour]
+            assert trapped_places(other, seat) in last.hidden_unsure[colour]
+            assert last.to_json()["hidden_unsure"][colour]
+
+
+@pytest.mark.parametrize("kind, i", CASES)
+def test_deferring_at_the_belief_limit_the_players_are_asked_and_their_answer_commits_it(kind, i):
+    amb, option, truth, _ = _truth(kind, i)
+    tr = Tracker(amb.start, ASK_SOON)
+    first = tr.observe(expected_observation(truth))
+    assert first.question is None, "one frame could be a misread: no question yet"
+    q = feed(tr, truth, 1).question
+    assert q is not None
+    assert q.text == amb.text
+    assert set(q.options) == set(amb.truths)
+    assert tr.committed_state == amb.start, "nothing is committed while the players are asked"
+    u = tr.answer(q.id, q.options.index(option))
+    assert u.question is None
+    for st in (tr.state, tr.committed_state):
+        assert board_key(st) == board_key(truth)
+        assert inside(st, amb.space) == inside(truth, amb.space)
+    assert tr.committed_state.potions == truth.potions
+
+
+@pytest.mark.parametrize("seen", [1, 2, 5], ids=["seen-once", "twice", "held"])
+@pytest.mark.parametrize("kind, i", CASES)
+def test_deferring_a_later_split_of_the_stack_decides_without_an_answer(kind, i, seen):
+    # the next player lifts the top tower off the stack: what is under it differs, and the
+    # stories held together until then are told apart without a question
+    amb, _, truth, other = _truth(kind, i)
+    space = amb.space
+
+    def split(st: GameState) -> GameState:
+        nxt = done(st)
+        return play(nxt, MoveTower(nxt.current_player, space, st.height(space), 1, T[1]))
+
+    later = split(truth)
+    assert space_views(later) != space_views(split(other))
+    tr = Tracker(amb.start, DEFER)
+    assert feed(tr, truth, seen).question is None, "not asked: nothing needs it yet"
+    tr.end_turn()
+    updates = [tr.observe(expected_observation(later)) for _ in range(3)]
+    assert [u.question for u in updates] == [None] * 3
+    assert all(u.explained for u in updates)
+    assert not updates[-1].hidden_unsure, "the lifted stack showed which story was true"
+    settled(tr, truth, other, later, space)
+
+
+@pytest.mark.parametrize("seen", [1, 2, 5], ids=["seen-once", "twice", "held"])
+@pytest.mark.parametrize("which", ["upper", "lower"])
+def test_deferring_a_freed_wizard_is_settled_when_the_top_tower_moves_on(which, seen):
+    b, truths = _freed_wizard()
+    truth = truths[which]
+    other = truths["lower" if which == "upper" else "upper"]
+    assert space_views(truth) == space_views(other)
+    assert inside(truth, 4) != inside(other, 4)
+
+    def lift_top(s: GameState) -> GameState:
+        return play(done(s), MoveTower("yellow", 4, 3, 1, T[1]))
+
+    later = lift_top(truth)
+    # the 2nd tower's roof shows: two yellows, or a blue among them
+    assert space_views(later) != space_views(lift_top(other))
+    tr = Tracker(b, DEFER)
+    assert feed(tr, truth, seen).question is None, "not asked: nothing needs it yet"
     tr.end_turn()
     updates = [tr.observe(expected_observation(later)) for _ in range(3)]
     assert [u.question for u in updates] == [None] * 3

@@ -12,9 +12,14 @@ from dataclasses import replace
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking import Committed, Question, Tracker
-from companion.tracking.belief import Hypothesis
-from companion.tracking.questions import POTION_CHOICES, potions_question
+from companion.tracking import Committed, Question, Tracker, TrackerOptions
+from companion.tracking.belief import Hypothesis, Step
+from companion.tracking.questions import (
+    CHOICES,
+    POTION_CHOICES,
+    pick_question,
+    potions_question,
+)
 
 
 def test_a_card_or_spell_tie_is_committed_with_its_potions_open_never_a_wrong_count():
@@ -104,3 +109,59 @@ def test_too_many_counts_are_asked_with_the_unlikely_ones_as_one_option():
     assert options[-1].startswith("another count: ")
     assert sum(len(g) for g in groups) == len(many), "every story is behind one option"
     assert [h.state.potions[0] for h in groups[-1]] == [(2, 3, 0), (1, 3, 1), (0, 3, 2)]
+
+
+def _held(
+    counts: list[tuple[int, int, int]], steps: int, over: bool = False
+) -> list[Hypothesis]:
+    """Stories held ``steps`` frames that differ in the first player's potions and in how his
+    turn under way went: a card, or Advance a Tower (R-SPELL-6) for each potion he spent."""
+    out = []
+    for h in _stories(counts, over):
+        st = h.state
+        spent = st.potions[0][2]
+        casts = tuple((0, "advance_tower", 0, 1) for _ in range(spent))
+        st = replace(st, turn=st.turn._replace(casts=casts, cards_used=1 - min(spent, 1)))
+        out.append(replace(h, state=st, trail=(Step(st, (), (), ()),) * steps))
+    return out
+
+
+def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
+    """A card or a spell in the turn under way (the potions and the turn differ, the board does
+    not) is held however long, within the belief's limit, and asked at the end of the game
+    or when the belief is full (docs/architecture.md, "The tracker"; ``TrackerOptions.defer``)."""
+    opts = TrackerOptions(defer=True)
+    root = _stories([(1, 4, 0)])[0].state
+    counts = [(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1)]
+    assert pick_question(_held(counts, opts.max_lag + 1), root, opts) is None, "not yet"
+    assert pick_question(_held(counts, opts.max_hold), root, opts) is None, "not yet"
+    for stories in (_held(counts, 3, over=True), _held(counts, opts.max_hold + 1)):
+        got = pick_question(stories, root, opts)
+        assert got is not None
+        text, options, groups, kind = got
+        assert text == "How many full potions does blue have now?"
+        assert kind in ("held-potions", "potions-end")
+        assert len(options) <= CHOICES
+        assert sum(len(g) for g in groups) == len(stories), "every story is behind an option"
+
+
+def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
+    """Blue and yellow may each have spent a potion (a card or a spell each): the pages show
+    "0 or 1" for both, so a deferring belief must hold all four combinations. While it does,
+    nothing is asked; when the costliest (both spells) fell out of the belief, the truth may be
+    that one, and the players are asked."""
+    st = Tracker.new(Config(player_count=3)).state
+    b, y = st.potions[0], st.potions[1]
+    spent_b = (b[0] - 1, b[1], b[2] + 1)
+    spent_y = (y[0] - 1, y[1], y[2] + 1)
+    combos = [(b, y), (spent_b, y), (b, spent_y), (spent_b, spent_y)]
+    stories = [
+        Hypothesis(replace(st, potions=(pb, py, *st.potions[2:])), 0.5 * i, (), (), False)
+        for i, (pb, py) in enumerate(combos)
+    ]
+    assert potions_question(stories, combos=True) is None, "every combination held: not asked"
+    assert potions_question(stories[:3]) is None, "not deferring: a few counts are not asked"
+    got = potions_question(stories[:3], combos=True)
+    assert got is not None, "a combination the pages show is no longer a story"
+    _text, options, groups = got
+    assert len(options) == 2 and sum(len(g) for g in groups) == 3

@@ -402,6 +402,36 @@ class UnsurePotions(FakeTableService):
         return snap
 
 
+class UnsureTrapped(FakeTableService):
+    """A table whose tracker holds two stories of where red's trapped wizard is."""
+
+    def _build(self, audience: Audience) -> Any:
+        snap = super()._build(audience)
+        if snap.get("state") is not None:
+            snap["state"]["trapped_unsure"] = {
+                "red": [[{"space": 8, "tier": 0}], [{"space": 13, "tier": 0}]]
+            }
+        return snap
+
+
+def test_trapped_wizards_the_tracker_holds_two_stories_of_are_shown_as_either(page: Any) -> None:
+    svc = UnsureTrapped(seed=22)
+    svc.load(trapped_position(), memory_aid="all")
+    srv = BackgroundServer(create_app({"SSE_HEARTBEAT_S": 1.0}, svc), "127.0.0.1", 0).start()
+    try:
+        page.goto(srv.url + "/")
+        note = page.locator("#players tr.trapped-unsure[data-player='red']")
+        note.wait_for(timeout=5000)
+        assert note.inner_text() == (
+            "Red trapped under a tower: space 8 (tier 0) or space 13 (tier 0)"
+        )
+        assert page.locator("#players tr.trapped-unsure").count() == 1, "blue's are certain"
+    finally:
+        page.goto("about:blank")  # the page leaves before its server stops
+        svc.close()
+        srv.close()
+
+
 def test_potions_the_tracker_cannot_tell_are_shown_as_one_or_the_other(page: Any) -> None:
     svc = UnsurePotions(seed=22)
     svc.load(trapped_position(), memory_aid="own")

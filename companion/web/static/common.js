@@ -419,9 +419,11 @@ const WT = (() => {
         g.append(wizardMark(x + dx, y + dy, colourOf(id), 11, "wz", `${wizardName(id)} on top`));
       });
       // trapped wizards this page may show: a dashed row below the stack (tier in the title)
+      const unsure = (snap.state && snap.state.trapped_unsure) || {};
       wz.hidden.slice(0, 4).forEach(([id, tier], i) => {
-        g.append(wizardMark(x - 33 + 21 * i, y + 43, colourOf(id), 10, "wz hidden-wz",
-          `${id} trapped at tier ${tier}`));
+        const maybe = unsure[colourOf(id)] ? " (one of several places, not sure)" : "";
+        g.append(wizardMark(x - 33 + 21 * i, y + 43, colourOf(id), 10,
+          "wz hidden-wz" + (maybe ? " unsure" : ""), `${id} trapped at tier ${tier}${maybe}`));
       });
       if (wz.hidden.length > 4) {
         const extra = wz.hidden.length - 4;
@@ -525,6 +527,16 @@ const WT = (() => {
         el("td", {}, String(inCastle[colour] || 0)));
       if (hasFeathers) row.append(el("td", {}, String(st.feathers[colour] || 0)));
       node.append(row);
+      // trapped wizards the tracker holds several stories of (not yet asked: a lifted tower
+      // will tell): every placement, "or" between them, never one of them as certain
+      const trapped = (st.trapped_unsure || {})[colour];
+      if (trapped && trapped.length > 1) {
+        const said = trapped.map((alt) => alt.length
+          ? alt.map((p) => `space ${p.space} (tier ${p.tier})`).join(", ") : "none");
+        node.append(el("tr", { class: "trapped-unsure", "data-player": colour },
+          el("td", { colspan: hasFeathers ? 4 : 3 },
+            `${cap(colour)} trapped under a tower: ${said.join(" or ")}`)));
+      }
     }
   }
 
