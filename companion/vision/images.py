@@ -128,3 +128,21 @@ def read_image_file(path: str | Path) -> tuple[NDArray[np.uint8] | None, str]:
         return None, f"{Path(path).name}: {exc.strerror or exc}"
     img, why = decode_image(data)
     return img, (f"{Path(path).name}: {why}" if why else "")
+
+
+def read_onnx(path: str | Path, what: str) -> Any:
+    """A learned model shipped beside the detector, read with OpenCV's ``cv2.dnn`` (the Pi needs
+    no other runtime).
+
+    :param path: the ``.onnx`` file.
+    :param what: what the model reads, for the error ("top-kind model", "tower-count model").
+    :returns: the ``cv2.dnn.Net``.
+    :raises OSError: when the file is missing; :raises ValueError: when OpenCV cannot read it.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise OSError(f"{what} {p.name}: no such file")
+    try:
+        return cv2.dnn.readNetFromONNX(str(p))
+    except cv2.error as exc:
+        raise ValueError(f"{what} {p.name}: not a readable ONNX graph ({exc})") from None

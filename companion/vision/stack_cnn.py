@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.vision.geometry import BoardGeometry
+from companion.vision.images import read_onnx
 from companion.vision.markers import BoardPose
 
 MODEL_PATH = Path(__file__).with_name("stack_cnn.onnx")
@@ -166,16 +167,8 @@ class StackModel:
     """
 
     def __init__(self, path: str | Path = MODEL_PATH, max_towers: int = 10) -> None:
-        p = Path(path)
-        if not p.is_file():
-            raise OSError(f"tower-count model {p.name}: no such file")
-        try:
-            self._net = cv2.dnn.readNetFromONNX(str(p))
-        except cv2.error as exc:
-            raise ValueError(
-                f"tower-count model {p.name}: not a readable ONNX graph ({exc})"
-            ) from None
-        self.path = p
+        self._net = read_onnx(path, "tower-count model")
+        self.path = Path(path)
         self.max_towers = max_towers
         # the sample maps of the last pose read (a fixed camera's pose object is reused)
         self._maps: tuple[BoardPose, BoardGeometry, tuple[int, ...], Any] | None = None
@@ -184,12 +177,12 @@ class StackModel:
             got = self._forward(probe)
         except cv2.error as exc:
             raise ValueError(
-                f"tower-count model {p.name}: does not take tier stacks of "
+                f"tower-count model {self.path.name}: does not take tier stacks of "
                 f"{max_towers} towers ({exc})"
             ) from None
         if got.shape != (1, max_towers + 1):
             raise ValueError(
-                f"tower-count model {p.name}: gives {got.shape[1:]} outputs, "
+                f"tower-count model {self.path.name}: gives {got.shape[1:]} outputs, "
                 f"expected {max_towers + 1}"
             )
 

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.vision.geometry import BoardGeometry
+from companion.vision.images import read_onnx
 from companion.vision.markers import BoardPose
 
 if TYPE_CHECKING:  # (the detector imports this module)
@@ -123,16 +124,8 @@ class TopKindModel:
     """
 
     def __init__(self, path: str | Path = MODEL_PATH) -> None:
-        p = Path(path)
-        if not p.is_file():
-            raise OSError(f"top-kind model {p.name}: no such file")
-        try:
-            self._net = cv2.dnn.readNetFromONNX(str(p))
-        except cv2.error as exc:
-            raise ValueError(
-                f"top-kind model {p.name}: not a readable ONNX graph ({exc})"
-            ) from None
-        self.path = p
+        self._net = read_onnx(path, "top-kind model")
+        self.path = Path(path)
 
     def probabilities(self, crops: NDArray[Any]) -> NDArray[np.float32]:
         """``(N, 2)`` probabilities of plain and crest for ``(N, N_INPUTS)`` crops.
