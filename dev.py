@@ -8,8 +8,9 @@
 
 On first use (and whenever pyproject.toml changes) it creates ``.venv`` beside this file and
 installs the project into it: ``run`` installs what running needs (``pip install -e .``),
-``test`` adds the dev dependencies and the ``train`` extra, whose ``onnx`` the training tests
-use (``pip install -e .[dev,train]``).
+``test`` adds the dev dependencies (``pip install -e .[dev]``; ``onnx`` among them). The
+``train`` extra (PyTorch, for the tower-count CNN's trainer) is not installed: the one test that
+trains with it says so and skips; CI installs the extra and runs the training tests too.
 
 ``test`` passes its arguments to pytest. Unless they choose markers (``-m``) it leaves out the
 ``e2e`` tests; unless they set ``-n`` it runs on ``WORKERS`` pytest-xdist workers.
@@ -65,7 +66,7 @@ def pytest_args(args: list[str]) -> list[str]:
 
 
 def ensure_venv(dev: bool) -> None:
-    """Create ``.venv`` and install the project (``.[dev,train]`` when ``dev``) unless already
+    """Create ``.venv`` and install the project (``.[dev]`` when ``dev``) unless already
     done.
 
     The stamp records the hash of pyproject.toml and whether the dev extras are in, so a
@@ -82,7 +83,7 @@ def ensure_venv(dev: bool) -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     if _sh(PY, "-m", "pip", "install", "--upgrade", "pip") != 0:
         sys.exit("pip upgrade failed")
-    if _sh(PY, "-m", "pip", "install", "-e", ".[dev,train]" if dev else ".") != 0:
+    if _sh(PY, "-m", "pip", "install", "-e", ".[dev]" if dev else ".") != 0:
         sys.exit("installing the project into .venv failed")
     STAMP.write_text(f"{digest} dev\n" if dev else f"{digest}\n")
 

@@ -34,7 +34,8 @@ from companion.vision.top_kind import MODEL_PATH as TOP_KIND_PATH
 K = 10
 NEEDS_TRAIN = pytest.mark.skipif(
     importlib.util.find_spec("onnx") is None or importlib.util.find_spec("torch") is None,
-    reason="training needs the 'train' extra (pip install -e .[train])",
+    reason="training the CNN needs PyTorch, the 'train' extra (pip install -e .[train]); "
+    "`python3 dev.py test` leaves it out, CI installs it and runs this file",
 )
 
 
