@@ -263,15 +263,23 @@ def pick_question(
     if not over:
         return None
     close = [h for h in hyps if h.cost - hyps[0].cost <= opts.ask_margin]
+    ordered = _by_board(close)
+    if ordered is None:
+        return None
+    text, options = board_question(ordered, root)
+    capped, grouped = _capped(ordered, options)
+    return text, capped, grouped, "hidden"
+
+
+def _by_board(close: Sequence[Hypothesis]) -> list[list[Hypothesis]] | None:
+    """``close`` grouped by the board with its hidden pieces (:func:`board_key`), the likeliest
+    group first; None when they all show one board (nothing to ask)."""
     groups: dict[Key, list[Hypothesis]] = {}
     for h in close:
         groups.setdefault(board_key(h.state), []).append(h)
     if len(groups) < 2:
         return None
-    ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
-    text, options = board_question(ordered, root)
-    capped, grouped = _capped(ordered, options)
-    return text, capped, grouped, "hidden"
+    return sorted(groups.values(), key=lambda g: min(x.cost for x in g))
 
 
 def _ask_soon(
@@ -307,12 +315,9 @@ def _ask_soon(
         over = hyps[0].state.game.over
         if not over:
             return None
-    groups: dict[Key, list[Hypothesis]] = {}
-    for h in close:
-        groups.setdefault(board_key(h.state), []).append(h)
-    if len(groups) < 2:
+    ordered = _by_board(close)
+    if ordered is None:
         return None
-    ordered = sorted(groups.values(), key=lambda g: min(x.cost for x in g))
     text, options = board_question(ordered, root)
     return text, options, tuple(tuple(g) for g in ordered), "hidden"
 
