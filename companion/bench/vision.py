@@ -40,12 +40,13 @@ import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from companion.bench.reliability import print_reliability
-from companion.bench.vision_tally import Tally, colour_confusion
+from companion.bench.vision_tally import Tally, colour_confusion, wrong_spaces
 from companion.rules.model import MODULES
 from companion.sim.readings import OUTCOMES, sweep
 from companion.sim.scenes import (
@@ -98,6 +99,8 @@ class Run:
     top_method: str = ""
     height_method: str = ""
     withhold_below: float | None = None
+    wizard_method: str = ""
+    wrong_spaces: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -243,6 +246,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             dconfig = replace(dconfig, height_method=run.height_method)
         if run.withhold_below is not None:
             dconfig = replace(dconfig, withhold_below=run.withhold_below)
+        if run.wizard_method:
+            dconfig = replace(dconfig, wizard_method=run.wizard_method)
         detector = Detector(table.camera, track_geometry, profile, config=dconfig)
         detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
         play = cam.play_table()
@@ -281,6 +286,10 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
                 out.groups[k].add(res.observation, got, det.reading, lit)
                 out.groups[k].ms.append(ms)
                 out.groups[k].warp_ms.append(warp_ms)
+            if run.wrong_spaces is not None and det.reading is not None:
+                where: dict[str, Any] = {"seed": seed, "session": si, "frame": done}
+                where.update(tilt=table.pose.tilt_deg, light=light.intensity, kelvin=light.kelvin)
+                run.wrong_spaces.extend(wrong_spaces(res.observation, det, where))
             if got is None:
                 out.groups["all"].refusals[f"{det.status}: {det.message}"[:70]] += 1
             else:
@@ -630,6 +639,20 @@ def main(argv: list[str]) -> int:
         help="withhold spaces below this reported confidence (default: the detector's; "
         "0: withhold nothing, as before spaces could be withheld)",
     )
+    ap.add_argument(
+        "--wizard-method",
+        choices=("hand", "cnn"),
+        default="",
+        help="how the wizards on a top are read: the colour areas of the profile or the CNN "
+        "on the top-surface ROI (default: the detector's default)",
+    )
+    ap.add_argument(
+        "--wrong-spaces",
+        type=Path,
+        default=None,
+        help="write every wrongly read space (withheld ones too) with what was measured "
+        "there to this JSON-lines file (for finding where the errors come from)",
+    )
     args = ap.parse_args(argv)
     if args.withhold_below is not None and not 0.0 <= args.withhold_below <= 1.0:
         print("--withhold-below must be within 0..1", file=sys.stderr)
@@ -670,6 +693,8 @@ def main(argv: list[str]) -> int:
         top_method=args.top_method,
         height_method=args.height_method,
         withhold_below=args.withhold_below,
+        wizard_method=args.wizard_method,
+        wrong_spaces=[] if args.wrong_spaces is not None else None,
     )
     withhold = (
         args.withhold_below if args.withhold_below is not None else DetectorConfig().withhold_below
@@ -693,6 +718,9 @@ def main(argv: list[str]) -> int:
             _print_conditions(rows, seeds, sorted(modules))
         return 0
     results = [run_seed(run, seed) for seed in seeds]
+    if args.wrong_spaces is not None and run.wrong_spaces is not None:
+        with args.wrong_spaces.open("w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(w) + "\n" for w in run.wrong_spaces)
     pooled = merge(results)
     figures = {
         "seed": seeds[0],
@@ -700,6 +728,7 @@ def main(argv: list[str]) -> int:
         "camera": args.camera,
         "top_method": args.top_method or DetectorConfig().top_method,
         "height_method": args.height_method or DetectorConfig().height_method,
+        "wizard_method": args.wizard_method or DetectorConfig().wizard_method,
         "withhold_below": withhold,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,

@@ -187,3 +187,51 @@ def colour_confusion(
         matrix[a]["missed"] += 1
     for b in left_g[len(left_t) :]:
         matrix["extra"][b] += 1
+
+
+def wrong_spaces(truth: Observation, det: Any, where: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The spaces of one frame's full reading (``det.reading``, withheld spaces included) that
+    are wrong, each as a record of what was true, what was read and what the detector measured
+    there (wizard areas, clipped share, confidence, the neighbours' true tower counts), with
+    ``where`` (seed, session, light, ...) copied in. ``det`` is a
+    :class:`~companion.vision.detector.Detection`."""
+    seen = det.reading
+    if seen is None:
+        return []
+    order = sorted(truth.spaces)
+    out: list[dict[str, Any]] = []
+    for i, s in enumerate(order):
+        t, o = truth.spaces[s], seen.spaces.get(s)
+        if o is None or space_right(t, o):
+            continue
+        d = det.details.get(s)
+        near = [truth.spaces[order[(i + k) % len(order)]].towers for k in (-1, 1)]
+        out.append(
+            dict(where)
+            | {
+                "space": s,
+                "fields": [
+                    f
+                    for f, bad in (
+                        ("towers", o.towers != t.towers),
+                        ("top", o.top != t.top),
+                        ("wizards", dict(o.wizards) != dict(t.wizards)),
+                        ("castle", o.castle != t.castle),
+                        ("tokens", o.witch != t.witch or o.raven != t.raven),
+                    )
+                    if bad
+                ],
+                "towers": [t.towers, o.towers],
+                "top": [t.top, o.top],
+                "wizards": [dict(t.wizards), dict(o.wizards)],
+                "tokens": [[t.witch, t.raven], [o.witch, o.raven]],
+                "castle": t.castle,
+                "confidence": o.confidence,
+                "withheld": s in det.withheld,
+                "neighbour_towers": near,
+                "wizard_area": {k: round(v, 2) for k, v in (d.wizard_area if d else {}).items()},
+                "wizard_margin": round(d.wizard_margin, 3) if d else None,
+                "clipped": round(d.clipped, 3) if d else None,
+            }
+        )
+    return out

@@ -163,6 +163,10 @@ class DetectorConfig:
         about twice the detector's time, but the tracked all-modules game of the e2e tests
         ended with a wrong potion count with it, so ``"features"`` stays the default until that
         is understood.
+    :param wizard_method: how the wizards on a top surface are read: ``"hand"`` (the colour
+        areas of the profile's classes in the projected wizard region, this package's
+        ``wizards`` stage) or ``"cnn"`` (the network of :mod:`companion.vision.wizard_cnn` on
+        the top surface's ROI; ``docs/vision.md``, "Wizards", gives both methods' figures).
     :param min_confidence: a board with a space below this (reported) confidence is refused
         (the tracker gets no reading rather than a wrong one). Off (0) by default: a floor of
         0.005 (a raw confidence of 0.22) refused a tenth of the boards on the development seeds
@@ -252,6 +256,7 @@ class DetectorConfig:
     withhold_max: float = 0.5
     top_method: str = "hand"
     height_method: str = "features"
+    wizard_method: str = "hand"
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
     work_ppm_max: float = 1.6

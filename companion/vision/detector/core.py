@@ -39,6 +39,7 @@ from companion.vision.detector.tops import crest_disc_yb, magic_shares, top_kind
 from companion.vision.detector.withhold import withheld_message, withhold
 from companion.vision.detector.wizards import (
     label_tops,
+    learned_wizards,
     settle_wizards,
     surface_labels,
     wizard_areas,
@@ -59,6 +60,7 @@ from companion.vision.quality import (
 )
 from companion.vision.stack_cnn import StackModel
 from companion.vision.top_kind import TopKindModel, learned_tops
+from companion.vision.wizard_cnn import WizardModel
 
 
 def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
@@ -140,9 +142,13 @@ def _read_tops(
     tops: list[str],
     sure: list[float],
     clipped: NDArray[np.bool_],
+    learned: Mapping[int, tuple[dict[str, int], float]] | None = None,
 ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
     """The pieces on every top surface: wizards by colour, then the tokens. ``clipped``: the
-    hull pixels (as ``px.labels``) that are over-exposed (their labels are already -1)."""
+    hull pixels (as ``px.labels``) that are over-exposed (their labels are already -1).
+    ``learned``: space -> the wizard network's counts and how sure they are
+    (:func:`~companion.vision.detector.wizards.learned_wizards`), which replace the colour
+    areas' counts and margin there."""
     g = rd.geometry
     out: dict[int, SpaceObservation] = {}
     details: dict[int, SpaceDetail] = {}
@@ -181,6 +187,12 @@ def _read_tops(
             if top in ("crest", "crest-space")
             else None,
         )
+        if learned is not None and space in learned and hh is not None and top != "web":
+            # the network's counts; its probability as the margin that gives the same
+            # sureness, less the clipped pixels' area (what they hide is unknown)
+            wizards, p = learned[space]
+            gain = rd.config.wizard_margin_gain
+            margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
         conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(
             towers=st.towers_of[si],
@@ -286,9 +298,11 @@ class Detector:
     :param limits: when a frame is refused (:mod:`companion.vision.quality`).
     :raises OSError, ValueError: when the height model file cannot be read, or with
         ``config.top_method`` ``"learned"`` the top-kind model, with ``config.height_method``
-        ``"cnn"`` the tower-count network (:class:`~companion.vision.stack_cnn.StackModel`);
-        ValueError for another ``top_method`` than ``"hand"`` or ``"learned"`` or another
-        ``height_method`` than ``"features"`` or ``"cnn"``.
+        ``"cnn"`` the tower-count network (:class:`~companion.vision.stack_cnn.StackModel`),
+        with ``config.wizard_method`` ``"cnn"`` the wizard network
+        (:class:`~companion.vision.wizard_cnn.WizardModel`); ValueError for another
+        ``top_method`` than ``"hand"`` or ``"learned"``, another ``height_method`` than
+        ``"features"`` or ``"cnn"`` or another ``wizard_method`` than ``"hand"`` or ``"cnn"``.
     """
 
     def __init__(
@@ -318,6 +332,15 @@ class Detector:
             raise ValueError(
                 f"height_method {self.config.height_method!r}: expected 'features' or 'cnn'"
             )
+        if self.config.wizard_method not in ("hand", "cnn"):
+            raise ValueError(
+                f"wizard_method {self.config.wizard_method!r}: expected 'hand' or 'cnn'"
+            )
+        self._wizard_model = (
+            WizardModel(max_towers=self.config.max_towers)
+            if self.config.wizard_method == "cnn"
+            else None
+        )
         # a missing or unreadable network raises here, at setup, never a silent fallback
         stack_cnn = (
             StackModel(max_towers=self.config.max_towers)
@@ -493,7 +516,12 @@ class Detector:
         tops, sure = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
         if self._top_model is not None:
             learned_tops(self._top_model, fp, stacks, rd.geometry, tops, sure)
-        spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped)
+        learned = (
+            learned_wizards(self._wizard_model, rd, fp, stacks)
+            if self._wizard_model is not None
+            else None
+        )
+        spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned)
         glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
         quality = replace(quality, glare=glare)
         full = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)

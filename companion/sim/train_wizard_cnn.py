@@ -1,0 +1,416 @@
+"""Training of the wizard network on domain-randomised rendered tables (offline, seeded).
+
+Reproduces ``companion/vision/wizard_cnn.onnx``::
+
+    python -m companion.sim.train_wizard_cnn --sessions 160 --per-session 8 --data tops.npz
+
+(needs the ``train`` extra: ``torch`` and ``onnx``). The tables are rendered as for the
+tower-count network (:mod:`companion.sim.train_stack_cnn`: the Pi camera model at its defaults
+or with one random condition at a random severity, random tilts, lights, 2..6 players, in a
+share of the tables a random set of the expansion's modules). The detector reads each frame as
+at the table; the top-surface stacks (:func:`~companion.vision.wizard_cnn.top_stacks`) of every
+space that is neither under the raven castle nor a web are cut from the frame it read, through
+the pose it found, at the space's true top surface, and labelled with the renderer's true
+wizards. A small CNN is fitted with PyTorch on the first four fifths of the tables (by table),
+a softmax temperature on the last fifth (held out: its figures and the hand-built stage's on the
+same spaces are printed), and the network is exported to ONNX for ``cv2.dnn``.
+
+Seeds: tables ``TRAIN_SEED_BASE + i``, disjoint from the tests' (< 1000), the bench's
+(``seed * 1000 + i`` with seed < 10 000) and the other models' (10 000 000: feature height
+model, 20 000 000: top-kind model, 30 000 000: tower-count network).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.rules import Config, dump_state, observe, setup
+from companion.rules.model import MODULES
+from companion.rules.observation import COLOURS
+from companion.sim.render import random_lighting
+from companion.sim.render.camera_model import play_setup, random_effects, session_setup
+from companion.sim.scenes import TILT_BUCKETS, random_game_state
+from companion.sim.train_stack_cnn import _probes_seen
+from companion.sim.train_top_kind import _severity, _shoot
+from companion.vision.detector import Detector
+from companion.vision.detector.frame import FrameProbes, Reader
+from companion.vision.geometry import BoardGeometry
+from companion.vision.profile import ProfileError
+from companion.vision.profile_setup import build_profile
+from companion.vision.stack_cnn import network_input
+from companion.vision.wizard_cnn import (
+    MAX_PER_COLOUR,
+    MODEL_PATH,
+    ROI_PX,
+    SLABS_MM,
+    choose_counts,
+    n_channels,
+    n_outputs,
+    top_stacks,
+)
+
+TRAIN_SEED_BASE = 31_000_000
+"""First training table seed (bench: ``seed * 1000 + i`` with seed < 10 000; the other models
+train from 10 000 000, 20 000 000 and 30 000 000)."""
+
+C = len(COLOURS)
+K = MAX_PER_COLOUR + 1
+
+
+@dataclass
+class Tops:
+    """A labelled data set: ``x (N, T, P, P, 3) uint8`` top-surface stacks, ``white (N, 3)``
+    the frame's white reference, ``y (N, 6) int32`` true wizards per colour (of
+    :data:`~companion.rules.observation.COLOURS`), ``hand (N, 6) int32`` the hand-built stage's
+    reading of the same top (-1: not read), ``play (N, 6) bool`` the colours in the game,
+    ``session (N,) int32`` the table each came from."""
+
+    x: NDArray[np.uint8]
+    white: NDArray[np.float32]
+    y: NDArray[np.int32]
+    hand: NDArray[np.int32]
+    play: NDArray[np.bool_]
+    session: NDArray[np.int32]
+
+
+def _counts(wizards: dict[str, int]) -> list[int]:
+    return [min(int(wizards.get(c, 0)), MAX_PER_COLOUR) for c in COLOURS]
+
+
+def collect(
+    sessions: int,
+    per_session: int,
+    base: int = TRAIN_SEED_BASE,
+    module_share: float = 0.35,
+    log: bool = True,
+) -> Tops:
+    """Render ``sessions`` random tables with ``per_session`` game frames each (and the setup
+    frame) and cut the top-surface stack of every labelled space (see the module docstring)."""
+    geometry = BoardGeometry.default()
+    xs: list[NDArray[np.uint8]] = []
+    ws: list[NDArray[np.float32]] = []
+    ys: list[list[int]] = []
+    hs: list[list[int]] = []
+    ps: list[list[bool]] = []
+    ss: list[int] = []
+    for si in range(sessions):
+        seed = base + si
+        nrng = np.random.default_rng(seed)
+        prng = random.Random(seed)
+        crng = np.random.default_rng([seed, 17])
+        effects = random_effects(crng, _severity(prng))
+        table = session_setup(
+            nrng, effects, geometry, tilt_range=TILT_BUCKETS[si % len(TILT_BUCKETS)]
+        )
+        players = prng.randint(2, 6)
+        modules: frozenset[str] = frozenset()
+        if prng.random() < module_share:
+            modules = frozenset(m for m in MODULES if prng.random() < 0.6) or frozenset(MODULES)
+        config = Config(player_count=players, modules=modules)
+        setup_state = setup(config, seed=None)
+        colours = list(config.colours or ())
+        track = geometry.with_track(dump_state(setup_state)["track"])
+        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
+        try:
+            setup_frame, setup_truth = _shoot(
+                setup_state, setup_light, "setup", nrng, crng, effects
+            )
+            profile = build_profile(
+                setup_frame,
+                table.camera,
+                track,
+                colours,
+                expected=observe(setup_state) if modules else None,
+            )
+        except (ProfileError, cv2.error, ValueError, FloatingPointError):
+            continue
+        detector = Detector(table.camera, track, profile)
+        play = play_setup(table, effects, crng)
+        frames = [(setup_frame, setup_truth)]
+        for _ in range(per_session):
+            state = random_game_state(prng, players, modules=modules)
+            try:
+                frames.append(_shoot(state, play, "play", nrng, crng, effects))
+            except (cv2.error, ValueError, FloatingPointError):
+                continue
+        in_play = [c in colours for c in COLOURS]
+        for frame, truth in frames:
+            seen: list[tuple[FrameProbes, Reader]] = []
+            with _probes_seen(seen):
+                det = detector.detect(frame)
+            if not seen:
+                continue
+            fp, _ = seen[-1]
+            keep = [
+                s
+                for s in track.spaces
+                if s in truth.spaces and not truth.spaces[s].castle and truth.spaces[s].top != "web"
+            ]
+            if not keep:
+                continue
+            tiers = [truth.spaces[s].towers for s in keep]
+            xs.append(top_stacks(fp.frame, fp.pose, track, keep, tiers))
+            ws.append(np.tile(np.asarray(fp.white, np.float32), (len(keep), 1)))
+            for s in keep:
+                ys.append(_counts(dict(truth.spaces[s].wizards)))
+                got = det.reading.spaces.get(s) if det.reading is not None else None
+                hs.append(_counts(dict(got.wizards)) if got is not None else [-1] * C)
+                ps.append(in_play)
+                ss.append(si)
+        if log:
+            print(f"table {si + 1}/{sessions}: {len(ys)} tops", file=sys.stderr)
+    t = len(SLABS_MM)
+    return Tops(
+        np.concatenate(xs) if xs else np.zeros((0, t, ROI_PX, ROI_PX, 3), np.uint8),
+        np.concatenate(ws) if ws else np.zeros((0, 3), np.float32),
+        np.array(ys, np.int32).reshape(-1, C),
+        np.array(hs, np.int32).reshape(-1, C),
+        np.array(ps, bool).reshape(-1, C),
+        np.array(ss, np.int32),
+    )
+
+
+def build_network() -> Any:
+    """The CNN (PyTorch): top-surface stacks ``(N, 3 T, P, P)`` -> logits ``(N, 6 (M + 1))``
+    (colour-major). Five small convolutions, a global average (a count is the sum of what is
+    seen wherever it stands) and two linear layers."""
+    from torch import nn
+
+    def block(a: int, b: int, stride: int) -> list[Any]:
+        return [nn.Conv2d(a, b, 3, stride=stride, padding=1), nn.BatchNorm2d(b), nn.ReLU()]
+
+    return nn.Sequential(
+        *block(n_channels(), 16, 1),
+        *block(16, 32, 2),
+        *block(32, 32, 1),
+        *block(32, 64, 2),
+        *block(64, 64, 1),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(64, 64),
+        nn.ReLU(),
+        nn.Dropout(0.1),
+        nn.Linear(64, n_outputs()),
+    )
+
+
+def _augment(
+    x: NDArray[np.uint8], white: NDArray[np.float32], rng: np.random.Generator
+) -> NDArray[np.float32]:
+    """Network input of a batch with random mirror images (left and right of the camera's
+    line of sight are alike) and a white reference off by up to 8 % per channel."""
+    flip = rng.random(len(x)) < 0.5
+    x = x.copy()
+    x[flip] = x[flip][:, :, :, ::-1]
+    w = white * rng.uniform(0.92, 1.08, white.shape).astype(np.float32)
+    return network_input(x, w)
+
+
+def _loss(z: Any, y: Any) -> Any:
+    import torch
+
+    return torch.nn.functional.cross_entropy(z.reshape(-1, K), y.reshape(-1))
+
+
+def train(
+    data: Tops,
+    idx: NDArray[np.intp],
+    epochs: int = 15,
+    seed: int = 12345,
+    batch: int = 128,
+    lr: float = 3e-3,
+    log: bool = True,
+) -> Any:
+    """Fit the network on the examples ``idx`` of ``data`` (seeded AdamW, one-cycle)."""
+    import torch
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    net = build_network()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    per = max(1, len(idx) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * per)
+    step = 0
+    for ep in range(epochs):
+        net.train()
+        order = rng.permutation(idx)
+        total = 0.0
+        for b in range(per):
+            j = np.sort(order[b * batch : (b + 1) * batch])
+            if len(j) < 2:
+                continue
+            xb = torch.from_numpy(_augment(data.x[j], data.white[j], rng))
+            yb = torch.from_numpy(data.y[j].astype(np.int64))
+            opt.zero_grad()
+            loss = _loss(net(xb), yb)
+            loss.backward()
+            opt.step()
+            if step < epochs * per - 1:
+                sched.step()
+            step += 1
+            total += loss.item()
+        if log:
+            print(f"epoch {ep + 1}/{epochs}: loss {total / per:.4f}", file=sys.stderr)
+    net.eval()
+    return net
+
+
+def logits(net: Any, data: Tops, idx: NDArray[np.intp]) -> NDArray[np.float32]:
+    """``(len(idx), 6, M + 1)`` logits of the network on ``data``'s examples ``idx``."""
+    import torch
+
+    out = []
+    with torch.no_grad():
+        for b in range(0, len(idx), 512):
+            j = idx[b : b + 512]
+            out.append(net(torch.from_numpy(network_input(data.x[j], data.white[j]))).numpy())
+    z = np.concatenate(out) if out else np.zeros((0, n_outputs()), np.float32)
+    return z.reshape(-1, C, K)
+
+
+def softmax(z: NDArray[Any], temperature: float) -> NDArray[np.float32]:
+    """Per-colour softmax of ``(N, 6, M + 1)`` logits at ``temperature``."""
+    zz = np.asarray(z, np.float64) / temperature
+    e = np.exp(zz - zz.max(axis=2, keepdims=True))
+    out: NDArray[np.float32] = (e / e.sum(axis=2, keepdims=True)).astype(np.float32)
+    return out
+
+
+def fit_temperature(z: NDArray[np.float32], y: NDArray[np.int32]) -> float:
+    """The softmax temperature (0.5..5) that minimises the held-out negative log-likelihood of
+    every colour's count."""
+    best, best_t = np.inf, 1.0
+    n = np.arange(len(y))[:, None]
+    c = np.arange(C)[None, :]
+    for t in np.arange(0.5, 5.0, 0.05):
+        p = softmax(z, float(t))
+        nll = -float(np.mean(np.log(np.maximum(p[n, c, y], 1e-12))))
+        if nll < best:
+            best, best_t = nll, float(t)
+    return best_t
+
+
+def to_onnx(net: Any, temperature: float, path: Path) -> None:
+    """Export ``net`` with the temperature and the per-colour softmax folded in: input
+    ``tops (N, 3 T, P, P) float32``, output ``probabilities (N, 6 (M + 1))``."""
+    import torch
+
+    class Calibrated(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, x: Any) -> Any:
+            z = self.net(x).reshape(-1, C, K) / temperature
+            return torch.softmax(z, dim=2).reshape(-1, C * K)
+
+    model = Calibrated().eval()
+    dummy = torch.zeros(2, n_channels(), ROI_PX, ROI_PX)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            model,
+            (dummy,),
+            str(path),
+            input_names=["tops"],
+            output_names=["probabilities"],
+            dynamic_axes={"tops": {0: "N"}, "probabilities": {0: "N"}},
+            opset_version=13,
+            dynamo=False,
+        )
+
+
+def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp]) -> None:
+    """Print the per-top error of probabilities ``p`` ``(len(idx), 6, M + 1)`` on ``data``'s
+    examples ``idx`` (counts chosen among the colours in the game) and how often a top read
+    with 0.97 or more is right, beside the hand-built stage's error on the same tops."""
+    wrong = np.zeros(len(idx), bool)
+    sure = np.zeros(len(idx))
+    for r, j in enumerate(idx):
+        colours = [c for c, on in zip(COLOURS, data.play[j], strict=True) if on]
+        got, sure[r] = choose_counts(p[r], colours)
+        wrong[r] = _counts(got) != data.y[j].tolist()
+    hand = data.hand[idx]
+    read = hand[:, 0] >= 0
+    hand_wrong = np.any(hand != data.y[idx], axis=1) & read
+    hi = sure >= 0.97
+    print(
+        f"{name}: wizards wrong on {100 * wrong.mean():.2f} % of {len(idx)} tops (hand-built "
+        f"stage: {100 * hand_wrong.sum() / max(read.sum(), 1):.2f} %); sure >= 0.97 on "
+        f"{100 * hi.mean():.1f} %, right there {100 * np.mean(~wrong[hi]):.3f} %",
+        file=sys.stderr,
+    )
+
+
+def load(paths: list[Path], sessions: int, per_session: int, base: int) -> Tops:
+    """The data sets of the caches ``paths`` (the first is rendered and written when it is
+    missing; none given: rendered and not kept), with their tables kept apart."""
+    parts: list[Tops] = []
+    for i, path in enumerate(paths):
+        if path.is_file():
+            c = np.load(path)
+            parts.append(Tops(c["x"], c["white"], c["y"], c["hand"], c["play"], c["session"]))
+        elif i == 0:
+            d = collect(sessions, per_session, base=base)
+            np.savez(path, **{k: getattr(d, k) for k in Tops.__dataclass_fields__})
+            parts.append(d)
+    if not paths:
+        parts.append(collect(sessions, per_session, base=base))
+    off = 0
+    for d in parts:
+        d.session = d.session + off
+        off = int(d.session.max()) + 1 if len(d.session) else off
+    return Tops(
+        *(np.concatenate([getattr(d, k) for d in parts]) for k in Tops.__dataclass_fields__)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train and save the wizard network (``python -m companion.sim.train_wizard_cnn``)."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=160, help="random tables (default 160)")
+    ap.add_argument("--per-session", type=int, default=8, help="game frames per table (default 8)")
+    ap.add_argument("--base", type=int, default=TRAIN_SEED_BASE, help="first table seed")
+    ap.add_argument("--epochs", type=int, default=15, help="training epochs (default 15)")
+    ap.add_argument("--data", type=Path, nargs="*", default=[], help="caches of the tops (.npz)")
+    ap.add_argument("--out", type=Path, default=MODEL_PATH)
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    cv2.setNumThreads(1)
+    t0 = time.perf_counter()
+    data = load(args.data, args.sessions, args.per_session, args.base)
+    if len(data.y) == 0:
+        print("no tops rendered", file=sys.stderr)
+        return 1
+    # every fifth table is held out (the temperature is fitted there, its figures printed)
+    held = (data.session % 5) == 4
+    tr, te = np.flatnonzero(~held), np.flatnonzero(held)
+    print(f"{len(tr)} training tops, {len(te)} held out", file=sys.stderr)
+    net = train(data, tr, epochs=args.epochs)
+    z = logits(net, data, te)
+    temp = fit_temperature(z, data.y[te])
+    report(f"held-out CNN (T={temp:.2f})", softmax(z, temp), data, te)
+    to_onnx(net, temp, args.out)
+    print(
+        f"saved {args.out.name} ({args.out.stat().st_size // 1024} KB): {len(data.y)} tops, "
+        f"{time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
