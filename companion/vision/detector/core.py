@@ -190,7 +190,12 @@ def _read_tops(
         if learned is not None and space in learned and hh is not None and top != "web":
             # the network's counts; its probability as the margin that gives the same
             # sureness, less the clipped pixels' area (what they hide is unknown)
+            hand_count = wizards
             wizards, p = learned[space]
+            if wizards != hand_count:
+                # the two readings' mistakes are mostly different ones: a top they read
+                # differently is unsure
+                p = min(p, rd.config.wizard_disagree)
             gain = rd.config.wizard_margin_gain
             margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
         conf = space_confidence(height, sure[si], margin, rd.config)
