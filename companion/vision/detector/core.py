@@ -190,14 +190,16 @@ def _read_tops(
         if learned is not None and space in learned and hh is not None and top != "web":
             # the network's counts; its probability as the margin that gives the same
             # sureness, less the clipped pixels' area (what they hide is unknown)
-            hand_count = wizards
+            gain = rd.config.wizard_margin_gain
+            hand_count, hand_margin = wizards, margin
             wizards, p = learned[space]
+            margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
             if wizards != hand_count:
                 # the two readings' mistakes are mostly different ones: a top they read
-                # differently is unsure
-                p = min(p, rd.config.wizard_disagree)
-            gain = rd.config.wizard_margin_gain
-            margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
+                # differently is unsure, and the surer of the two is kept
+                if hand_margin > margin:
+                    wizards, margin = hand_count, hand_margin
+                margin = min(margin, (rd.config.wizard_disagree - 0.5) / gain)
         conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(
             towers=st.towers_of[si],
