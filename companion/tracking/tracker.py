@@ -50,6 +50,7 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
+from companion.tracking.anchor import anchor_states, lost_spaces, steady_reading
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
@@ -68,6 +69,9 @@ from companion.tracking.reconcile import Saved, contradicted, cut, explain, rech
 from companion.tracking.search import SearchCache, close_turn
 
 __all__ = ["Tracker", "TrackerUpdate"]
+
+_REANCHORED = "re-anchored on the board the camera reads"
+"""The health line of a frame that re-anchored the belief (:meth:`Tracker._way_back`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,9 @@ class Tracker:
         self._saved: Saved | None = None
         """The belief before the last explained frame (:func:`~companion.tracking.reconcile.
         recheck`)."""
+        self._recent: tuple[Target, ...] = ()
+        """The last ``anchor_frames`` stable frames, oldest first (:meth:`_way_back`)."""
+        self._reanchors = 0
 
     @classmethod
     def new(cls, config: Config, options: TrackerOptions | None = None) -> Tracker:
@@ -321,6 +328,9 @@ class Tracker:
                 health = f"board doesn't match at spaces {spaces}"
             else:
                 health = "waiting for a still board"
+            back = self._way_back(target)
+            if back is not None:
+                return self._update((back,), (), _REANCHORED)
             return self._update((), (), health, explained=False)
         self._unexplained = 0
         self._last_obs = parsed
@@ -329,8 +339,56 @@ class Tracker:
         # the belief before this frame, for a recheck of this frame and the next
         saved = cut(before, steps, seen_key(self._root))
         self._saved = Saved(saved, target, new[1]) if saved else None
+        back = self._way_back(target)
+        if back is not None:
+            return self._update(committed + (back,), (), _REANCHORED)
         self._maybe_ask()
         return self._update(committed, (), "ok")
+
+    def _way_back(self, target: Target) -> Committed | None:
+        """Re-anchor a lost belief (:mod:`companion.tracking.anchor`): when the last
+        ``anchor_frames`` stable frames read some spaces alike, with confidence, and every
+        held story disagrees with them, the belief becomes the legal states that show the
+        board the camera reads, its hidden pieces kept where they are consistent (alternatives
+        where not, held and shown as unsure). The search then goes on from the board on the
+        table, not from a story no frame bears out. Returns the ``reanchor`` entry (added to
+        the history), or None (nothing changed but the frames remembered)."""
+        opts = self.options
+        if opts.anchor_frames <= 0:
+            return None
+        self._recent = (self._recent + (target,))[-opts.anchor_frames :]
+        if len(self._recent) < opts.anchor_frames:
+            return None
+        reading = steady_reading(self._recent, opts.anchor_confidence)
+        hs = sorted(self._hyps, key=lambda h: h.cost)
+        spaces = lost_spaces(
+            reading, target, [h.state for h in hs], self._srch.view, opts.recheck_cost
+        )
+        if not spaces:
+            return None
+        best = hs[0]
+        states = anchor_states(best.state, reading, opts.keep)
+        if not states:
+            return None
+        self._hyps = tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
+        self._root = states[0]
+        self._saved = None
+        self._question = None
+        self._question_groups = ()
+        self._unexplained = 0
+        self._last_mismatch = ()
+        self._recent = ()
+        self._reanchors += 1
+        data = {"spaces": list(spaces), "stories": len(states)}
+        c = Committed(None, (Event("reanchor", data),), states[0])
+        self._history = (self._history + (c,))[-500:]
+        self._committed_count += 1
+        return c
+
+    @property
+    def reanchors(self) -> int:
+        """How many times the belief was re-anchored on the camera's board (:meth:`_way_back`)."""
+        return self._reanchors
 
     def dice(self, rolls: Sequence[int], dice_allowed: int) -> TrackerUpdate:
         """The dice buttons rolled ``rolls`` (all results in order; the last is used, R-CARD-4)
@@ -489,6 +547,7 @@ class Tracker:
         self._question = None
         self._question_groups = ()
         self._unexplained = 0
+        self._recent = ()
 
     def _per_action(self) -> bool:
         """The camera has seen the table after about every move so far (``action_pace``):
@@ -659,6 +718,8 @@ class Tracker:
             "unexplained": self._unexplained,
             "pace": list(self._pace),
             "last_mismatch": list(self._last_mismatch),
+            "recent": [t.obs.to_json() for t in self._recent],
+            "reanchors": self._reanchors,
             "saved": None
             if self._saved is None
             else {
@@ -734,9 +795,14 @@ class Tracker:
         pace = data.get("pace", [0, 0])
         tr._pace = (int(pace[0]), int(pace[1]))
         tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
+        length = tr._root.table.length
+        tr._recent = tuple(
+            Target(Observation.from_json(o, length), length, options.noise)
+            for o in data.get("recent", [])
+        )
+        tr._reanchors = int(data.get("reanchors", 0))
         sv = data.get("saved")
         if sv is not None:
-            length = tr._root.table.length
             obs = Observation.from_json(sv["observation"], length)
             tr._saved = Saved(
                 tuple(hyp_from(h) for h in sv["hypotheses"]),
