@@ -50,6 +50,13 @@ def steady_reading(recent: Sequence[Target], min_confidence: float) -> Reading:
     return tuple(out)
 
 
+def current_reading(recent: Sequence[Target], min_confidence: float) -> Reading:
+    """The board the camera reads now: per space, what the last two frames of ``recent`` read
+    alike with at least ``min_confidence`` (one still board seen twice: a misread of one frame
+    is not taken), else None."""
+    return steady_reading(recent[-2:], min_confidence)
+
+
 def _conf(t: Target, idx: int) -> float:
     got = t.reading(idx)
     return -1.0 if got is None else got[1]
@@ -247,9 +254,7 @@ def _wizards(
         w = list(wiz)
         for k, p in combo:
             w[k] = p
-        if any(
-            w.count(position(s + 1, len(st))) > MAX_ON_TOP for s, st in enumerate(stacks)
-        ):
+        if any(w.count(position(s + 1, len(st))) > MAX_ON_TOP for s, st in enumerate(stacks)):
             continue
         out.append(tuple(w))
         if len(out) >= 64:

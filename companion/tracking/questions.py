@@ -66,9 +66,7 @@ Picked = tuple[str, tuple[str, ...], Groups, str]
 (:data:`QUESTION_KINDS`)."""
 
 
-def lag_question(
-    near: Sequence[Hypothesis], root: GameState, cap: bool = False
-) -> Picked | None:
+def lag_question(near: Sequence[Hypothesis], root: GameState, cap: bool = False) -> Picked | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
@@ -282,9 +280,7 @@ def _by_board(close: Sequence[Hypothesis]) -> list[list[Hypothesis]] | None:
     return sorted(groups.values(), key=lambda g: min(x.cost for x in g))
 
 
-def _ask_soon(
-    hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
-) -> Picked | None:
+def _ask_soon(hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions) -> Picked | None:
     """The question to ask now when the tracker does not defer (``TrackerOptions.defer``
     false): after ``max_lag`` held steps, what the stories within ``commit_margin`` disagree
     on about the table now but the potions (:func:`lag_question`). Else the potions when they

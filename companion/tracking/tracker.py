@@ -50,7 +50,12 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
-from companion.tracking.anchor import anchor_states, lost_spaces, steady_reading
+from companion.tracking.anchor import (
+    anchor_states,
+    current_reading,
+    lost_spaces,
+    steady_reading,
+)
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
@@ -367,7 +372,10 @@ class Tracker:
         if not spaces:
             return None
         best = hs[0]
-        states = anchor_states(best.state, reading, opts.keep)
+        # the board the camera reads now: the spaces of the last turn too (read alike in the
+        # last frames), else the towers a turn moved would not add up with the steady spaces
+        now = current_reading(self._recent, opts.anchor_confidence)
+        states = anchor_states(best.state, now, opts.keep)
         if not states:
             return None
         self._hyps = tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
