@@ -18,7 +18,10 @@ frame the tracker
    until a lifted tower or a later move tells them apart), **asks** the players only when that
    difference is about to matter (the end of the game, the belief's limits:
    :func:`~companion.tracking.questions.pick_question`), and **waits** (keeping the belief)
-   when nothing explains the picture, naming the spaces that don't match after a few frames.
+   when nothing explains the picture, naming the spaces that don't match after a few frames;
+4. **re-anchors** a lost belief: when every held story disagrees with what several successive
+   frames read alike, the belief becomes the board the camera reads, its hidden pieces kept
+   where they are consistent (:mod:`~companion.tracking.anchor`, :meth:`Tracker._way_back`).
 
 Potions and turn counters the camera cannot see are carried in the hypotheses and decided by
 later evidence (a spell that needs potions, the DONE button), or asked at the end of the game.
