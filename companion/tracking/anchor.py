@@ -25,7 +25,9 @@ from itertools import product
 
 from companion.rules.invariants import check_invariants
 from companion.rules.model import MAX_ON_TOP, GameState, position, space_of, tier_of
+from companion.tracking.belief import Hypothesis
 from companion.tracking.noise import COLOUR_INDEX, SpaceView, Target, space_views
+from companion.tracking.options import TrackerOptions
 
 Reading = tuple[SpaceView | None, ...]
 """What the camera steadily read on each space (index ``space - 1``), None where it did not."""
@@ -86,6 +88,36 @@ def lost_spaces(
         if k == 0:
             first = bad
     return first
+
+
+def find_way_back(
+    recent: Sequence[Target],
+    hyps: Sequence[Hypothesis],
+    view: Callable[[GameState], Sequence[SpaceView]],
+    opts: TrackerOptions,
+) -> tuple[tuple[int, ...], tuple[Hypothesis, ...]] | None:
+    """The re-anchored belief when ``hyps`` (every held story) is lost: the spaces that the
+    ``anchor_frames`` frames of ``recent`` (oldest first) read alike with confidence and every
+    story disagrees with (:func:`lost_spaces`), and the stories of the board the camera reads
+    now (:func:`current_reading`, :func:`anchor_states`: the best story's hidden pieces kept
+    where consistent, its pending DONE and dice presses too), likeliest first, equally
+    likely. None when some story agrees with the camera, too few frames were seen, or no
+    legal board shows the reading (the belief is kept)."""
+    if len(recent) < opts.anchor_frames or not hyps:
+        return None
+    reading = steady_reading(recent, opts.anchor_confidence)
+    hs = sorted(hyps, key=lambda h: h.cost)
+    spaces = lost_spaces(reading, recent[-1], [h.state for h in hs], view, opts.recheck_cost)
+    if not spaces:
+        return None
+    best = hs[0]
+    # the board the camera reads now: the spaces of the last turn too (read alike in the last
+    # frames), else the towers a turn moved would not add up with the steady spaces
+    now = current_reading(recent, opts.anchor_confidence)
+    states = anchor_states(best.state, now, opts.keep)
+    if not states:
+        return None
+    return spaces, tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
 
 
 def anchor_states(best: GameState, reading: Reading, limit: int) -> tuple[GameState, ...]:

@@ -10,9 +10,9 @@ claims only what they share (:mod:`companion.tracking.commit`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from companion.rules.actions import Action, DiscardCard, EndTurn, Event
 from companion.rules.model import GameState
@@ -329,3 +329,30 @@ def prune(
     out.extend(rest[: opts.keep - len(out)])
     out.sort(key=lambda h: (h.cost, len(h.pending)))
     return tuple(out)
+
+
+def potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:
+    """One potion alternative of a committed entry: ``[[full, empty, spent], …]`` per seat."""
+    out: list[tuple[int, int, int]] = []
+    for p in d:
+        full, empty, spent = (int(x) for x in p)
+        out.append((full, empty, spent))
+    return tuple(out)
+
+
+def marker_json(m: Marker) -> dict[str, Any]:
+    """A pending input as JSON (the journal's snapshots)."""
+    if m[0] == "dice":
+        return {"kind": "dice", "rolls": list(m[1]), "dice_allowed": m[2]}
+    return {"kind": "done"}
+
+
+def marker_from(d: Mapping[str, Any]) -> Marker:
+    """A pending input from :func:`marker_json`'s JSON.
+
+    :raises ValueError: an unknown marker."""
+    if d.get("kind") == "dice":
+        return ("dice", tuple(int(r) for r in d["rolls"]), int(d["dice_allowed"]))
+    if d.get("kind") == "done":
+        return ("done",)
+    raise ValueError(f"tracker.pending: unknown marker {d!r}")

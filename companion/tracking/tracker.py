@@ -53,17 +53,15 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
-from companion.tracking.anchor import (
-    anchor_states,
-    current_reading,
-    lost_spaces,
-    steady_reading,
-)
+from companion.tracking.anchor import find_way_back
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
     Step,
+    marker_from,
+    marker_json,
     moves_shown,
+    potions_from,
     prune,
     same_story,
     seen_key,
@@ -78,8 +76,7 @@ from companion.tracking.search import SearchCache, close_turn
 
 __all__ = ["Tracker", "TrackerUpdate"]
 
-_REANCHORED = "re-anchored on the board the camera reads"
-"""The health line of a frame that re-anchored the belief (:meth:`Tracker._way_back`)."""
+_REANCHORED = "re-anchored on the board the camera reads"  # health (Tracker._way_back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +165,7 @@ class Tracker:
         self._saved: Saved | None = None
         """The belief before the last explained frame (:func:`~companion.tracking.reconcile.
         recheck`)."""
-        self._recent: tuple[Target, ...] = ()
-        """The last ``anchor_frames`` stable frames, oldest first (:meth:`_way_back`)."""
+        self._recent: tuple[Target, ...] = ()  # the last frames, oldest first (_way_back)
         self._reanchors = 0
 
     @classmethod
@@ -354,44 +350,21 @@ class Tracker:
         return self._update(committed, (), "ok")
 
     def _way_back(self, target: Target) -> Committed | None:
-        """Re-anchor a lost belief (:mod:`companion.tracking.anchor`): when the last
-        ``anchor_frames`` stable frames read some spaces alike, with confidence, and every
-        held story disagrees with them, the belief becomes the legal states that show the
-        board the camera reads, its hidden pieces kept where they are consistent (alternatives
-        where not, held and shown as unsure). The search then goes on from the board on the
-        table, not from a story no frame bears out. Returns the ``reanchor`` entry (added to
-        the history), or None (nothing changed but the frames remembered)."""
+        """Remember ``target`` and re-anchor a lost belief (:func:`~companion.tracking.anchor.
+        find_way_back`): the ``reanchor`` entry (added to the history), or None."""
         opts = self.options
         if opts.anchor_frames <= 0:
             return None
         self._recent = (self._recent + (target,))[-opts.anchor_frames :]
-        if len(self._recent) < opts.anchor_frames:
+        got = find_way_back(self._recent, self._hyps, self._srch.view, opts)
+        if got is None:
             return None
-        reading = steady_reading(self._recent, opts.anchor_confidence)
-        hs = sorted(self._hyps, key=lambda h: h.cost)
-        spaces = lost_spaces(
-            reading, target, [h.state for h in hs], self._srch.view, opts.recheck_cost
-        )
-        if not spaces:
-            return None
-        best = hs[0]
-        # the board the camera reads now: the spaces of the last turn too (read alike in the
-        # last frames), else the towers a turn moved would not add up with the steady spaces
-        now = current_reading(self._recent, opts.anchor_confidence)
-        states = anchor_states(best.state, now, opts.keep)
-        if not states:
-            return None
-        self._hyps = tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
-        self._root = states[0]
-        self._saved = None
-        self._question = None
-        self._question_groups = ()
-        self._unexplained = 0
-        self._last_mismatch = ()
-        self._recent = ()
+        spaces, hyps = got
+        self._reset(hyps[0].state)
+        self._hyps, self._root, self._last_mismatch = hyps, hyps[0].state, ()
         self._reanchors += 1
-        data = {"spaces": list(spaces), "stories": len(states)}
-        c = Committed(None, (Event("reanchor", data),), states[0])
+        data = {"spaces": list(spaces), "stories": len(hyps)}
+        c = Committed(None, (Event("reanchor", data),), self._root)
         self._history = (self._history + (c,))[-500:]
         self._committed_count += 1
         return c
@@ -699,7 +672,7 @@ class Tracker:
                 "state": dump_state(h.state),
                 "cost": h.cost,
                 "trail": [step_json(s) for s in h.trail],
-                "pending": [_marker_json(m) for m in h.pending],
+                "pending": [marker_json(m) for m in h.pending],
                 "implicit": h.implicit,
                 "alts": [[step_json(s) for s in t] for t in h.alts],
             }
@@ -737,7 +710,7 @@ class Tracker:
                 "hypotheses": [hyp_json(h) for h in self._saved.hyps],
                 "observation": self._saved.target.obs.to_json(),
                 "offset": self._saved.offset,
-                "markers": [_marker_json(m) for m in self._saved.markers],
+                "markers": [marker_json(m) for m in self._saved.markers],
             },
         }
 
@@ -771,7 +744,7 @@ class Tracker:
                 load_state(h["state"]),
                 float(h["cost"]),
                 tuple(step_from(s) for s in h["trail"]),
-                tuple(_marker_from(m) for m in h["pending"]),
+                tuple(marker_from(m) for m in h["pending"]),
                 bool(h["implicit"]),
                 tuple(tuple(step_from(s) for s in t) for t in h.get("alts", [])),
             )
@@ -785,7 +758,7 @@ class Tracker:
                 None if c["action"] is None else load_action(c["action"]),
                 tuple(load_event(e) for e in c["events"]),
                 load_state(c["state"]),
-                tuple(_potions_from(pots) for pots in c.get("potions", [])),
+                tuple(potions_from(pots) for pots in c.get("potions", [])),
             )
             for c in data.get("history", [])
         )
@@ -807,10 +780,8 @@ class Tracker:
         tr._pace = (int(pace[0]), int(pace[1]))
         tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
         length = tr._root.table.length
-        tr._recent = tuple(
-            Target(Observation.from_json(o, length), length, options.noise)
-            for o in data.get("recent", [])
-        )
+        recent = (Observation.from_json(o, length) for o in data.get("recent", []))
+        tr._recent = tuple(Target(o, length, options.noise) for o in recent)
         tr._reanchors = int(data.get("reanchors", 0))
         sv = data.get("saved")
         if sv is not None:
@@ -819,7 +790,7 @@ class Tracker:
                 tuple(hyp_from(h) for h in sv["hypotheses"]),
                 Target(obs, length, options.noise),
                 float(sv["offset"]),
-                tuple(_marker_from(m) for m in sv.get("markers", [])),
+                tuple(marker_from(m) for m in sv.get("markers", [])),
             )
         return tr
 
@@ -827,26 +798,3 @@ class Tracker:
         """Replace this tracker's belief by :meth:`to_json` data (in place)."""
         other = Tracker.from_json(data)
         self.rollback(other.checkpoint())
-
-
-def _potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:
-    """One potion alternative of a committed entry: ``[[full, empty, spent], …]`` per seat."""
-    out: list[tuple[int, int, int]] = []
-    for p in d:
-        full, empty, spent = (int(x) for x in p)
-        out.append((full, empty, spent))
-    return tuple(out)
-
-
-def _marker_json(m: Marker) -> dict[str, Any]:
-    if m[0] == "dice":
-        return {"kind": "dice", "rolls": list(m[1]), "dice_allowed": m[2]}
-    return {"kind": "done"}
-
-
-def _marker_from(d: Mapping[str, Any]) -> Marker:
-    if d.get("kind") == "dice":
-        return ("dice", tuple(int(r) for r in d["rolls"]), int(d["dice_allowed"]))
-    if d.get("kind") == "done":
-        return ("done",)
-    raise ValueError(f"tracker.pending: unknown marker {d!r}")
