@@ -103,7 +103,7 @@ def find_way_back(
     where consistent, its pending DONE and dice presses too), likeliest first, equally
     likely. None when some story agrees with the camera, too few frames were seen, or no
     legal board shows the reading (the belief is kept)."""
-    if len(recent) < opts.anchor_frames or not hyps:
+    if opts.anchor_frames <= 0 or len(recent) < opts.anchor_frames or not hyps:
         return None
     reading = steady_reading(recent, opts.anchor_confidence)
     hs = sorted(hyps, key=lambda h: h.cost)
@@ -118,6 +118,26 @@ def find_way_back(
     if not states:
         return None
     return spaces, tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
+
+
+def doubted(
+    recent: Sequence[Target],
+    hyps: Sequence[Hypothesis],
+    view: Callable[[GameState], Sequence[SpaceView]],
+    opts: TrackerOptions,
+) -> bool:
+    """Every story of ``hyps`` disagrees with what the last two frames of ``recent`` read
+    alike (:func:`lost_spaces`) while their trails are short (at most ``max_lag`` held steps):
+    the tracker then commits nothing until the next frames tell a misread, a wrong story
+    (the recheck) and a lost belief (the re-anchor) apart: a wrong board is never committed
+    as certain on a story the camera keeps contradicting."""
+    if opts.anchor_frames <= 0 or len(recent) < 2 or not hyps:
+        return False
+    if min(len(h.trail) for h in hyps) > opts.max_lag:
+        return False
+    reading = steady_reading(recent[-2:], opts.anchor_confidence)
+    states = [h.state for h in sorted(hyps, key=lambda h: h.cost)]
+    return bool(lost_spaces(reading, recent[-1], states, view, opts.recheck_cost))
 
 
 def anchor_states(best: GameState, reading: Reading, limit: int) -> tuple[GameState, ...]:

@@ -53,11 +53,13 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
-from companion.tracking.anchor import find_way_back
+from companion.tracking.anchor import doubted, find_way_back
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
     Step,
+    hypothesis_from,
+    hypothesis_json,
     marker_from,
     marker_json,
     moves_shown,
@@ -323,6 +325,8 @@ class Tracker:
         if parsed.unstable:
             return self._update((), (), "waiting for a still board", explained=False)
         target = Target(parsed, self._root.table.length, self.options.noise)
+        if self.options.anchor_frames > 0:
+            self._recent = (self._recent + (target,))[-self.options.anchor_frames :]
         before = self._hyps
         new = self._reconcile(target)
         if new is None:
@@ -332,31 +336,30 @@ class Tracker:
                 health = f"board doesn't match at spaces {spaces}"
             else:
                 health = "waiting for a still board"
-            back = self._way_back(target)
+            back = self._way_back()
             if back is not None:
                 return self._update((back,), (), _REANCHORED)
             return self._update((), (), health, explained=False)
         self._unexplained = 0
         self._last_obs = parsed
         self._hyps = new[0]
-        committed, steps = self._commit()
+        # every story disagrees with what the last frames read alike: nothing is committed
+        # until the next frames tell a misread from a lost belief (anchor.doubted)
+        hold = doubted(self._recent, self._hyps, self._srch.view, self.options)
+        committed, steps = ((), 0) if hold else self._commit()
         # the belief before this frame, for a recheck of this frame and the next
         saved = cut(before, steps, seen_key(self._root))
         self._saved = Saved(saved, target, new[1]) if saved else None
-        back = self._way_back(target)
+        back = self._way_back()
         if back is not None:
             return self._update(committed + (back,), (), _REANCHORED)
         self._maybe_ask()
         return self._update(committed, (), "ok")
 
-    def _way_back(self, target: Target) -> Committed | None:
-        """Remember ``target`` and re-anchor a lost belief (:func:`~companion.tracking.anchor.
+    def _way_back(self) -> Committed | None:
+        """Re-anchor a lost belief on the last frames (:func:`~companion.tracking.anchor.
         find_way_back`): the ``reanchor`` entry (added to the history), or None."""
-        opts = self.options
-        if opts.anchor_frames <= 0:
-            return None
-        self._recent = (self._recent + (target,))[-opts.anchor_frames :]
-        got = find_way_back(self._recent, self._hyps, self._srch.view, opts)
+        got = find_way_back(self._recent, self._hyps, self._srch.view, self.options)
         if got is None:
             return None
         spaces, hyps = got
@@ -651,38 +654,12 @@ class Tracker:
     def to_json(self) -> dict[str, Any]:
         """Everything needed to restore this exact belief (journal snapshots)."""
 
-        def step_json(s: Step) -> dict[str, Any]:
-            return {
-                "state": dump_state(s.state),
-                "actions": [dump_action(a) for a in s.actions],
-                "events": [[dump_event(e) for e in ev] for ev in s.events],
-                "states": [dump_state(x) for x in s.states],
-                "alts": [
-                    {
-                        "actions": [dump_action(a) for a in acts],
-                        "events": [[dump_event(e) for e in ev] for ev in evs],
-                        "states": [dump_state(x) for x in sts],
-                    }
-                    for acts, evs, sts in s.alts
-                ],
-            }
-
-        def hyp_json(h: Hypothesis) -> dict[str, Any]:
-            return {
-                "state": dump_state(h.state),
-                "cost": h.cost,
-                "trail": [step_json(s) for s in h.trail],
-                "pending": [marker_json(m) for m in h.pending],
-                "implicit": h.implicit,
-                "alts": [[step_json(s) for s in t] for t in h.alts],
-            }
-
         return {
             "version": 1,
             "options": self.options.to_json(),
             "initial": dump_state(self._initial),
             "root": dump_state(self._root),
-            "hypotheses": [hyp_json(h) for h in self._hyps],
+            "hypotheses": [hypothesis_json(h) for h in self._hyps],
             "history": [
                 {
                     "action": None if c.action is None else dump_action(c.action),
@@ -707,7 +684,7 @@ class Tracker:
             "saved": None
             if self._saved is None
             else {
-                "hypotheses": [hyp_json(h) for h in self._saved.hyps],
+                "hypotheses": [hypothesis_json(h) for h in self._saved.hyps],
                 "observation": self._saved.target.obs.to_json(),
                 "offset": self._saved.offset,
                 "markers": [marker_json(m) for m in self._saved.markers],
@@ -723,33 +700,7 @@ class Tracker:
         tr = cls(load_state(data["initial"]), options)
         tr._root = load_state(data["root"])
 
-        def step_from(d: Mapping[str, Any]) -> Step:
-            return Step(
-                load_state(d["state"]),
-                tuple(load_action(a) for a in d["actions"]),
-                tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
-                tuple(load_state(x) for x in d["states"]),
-                tuple(
-                    (
-                        tuple(load_action(a) for a in p["actions"]),
-                        tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
-                        tuple(load_state(x) for x in p["states"]),
-                    )
-                    for p in d.get("alts", [])
-                ),
-            )
-
-        def hyp_from(h: Mapping[str, Any]) -> Hypothesis:
-            return Hypothesis(
-                load_state(h["state"]),
-                float(h["cost"]),
-                tuple(step_from(s) for s in h["trail"]),
-                tuple(marker_from(m) for m in h["pending"]),
-                bool(h["implicit"]),
-                tuple(tuple(step_from(s) for s in t) for t in h.get("alts", [])),
-            )
-
-        hyps = [hyp_from(h) for h in data["hypotheses"]]
+        hyps = [hypothesis_from(h) for h in data["hypotheses"]]
         if not hyps:
             raise ValueError("tracker.hypotheses: at least one is needed")
         tr._hyps = tuple(hyps)
@@ -787,7 +738,7 @@ class Tracker:
         if sv is not None:
             obs = Observation.from_json(sv["observation"], length)
             tr._saved = Saved(
-                tuple(hyp_from(h) for h in sv["hypotheses"]),
+                tuple(hypothesis_from(h) for h in sv["hypotheses"]),
                 Target(obs, length, options.noise),
                 float(sv["offset"]),
                 tuple(marker_from(m) for m in sv.get("markers", [])),
