@@ -15,7 +15,7 @@ from companion.rules.model import Config, GameState
 from companion.rules.observation import Observation, ObservationError, SpaceObservation
 from companion.sim.answering import TruthWalk
 from companion.sim.simulate import CameraNoise, SimInput, simulate
-from companion.tracking import Tracker, TrackerOptions, board_key
+from companion.tracking import Committed, Tracker, TrackerOptions, board_key
 from companion.tracking.anchor import anchor_states
 from companion.tracking.belief import trapped_places
 from companion.tracking.noise import expected_observation, space_views
@@ -170,3 +170,23 @@ def test_reanchoring_can_be_switched_off():
     seen = expected_observation(truth)
     updates = [tr.observe(seen) for _ in range(6)]
     assert _reanchors(updates) == [] and tr.reanchors == 0
+
+
+def test_no_wrong_board_is_committed_while_the_camera_keeps_contradicting_it():
+    inputs, a, b = _trapped_truth()
+    truth = replace(inputs[0].truth, cards=None)
+    frames = [i for i, inp in enumerate(inputs) if inp.kind == "observation"]
+    upto = inputs[: frames[3] + 1]  # two still boards, a move between them
+
+    def run(opts: TrackerOptions) -> list[Committed]:
+        tr = Tracker(_swap_tops(truth, a, b), opts)
+        return [c for inp in upto for c in inp.give(tr).committed]
+
+    # without the safety net the move is committed on the lost belief: a wrong board as certain
+    blind = run(replace(OPTS, anchor_frames=0))
+    assert any(c.action is not None for c in blind)
+    assert all(board_key(c.state) != board_key(inp.truth) for c in blind for inp in upto[-1:])
+    # with it nothing is committed on the contradicted stories; the belief is re-anchored
+    got = run(OPTS)
+    assert [c.events[0].kind for c in got] == ["reanchor"]
+    assert board_key(got[0].state) == board_key(upto[-1].truth)
