@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from itertools import product
+from itertools import combinations, product
 
 from companion.rules.invariants import check_invariants
 from companion.rules.model import MAX_ON_TOP, GameState, position, space_of, tier_of
@@ -237,12 +237,13 @@ def _stacks(best: GameState, want: Sequence[SpaceView]) -> tuple[tuple[int, ...]
 def _wizards(
     best: GameState, stacks: Sequence[tuple[int, ...]], want: Sequence[SpaceView]
 ) -> list[tuple[int, ...]] | None:
-    """Every way (likeliest first) to place the wizards so the visible ones are ``want``'s
-    counts on ``stacks``: wizards seen where they were stay; trapped ones stay where their
-    stack still covers them; the camera's new wizards come from the wizards it no longer
-    shows, then from the trapped ones the new stacks uncover, then from other trapped ones;
-    a wizard no longer shown is trapped where a tower now covers its place, else every place
-    the board allows. None when the counts cannot be met."""
+    """Every way (likeliest first, at most 64) to place the wizards so the visible ones are
+    ``want``'s counts on ``stacks``: wizards seen where they were stay; trapped ones stay where
+    their stack still covers them; the camera's new wizards come from the wizards it no
+    longer shows and the trapped ones the new stacks uncover, else from the other trapped ones
+    (which of them the camera cannot tell: one way each); a wizard no longer shown is trapped
+    where a tower now covers its place, else every place the changed stacks allow. None when
+    the counts cannot be met."""
     tb = best.table
     old = best.stacks
     wiz = list(best.wizards)
@@ -272,40 +273,45 @@ def _wizards(
                 wiz[k] = position(s, len(stacks[s - 1]))
                 need[s] -= 1
             moved.extend(ks[stay:])
-        spare = moved + loose + kept
-        for s in sorted(need):
-            while need[s] > 0:
-                if not spare:
-                    return None
-                k = spare.pop(0)
-                if k in kept:
-                    kept.remove(k)
-                wiz[k] = position(s, len(stacks[s - 1]))
-                need[s] -= 1
-        options: list[list[tuple[int, int]]] = []
-        for k in spare:
-            if k in kept:
-                continue
-            s, t = space_of(wiz[k]), tier_of(wiz[k])
-            if t < len(stacks[s - 1]):
-                options.append([(k, wiz[k])])  # a tower landed on it
-                continue
-            places = [
-                position(s2 + 1, tier)
-                for s2, st in enumerate(stacks)
-                if len(st) > len(old[s2]) or st != old[s2]
-                for tier in range(len(st))
-            ]
-            if not places:
-                return None
-            options.append([(k, p) for p in places])
-        per_seat.append(options)
-    flat = [o for seat in per_seat for o in seat]
+        targets = [position(s, len(stacks[s - 1])) for s in sorted(need) for _ in range(need[s])]
+        free = moved + loose
+        if len(free) >= len(targets):
+            fills = [list(c) for c in combinations(free, len(targets))]
+        elif len(targets) - len(free) <= len(kept):
+            fills = [free + list(c) for c in combinations(kept, len(targets) - len(free))]
+        else:
+            return None
+        ways: list[list[tuple[int, int]]] = []
+        for fill in fills:
+            placed = list(zip(fill, targets, strict=True))
+            hide: list[list[tuple[int, int]]] = []
+            for k in free:
+                if k in fill:
+                    continue
+                s, t = space_of(wiz[k]), tier_of(wiz[k])
+                if t < len(stacks[s - 1]):
+                    hide.append([(k, wiz[k])])  # a tower landed on it
+                    continue
+                places = [
+                    position(s2 + 1, tier)
+                    for s2, st in enumerate(stacks)
+                    if st != old[s2]
+                    for tier in range(len(st))
+                ]
+                hide.append([(k, p) for p in places])
+            for combo in product(*hide):
+                ways.append(placed + list(combo))
+                if len(ways) >= 64:
+                    break
+        if not ways:
+            return None
+        per_seat.append(ways)
     out: list[tuple[int, ...]] = []
-    for combo in product(*flat):
+    for combo2 in product(*per_seat):
         w = list(wiz)
-        for k, p in combo:
-            w[k] = p
+        for way in combo2:
+            for k, p in way:
+                w[k] = p
         if any(w.count(position(s + 1, len(st))) > MAX_ON_TOP for s, st in enumerate(stacks)):
             continue
         out.append(tuple(w))
