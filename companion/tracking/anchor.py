@@ -54,9 +54,32 @@ def steady_reading(recent: Sequence[Target], min_confidence: float) -> Reading:
 
 def current_reading(recent: Sequence[Target], min_confidence: float) -> Reading:
     """The board the camera reads now: per space, what the last two frames of ``recent`` read
-    alike with at least ``min_confidence`` (one still board seen twice: a misread of one frame
-    is not taken), else None."""
-    return steady_reading(recent[-2:], min_confidence)
+    alike with at least ``min_confidence`` (one still board seen twice); where they differ,
+    the reading of either that an earlier frame of ``recent`` shares (the other was a
+    misread: a space no move changed since); else None (a misread of one frame is never
+    taken)."""
+    if not recent:
+        return ()
+    last = recent[-1]
+    older = recent[:-2]
+    out: list[SpaceView | None] = []
+    for idx in range(last.length):
+        got = _alike(last, recent[-2], idx, min_confidence) if len(recent) >= 2 else None
+        for x in reversed(recent[-2:]):
+            for y in older:
+                if got is None:
+                    got = _alike(x, y, idx, min_confidence)
+        out.append(got)
+    return tuple(out)
+
+
+def _alike(x: Target, y: Target, idx: int, least: float) -> SpaceView | None:
+    """``x``'s reading of space ``idx + 1`` when ``y`` read it alike, both with at least
+    ``least`` confidence; else None."""
+    got = x.reading(idx)
+    if got is None or not x.same_reading(y, idx) or min(got[1], _conf(y, idx)) < least:
+        return None
+    return got[0]
 
 
 def _conf(t: Target, idx: int) -> float:
