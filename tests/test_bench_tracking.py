@@ -9,7 +9,9 @@ from companion.sim import seeds
 from companion.sim.answering import GameFigures
 
 
-def _game(turns: int, correct: int, questions: int, wrong: int = 0) -> GameFigures:
+def _game(
+    turns: int, correct: int, questions: int, wrong: int = 0, reanchors: int = 0
+) -> GameFigures:
     return {
         "turns": turns,
         "turns_correct": correct,
@@ -19,6 +21,8 @@ def _game(turns: int, correct: int, questions: int, wrong: int = 0) -> GameFigur
         "wrong_commits": wrong,
         "wrong_board_commits": 0,
         "questions": questions,
+        "questions_by_kind": {},
+        "reanchors": reanchors,
     }
 
 
@@ -34,8 +38,11 @@ def test_ranges_and_player_mix() -> None:
 
 
 def test_summary_and_spread_over_seeds() -> None:
-    a = seeds.summarise([_game(10, 10, 1), _game(10, 9, 4, wrong=2)], [5.0, 1.0, 3.0])
+    a = seeds.summarise(
+        [_game(10, 10, 1), _game(10, 9, 4, wrong=2, reanchors=1)], [5.0, 1.0, 3.0]
+    )
     assert a["turns_correct_pct"] == 95.0
+    assert a["reanchors"] == 1
     assert a["games_exact_hidden"] == 1
     assert a["questions_per_game"] == {"mean": 2.5, "median": 2.5, "max": 4}
     assert a["reconcile_ms_p50"] == 3.0 and a["reconcile_ms_max"] == 5.0
@@ -44,6 +51,7 @@ def test_summary_and_spread_over_seeds() -> None:
     assert sp["turns_correct_pct"] == {"mean": 97.5, "min": 95.0, "max": 100.0}
     assert sp["wrong_commits"] == {"mean": 1.0, "min": 0.0, "max": 2.0}
     assert sp["questions_max"]["max"] == 4.0
+    assert sp["reanchors"] == {"mean": 0.5, "min": 0.0, "max": 1.0}
     assert sp["rss_mb"]["min"] == 100.0
 
 

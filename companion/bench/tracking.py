@@ -17,6 +17,8 @@ kind were put, over all games: ``companion.tracking.questions.QUESTION_KINDS``),
 ``turns_shown_correct`` (the turns ``turns_correct`` counts, and those where the best story is
 wrong only in trapped wizards that the page shows as alternatives, the true one among them:
 ``TrackerUpdate.hidden_unsure``),
+``reanchors`` (how often a lost belief was re-anchored on the board the camera reads:
+``Tracker.reanchors``, docs/architecture.md "The tracker"),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
@@ -232,6 +234,7 @@ def _seed_line(r: dict[str, Any]) -> str:
         f"turns {r['turns_correct']}/{r['turns']} ({r['turns_correct_pct']} %) "
         f"hidden {r['games_exact_hidden']}/{r['games']} "
         f"wrong {r['wrong_commits']} (board {r['wrong_board_commits']}) "
+        f"re-anchors {r['reanchors']} "
         f"questions med {q['median']} max {q['max']} "
         f"({' '.join(f'{k} {v}' for k, v in r['questions_by_kind'].items() if v)}) "
         f"reconcile p50 {r['reconcile_ms_p50']} p99 {r['reconcile_ms_p99']} ms "

@@ -329,6 +329,8 @@ class TrackedDriver(JournalMemory):
                 if unseen:
                     n = len(unseen[0].get("options") or ())
                     lines.append(f"moves seen only together ({n} possible orders)")
+                elif any(e.kind == "reanchor" for e in c.events):
+                    lines.append("moves not followed: the board as the camera reads it")
                 else:
                     lines.append("host corrected the board")
                 continue

@@ -155,6 +155,7 @@ class GameFigures(TypedDict):
     wrong_board_commits: int
     questions: int
     questions_by_kind: dict[str, int]
+    reanchors: int
 
 
 def run_game(
@@ -216,4 +217,5 @@ def run_game(
         "wrong_board_commits": walk.wrong_board,
         "questions": len(questions),
         "questions_by_kind": dict(Counter(questions.values())),
+        "reanchors": tracker.reanchors,
     }

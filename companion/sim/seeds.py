@@ -18,6 +18,7 @@ SPREAD_KEYS = (
     "games_exact_hidden_pct",
     "wrong_commits",
     "wrong_board_commits",
+    "reanchors",
     "questions_median",
     "questions_max",
     "reconcile_ms_p50",
@@ -78,6 +79,7 @@ def summarise(per_game: Sequence[GameFigures], timings: Sequence[float]) -> dict
         "potions_exact": sum(1 for g in per_game if g["potions_exact"]),
         "wrong_commits": sum(g["wrong_commits"] for g in per_game),
         "wrong_board_commits": sum(g["wrong_board_commits"] for g in per_game),
+        "reanchors": sum(g["reanchors"] for g in per_game),
         "questions_per_game": {
             "mean": round(statistics.fmean(qs), 3) if qs else 0.0,
             "median": statistics.median(qs) if qs else 0,

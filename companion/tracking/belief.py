@@ -10,12 +10,20 @@ claims only what they share (:mod:`companion.tracking.commit`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from companion.rules.actions import Action, DiscardCard, EndTurn, Event
 from companion.rules.model import GameState
+from companion.rules.serialize import (
+    dump_action,
+    dump_event,
+    dump_state,
+    load_action,
+    load_event,
+    load_state,
+)
 from companion.tracking.options import TrackerOptions
 
 DiceMarker = tuple[Literal["dice"], tuple[int, ...], int]
@@ -329,3 +337,90 @@ def prune(
     out.extend(rest[: opts.keep - len(out)])
     out.sort(key=lambda h: (h.cost, len(h.pending)))
     return tuple(out)
+
+
+def potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:
+    """One potion alternative of a committed entry: ``[[full, empty, spent], …]`` per seat."""
+    out: list[tuple[int, int, int]] = []
+    for p in d:
+        full, empty, spent = (int(x) for x in p)
+        out.append((full, empty, spent))
+    return tuple(out)
+
+
+def marker_json(m: Marker) -> dict[str, Any]:
+    """A pending input as JSON (the journal's snapshots)."""
+    if m[0] == "dice":
+        return {"kind": "dice", "rolls": list(m[1]), "dice_allowed": m[2]}
+    return {"kind": "done"}
+
+
+def marker_from(d: Mapping[str, Any]) -> Marker:
+    """A pending input from :func:`marker_json`'s JSON.
+
+    :raises ValueError: an unknown marker."""
+    if d.get("kind") == "dice":
+        return ("dice", tuple(int(r) for r in d["rolls"]), int(d["dice_allowed"]))
+    if d.get("kind") == "done":
+        return ("done",)
+    raise ValueError(f"tracker.pending: unknown marker {d!r}")
+
+
+def _step_json(s: Step) -> dict[str, Any]:
+    return {
+        "state": dump_state(s.state),
+        "actions": [dump_action(a) for a in s.actions],
+        "events": [[dump_event(e) for e in ev] for ev in s.events],
+        "states": [dump_state(x) for x in s.states],
+        "alts": [
+            {
+                "actions": [dump_action(a) for a in acts],
+                "events": [[dump_event(e) for e in ev] for ev in evs],
+                "states": [dump_state(x) for x in sts],
+            }
+            for acts, evs, sts in s.alts
+        ],
+    }
+
+
+def hypothesis_json(h: Hypothesis) -> dict[str, Any]:
+    """A hypothesis as JSON (the journal's snapshots, :func:`hypothesis_from`)."""
+    return {
+        "state": dump_state(h.state),
+        "cost": h.cost,
+        "trail": [_step_json(s) for s in h.trail],
+        "pending": [marker_json(m) for m in h.pending],
+        "implicit": h.implicit,
+        "alts": [[_step_json(s) for s in t] for t in h.alts],
+    }
+
+
+def _step_from(d: Mapping[str, Any]) -> Step:
+    return Step(
+        load_state(d["state"]),
+        tuple(load_action(a) for a in d["actions"]),
+        tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
+        tuple(load_state(x) for x in d["states"]),
+        tuple(
+            (
+                tuple(load_action(a) for a in p["actions"]),
+                tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
+                tuple(load_state(x) for x in p["states"]),
+            )
+            for p in d.get("alts", [])
+        ),
+    )
+
+
+def hypothesis_from(h: Mapping[str, Any]) -> Hypothesis:
+    """A hypothesis from :func:`hypothesis_json`'s JSON.
+
+    :raises ValueError: (or ``FormatError``, ``KeyError``) for malformed data."""
+    return Hypothesis(
+        load_state(h["state"]),
+        float(h["cost"]),
+        tuple(_step_from(s) for s in h["trail"]),
+        tuple(marker_from(m) for m in h["pending"]),
+        bool(h["implicit"]),
+        tuple(tuple(_step_from(s) for s in t) for t in h.get("alts", [])),
+    )

@@ -41,7 +41,10 @@ from companion.tracking.words import describe
 class Committed:
     """One committed action and the events that explain it (docs/state-model.md §4/§5).
 
-    ``action`` is None for a correction from the host page (event ``correction``) and for
+    ``action`` is None for a correction from the host page (event ``correction``), for a
+    re-anchor on the board the camera reads (event ``reanchor`` with the ``spaces`` that
+    every story disagreed with and the number of ``stories`` held after it,
+    :mod:`companion.tracking.anchor`) and for
     moves whose order the camera could not see (event ``order_unseen`` with ``options``, the
     stories in players' words, and ``stories``, their actions); ``state`` then holds the
     state after them.
@@ -68,7 +71,8 @@ class Committed:
         (``{colour: [[full, empty, spent], …]}``, the players whose potions are not certain)
         when ``potions`` holds alternatives."""
         if self.action is None:
-            kind = "correction" if any(e.kind == "correction" for e in self.events) else "unseen"
+            kinds = {e.kind for e in self.events}
+            kind = next((k for k in ("correction", "reanchor") if k in kinds), "unseen")
             out: dict[str, Any] = {kind: True, "events": [dump_event(e) for e in self.events]}
         else:
             out = {

@@ -307,6 +307,15 @@ class Target:
         b = other._spaces[idx] if idx < len(other._spaces) else None
         return a is not None and b is not None and a[:6] == b[:6]
 
+    def reading(self, idx: int) -> tuple[SpaceView, float] | None:
+        """What this frame read on space ``idx + 1`` as a view (:data:`SpaceView`) and the
+        detector's confidence for it (0..1); None when the space was not read."""
+        got = self._spaces[idx] if 0 <= idx < len(self._spaces) else None
+        if got is None:
+            return None
+        towers, top, counts, castle, witch, raven, conf = got
+        return (towers, top, counts, castle, witch, raven), conf
+
     def cost(self, views: list[SpaceView]) -> float:
         """Total cost (nats) of the whole observation given the expected ``views``."""
         total = 0.0

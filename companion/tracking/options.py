@@ -90,6 +90,14 @@ class TrackerOptions:
         makes the tracker search the two frames again (:mod:`companion.tracking.reconcile`).
     :param recheck_beam: the beam of that search (wider than ``beam``: the true story ranked
         behind the one the camera contradicts).
+    :param anchor_frames: successive stable frames that must read a space alike (each with
+        at least ``anchor_confidence``) and disagree with every held story there by at least
+        ``recheck_cost`` before the belief is re-anchored on the board the camera reads
+        (:mod:`companion.tracking.anchor`; 0: never). Camera errors come and go from frame to
+        frame, a lost belief's disagreement stays; more than one stop's frames, so one still
+        board misread the same way twice is not enough.
+    :param anchor_confidence: the least detector confidence (0..1) of a space reading a
+        re-anchor may rest on.
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
@@ -136,6 +144,8 @@ class TrackerOptions:
     cost_wrong_guess: float = 1.6
     recheck_cost: float = 3.0
     recheck_beam: int = 60
+    anchor_frames: int = 4
+    anchor_confidence: float = 0.8
 
     @property
     def cost_page(self) -> float:

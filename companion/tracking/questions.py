@@ -14,7 +14,14 @@ from typing import Any
 
 from companion.rules.actions import Action, Cast, DiscardCard, EndTurn, MoveTower
 from companion.rules.model import GameState
-from companion.tracking.belief import Hypothesis, Key, board_key, same_seen, seen_key
+from companion.tracking.belief import (
+    Hypothesis,
+    Key,
+    board_key,
+    same_seen,
+    seen_key,
+    trapped_places,
+)
 from companion.tracking.options import TrackerOptions
 from companion.tracking.words import count_of, describe, ordinal
 
@@ -66,9 +73,7 @@ Picked = tuple[str, tuple[str, ...], Groups, str]
 (:data:`QUESTION_KINDS`)."""
 
 
-def lag_question(
-    near: Sequence[Hypothesis], root: GameState, cap: bool = False
-) -> Picked | None:
+def lag_question(near: Sequence[Hypothesis], root: GameState, cap: bool = False) -> Picked | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
@@ -191,7 +196,31 @@ def board_question(
             f"Which tower did {casts[0].player} lift on space {casts[0].space} to free the wizard?"
         )
         return text, tuple(f"the {ordinal(a.tier or 0)} tower from the bottom" for a in casts)
+    if len(set(options)) < len(options):
+        # the same moves to boards that differ in hidden pieces only (a belief re-anchored on
+        # the camera's board, companion.tracking.anchor): asked as where the wizards are
+        return "Where are the trapped wizards now?", _hidden_words(reps)
     return "The camera can't tell which of these happened. Which one was it?", tuple(options)
+
+
+def _hidden_words(reps: Sequence[Hypothesis]) -> tuple[str, ...]:
+    """One option per hypothesis: the trapped wizards of the colours the hypotheses place
+    differently ("blue under space 8, tier 1"), or "none" for a colour with none trapped."""
+    tb = reps[0].state.table
+    seats = [
+        seat
+        for seat in range(len(tb.colours))
+        if len({trapped_places(h.state, seat) for h in reps}) > 1
+    ]
+    out: list[str] = []
+    for h in reps:
+        parts = []
+        for seat in seats:
+            where = trapped_places(h.state, seat)
+            spots = ", ".join(f"space {s} tier {t}" for s, t in where) or "none trapped"
+            parts.append(f"{tb.colours[seat]}: {spots}")
+        out.append("; ".join(parts) or "as shown")
+    return tuple(out)
 
 
 def _word(n: int) -> str:
@@ -282,9 +311,7 @@ def _by_board(close: Sequence[Hypothesis]) -> list[list[Hypothesis]] | None:
     return sorted(groups.values(), key=lambda g: min(x.cost for x in g))
 
 
-def _ask_soon(
-    hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions
-) -> Picked | None:
+def _ask_soon(hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions) -> Picked | None:
     """The question to ask now when the tracker does not defer (``TrackerOptions.defer``
     false): after ``max_lag`` held steps, what the stories within ``commit_margin`` disagree
     on about the table now but the potions (:func:`lag_question`). Else the potions when they

@@ -18,7 +18,10 @@ frame the tracker
    until a lifted tower or a later move tells them apart), **asks** the players only when that
    difference is about to matter (the end of the game, the belief's limits:
    :func:`~companion.tracking.questions.pick_question`), and **waits** (keeping the belief)
-   when nothing explains the picture, naming the spaces that don't match after a few frames.
+   when nothing explains the picture, naming the spaces that don't match after a few frames;
+4. **re-anchors** a lost belief: when every held story disagrees with what several successive
+   frames read alike, the belief becomes the board the camera reads, its hidden pieces kept
+   where they are consistent (:mod:`~companion.tracking.anchor`, :meth:`Tracker._way_back`).
 
 Potions and turn counters the camera cannot see are carried in the hypotheses and decided by
 later evidence (a spell that needs potions, the DONE button), or asked at the end of the game.
@@ -50,11 +53,17 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
+from companion.tracking.anchor import doubted, find_way_back
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
     Step,
+    hypothesis_from,
+    hypothesis_json,
+    marker_from,
+    marker_json,
     moves_shown,
+    potions_from,
     prune,
     same_story,
     seen_key,
@@ -68,6 +77,8 @@ from companion.tracking.reconcile import Saved, contradicted, cut, explain, rech
 from companion.tracking.search import SearchCache, close_turn
 
 __all__ = ["Tracker", "TrackerUpdate"]
+
+_REANCHORED = "re-anchored on the board the camera reads"  # health (Tracker._way_back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +167,8 @@ class Tracker:
         self._saved: Saved | None = None
         """The belief before the last explained frame (:func:`~companion.tracking.reconcile.
         recheck`)."""
+        self._recent: tuple[Target, ...] = ()  # the last frames, oldest first (_way_back)
+        self._reanchors = 0
 
     @classmethod
     def new(cls, config: Config, options: TrackerOptions | None = None) -> Tracker:
@@ -312,6 +325,8 @@ class Tracker:
         if parsed.unstable:
             return self._update((), (), "waiting for a still board", explained=False)
         target = Target(parsed, self._root.table.length, self.options.noise)
+        if self.options.anchor_frames > 0:
+            self._recent = (self._recent + (target,))[-self.options.anchor_frames :]
         before = self._hyps
         new = self._reconcile(target)
         if new is None:
@@ -321,16 +336,46 @@ class Tracker:
                 health = f"board doesn't match at spaces {spaces}"
             else:
                 health = "waiting for a still board"
+            back = self._way_back()
+            if back is not None:
+                return self._update((back,), (), _REANCHORED)
             return self._update((), (), health, explained=False)
         self._unexplained = 0
         self._last_obs = parsed
         self._hyps = new[0]
-        committed, steps = self._commit()
+        # every story disagrees with what the last frames read alike: nothing is committed
+        # until the next frames tell a misread from a lost belief (anchor.doubted)
+        hold = doubted(self._recent, self._hyps, self._srch.view, self.options)
+        committed, steps = ((), 0) if hold else self._commit()
         # the belief before this frame, for a recheck of this frame and the next
         saved = cut(before, steps, seen_key(self._root))
         self._saved = Saved(saved, target, new[1]) if saved else None
+        back = self._way_back()
+        if back is not None:
+            return self._update(committed + (back,), (), _REANCHORED)
         self._maybe_ask()
         return self._update(committed, (), "ok")
+
+    def _way_back(self) -> Committed | None:
+        """Re-anchor a lost belief on the last frames (:func:`~companion.tracking.anchor.
+        find_way_back`): the ``reanchor`` entry (added to the history), or None."""
+        got = find_way_back(self._recent, self._hyps, self._srch.view, self.options)
+        if got is None:
+            return None
+        spaces, hyps = got
+        self._reset(hyps[0].state)
+        self._hyps, self._root, self._last_mismatch = hyps, hyps[0].state, ()
+        self._reanchors += 1
+        data = {"spaces": list(spaces), "stories": len(hyps)}
+        c = Committed(None, (Event("reanchor", data),), self._root)
+        self._history = (self._history + (c,))[-500:]
+        self._committed_count += 1
+        return c
+
+    @property
+    def reanchors(self) -> int:
+        """How many times the belief was re-anchored on the camera's board (:meth:`_way_back`)."""
+        return self._reanchors
 
     def dice(self, rolls: Sequence[int], dice_allowed: int) -> TrackerUpdate:
         """The dice buttons rolled ``rolls`` (all results in order; the last is used, R-CARD-4)
@@ -489,6 +534,7 @@ class Tracker:
         self._question = None
         self._question_groups = ()
         self._unexplained = 0
+        self._recent = ()
 
     def _per_action(self) -> bool:
         """The camera has seen the table after about every move so far (``action_pace``):
@@ -608,38 +654,12 @@ class Tracker:
     def to_json(self) -> dict[str, Any]:
         """Everything needed to restore this exact belief (journal snapshots)."""
 
-        def step_json(s: Step) -> dict[str, Any]:
-            return {
-                "state": dump_state(s.state),
-                "actions": [dump_action(a) for a in s.actions],
-                "events": [[dump_event(e) for e in ev] for ev in s.events],
-                "states": [dump_state(x) for x in s.states],
-                "alts": [
-                    {
-                        "actions": [dump_action(a) for a in acts],
-                        "events": [[dump_event(e) for e in ev] for ev in evs],
-                        "states": [dump_state(x) for x in sts],
-                    }
-                    for acts, evs, sts in s.alts
-                ],
-            }
-
-        def hyp_json(h: Hypothesis) -> dict[str, Any]:
-            return {
-                "state": dump_state(h.state),
-                "cost": h.cost,
-                "trail": [step_json(s) for s in h.trail],
-                "pending": [_marker_json(m) for m in h.pending],
-                "implicit": h.implicit,
-                "alts": [[step_json(s) for s in t] for t in h.alts],
-            }
-
         return {
             "version": 1,
             "options": self.options.to_json(),
             "initial": dump_state(self._initial),
             "root": dump_state(self._root),
-            "hypotheses": [hyp_json(h) for h in self._hyps],
+            "hypotheses": [hypothesis_json(h) for h in self._hyps],
             "history": [
                 {
                     "action": None if c.action is None else dump_action(c.action),
@@ -659,13 +679,15 @@ class Tracker:
             "unexplained": self._unexplained,
             "pace": list(self._pace),
             "last_mismatch": list(self._last_mismatch),
+            "recent": [t.obs.to_json() for t in self._recent],
+            "reanchors": self._reanchors,
             "saved": None
             if self._saved is None
             else {
-                "hypotheses": [hyp_json(h) for h in self._saved.hyps],
+                "hypotheses": [hypothesis_json(h) for h in self._saved.hyps],
                 "observation": self._saved.target.obs.to_json(),
                 "offset": self._saved.offset,
-                "markers": [_marker_json(m) for m in self._saved.markers],
+                "markers": [marker_json(m) for m in self._saved.markers],
             },
         }
 
@@ -678,33 +700,7 @@ class Tracker:
         tr = cls(load_state(data["initial"]), options)
         tr._root = load_state(data["root"])
 
-        def step_from(d: Mapping[str, Any]) -> Step:
-            return Step(
-                load_state(d["state"]),
-                tuple(load_action(a) for a in d["actions"]),
-                tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
-                tuple(load_state(x) for x in d["states"]),
-                tuple(
-                    (
-                        tuple(load_action(a) for a in p["actions"]),
-                        tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
-                        tuple(load_state(x) for x in p["states"]),
-                    )
-                    for p in d.get("alts", [])
-                ),
-            )
-
-        def hyp_from(h: Mapping[str, Any]) -> Hypothesis:
-            return Hypothesis(
-                load_state(h["state"]),
-                float(h["cost"]),
-                tuple(step_from(s) for s in h["trail"]),
-                tuple(_marker_from(m) for m in h["pending"]),
-                bool(h["implicit"]),
-                tuple(tuple(step_from(s) for s in t) for t in h.get("alts", [])),
-            )
-
-        hyps = [hyp_from(h) for h in data["hypotheses"]]
+        hyps = [hypothesis_from(h) for h in data["hypotheses"]]
         if not hyps:
             raise ValueError("tracker.hypotheses: at least one is needed")
         tr._hyps = tuple(hyps)
@@ -713,7 +709,7 @@ class Tracker:
                 None if c["action"] is None else load_action(c["action"]),
                 tuple(load_event(e) for e in c["events"]),
                 load_state(c["state"]),
-                tuple(_potions_from(pots) for pots in c.get("potions", [])),
+                tuple(potions_from(pots) for pots in c.get("potions", [])),
             )
             for c in data.get("history", [])
         )
@@ -734,15 +730,18 @@ class Tracker:
         pace = data.get("pace", [0, 0])
         tr._pace = (int(pace[0]), int(pace[1]))
         tr._last_mismatch = tuple(int(s) for s in data.get("last_mismatch", []))
+        length = tr._root.table.length
+        recent = (Observation.from_json(o, length) for o in data.get("recent", []))
+        tr._recent = tuple(Target(o, length, options.noise) for o in recent)
+        tr._reanchors = int(data.get("reanchors", 0))
         sv = data.get("saved")
         if sv is not None:
-            length = tr._root.table.length
             obs = Observation.from_json(sv["observation"], length)
             tr._saved = Saved(
-                tuple(hyp_from(h) for h in sv["hypotheses"]),
+                tuple(hypothesis_from(h) for h in sv["hypotheses"]),
                 Target(obs, length, options.noise),
                 float(sv["offset"]),
-                tuple(_marker_from(m) for m in sv.get("markers", [])),
+                tuple(marker_from(m) for m in sv.get("markers", [])),
             )
         return tr
 
@@ -750,26 +749,3 @@ class Tracker:
         """Replace this tracker's belief by :meth:`to_json` data (in place)."""
         other = Tracker.from_json(data)
         self.rollback(other.checkpoint())
-
-
-def _potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:
-    """One potion alternative of a committed entry: ``[[full, empty, spent], …]`` per seat."""
-    out: list[tuple[int, int, int]] = []
-    for p in d:
-        full, empty, spent = (int(x) for x in p)
-        out.append((full, empty, spent))
-    return tuple(out)
-
-
-def _marker_json(m: Marker) -> dict[str, Any]:
-    if m[0] == "dice":
-        return {"kind": "dice", "rolls": list(m[1]), "dice_allowed": m[2]}
-    return {"kind": "done"}
-
-
-def _marker_from(d: Mapping[str, Any]) -> Marker:
-    if d.get("kind") == "dice":
-        return ("dice", tuple(int(r) for r in d["rolls"]), int(d["dice_allowed"]))
-    if d.get("kind") == "done":
-        return ("done",)
-    raise ValueError(f"tracker.pending: unknown marker {d!r}")
