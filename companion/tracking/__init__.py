@@ -12,6 +12,8 @@ The modules, from the bottom up (each imports only those above it):
 * :mod:`~companion.tracking.search` — the beam search that explains one frame;
 * :mod:`~companion.tracking.reconcile` — every story that explains a frame, and the recheck of
   a frame the camera contradicts twice;
+* :mod:`~companion.tracking.anchor` — the way back for a lost belief: the stories that show
+  what the last frames read alike, hidden pieces kept where consistent;
 * :mod:`~companion.tracking.questions` — questions for the players and what answers mean;
 * :mod:`~companion.tracking.commit` — turning what the stories agree on into history;
 * :mod:`~companion.tracking.tracker` — :class:`Tracker`, the orchestrator: inputs, updates,
