@@ -24,13 +24,12 @@ top-kind model's (from 20 000 000).
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +37,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.rules import Config, dump_state, observe, setup
-from companion.rules.model import MODULES
-from companion.sim.render import random_lighting
-from companion.sim.render.camera_model import play_setup, random_effects, session_setup
-from companion.sim.scenes import TILT_BUCKETS, random_game_state
-from companion.sim.train_top_kind import _severity, _shoot
+from companion.rules import observe
+from companion.sim.render.camera_model import play_setup
+from companion.sim.scenes import random_game_state
+from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.detector import INSERT_KINDS, Detector
 from companion.vision.detector import core as detector_core
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks
@@ -113,21 +110,11 @@ def collect(
     ss: list[int] = []
     for si in range(sessions):
         seed = base + si
-        nrng = np.random.default_rng(seed)
-        prng = random.Random(seed)
-        crng = np.random.default_rng([seed, 17])
-        effects = random_effects(crng, _severity(prng))
-        table = session_setup(
-            nrng, effects, geometry, tilt_range=TILT_BUCKETS[si % len(TILT_BUCKETS)]
-        )
-        players = prng.randint(2, 6)
-        modules: frozenset[str] = frozenset()
-        if prng.random() < module_share:
-            modules = frozenset(m for m in MODULES if prng.random() < 0.6) or frozenset(MODULES)
-        config = Config(player_count=players, modules=modules)
-        setup_state = setup(config, seed=None)
-        track = geometry.with_track(dump_state(setup_state)["track"])
-        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
+        tt = training_table(seed, si, geometry, module_share)
+        nrng, prng, crng, effects, table = tt.nrng, tt.prng, tt.crng, tt.effects, tt.table
+        config, setup_state = tt.config, tt.setup_state
+        track, setup_light = tt.track, tt.setup_light
+        players, modules = config.player_count, config.modules
         try:
             setup_frame, setup_truth = _shoot(
                 setup_state, setup_light, "setup", nrng, crng, effects

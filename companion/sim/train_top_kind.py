@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.rules import Config, Observation, dump_state, observe, setup
-from companion.rules.model import MODULES
+from companion.rules.model import MODULES, GameState
 from companion.sim.mlp import fit_softmax_mlp
 from companion.sim.render import random_lighting, render
 from companion.sim.render.camera_model import (
@@ -72,6 +72,59 @@ def _severity(rng: random.Random) -> dict[str, str]:
     if rng.random() < 1 / 3:
         return {}
     return {rng.choice(CONDITIONS): rng.choice(SEVERITIES)}
+
+
+@dataclass(frozen=True)
+class TrainingTable:
+    """One random training table (shared by the three trainers so their draws stay alike): the
+    session's random streams (``nrng`` numpy, ``prng`` Python, ``crng`` the camera effects'),
+    its camera ``effects``, the ``table`` (pose, tilt, lens), its game ``config``, the setup
+    position, the board geometry with that setup's ``track`` and the setup's lighting."""
+
+    nrng: np.random.Generator
+    prng: random.Random
+    crng: np.random.Generator
+    effects: CameraEffects
+    table: TableSetup
+    config: Config
+    setup_state: GameState
+    track: BoardGeometry
+    setup_light: TableSetup
+
+
+def training_table(
+    seed: int,
+    index: int,
+    geometry: BoardGeometry,
+    module_share: float,
+    one_module_fallback: bool = False,
+) -> TrainingTable:
+    """The ``index``-th session's table from its ``seed``: a camera severity and its effects, a
+    tilt bucket (``TILT_BUCKETS`` in turn), 2-6 players and, in ``module_share`` of the
+    sessions, a random non-empty set of the expansion's modules (R-MOD-GEN-1; when the draw
+    picks none, all of them, or one at random with ``one_module_fallback``, as each shipped
+    model was trained)."""
+    nrng = np.random.default_rng(seed)
+    prng = random.Random(seed)
+    crng = np.random.default_rng([seed, 17])
+    effects = random_effects(crng, _severity(prng))
+    table = session_setup(
+        nrng, effects, geometry, tilt_range=TILT_BUCKETS[index % len(TILT_BUCKETS)]
+    )
+    players = prng.randint(2, 6)
+    modules: frozenset[str] = frozenset()
+    if prng.random() < module_share:
+        picked = frozenset(m for m in MODULES if prng.random() < 0.6)
+        if not picked and one_module_fallback:
+            picked = frozenset({prng.choice(MODULES)})
+        elif not picked:
+            picked = frozenset(MODULES)
+        modules = picked
+    config = Config(player_count=players, modules=modules)
+    setup_state = setup(config, seed=None)
+    track = geometry.with_track(dump_state(setup_state)["track"])
+    setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
+    return TrainingTable(nrng, prng, crng, effects, table, config, setup_state, track, setup_light)
 
 
 def _shoot(
@@ -119,24 +172,11 @@ def collect(
     ss: list[int] = []
     for si in range(sessions):
         seed = base + si
-        nrng = np.random.default_rng(seed)
-        prng = random.Random(seed)
-        crng = np.random.default_rng([seed, 17])
-        effects = random_effects(crng, _severity(prng))
-        table = session_setup(
-            nrng, effects, geometry, tilt_range=TILT_BUCKETS[si % len(TILT_BUCKETS)]
-        )
-        players = prng.randint(2, 6)
-        modules: frozenset[str] = frozenset()
-        if prng.random() < module_share:
-            modules = frozenset(m for m in MODULES if prng.random() < 0.6) or frozenset(
-                {prng.choice(MODULES)}
-            )
-        config = Config(player_count=players, modules=modules)
-        setup_state = setup(config, seed=None)
-        track = geometry.with_track(dump_state(setup_state)["track"])
-        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
-
+        tt = training_table(seed, si, geometry, module_share, one_module_fallback=True)
+        nrng, prng, crng, effects, table = tt.nrng, tt.prng, tt.crng, tt.effects, tt.table
+        config, setup_state = tt.config, tt.setup_state
+        track, setup_light = tt.track, tt.setup_light
+        players, modules = config.player_count, config.modules
         try:
             setup_frame, setup_truth = _shoot(
                 setup_state, setup_light, "setup", nrng, crng, effects

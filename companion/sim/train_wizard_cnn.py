@@ -23,11 +23,10 @@ model, 20 000 000: top-kind model, 30 000 000: tower-count network).
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +34,12 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.rules import Config, dump_state, observe, setup
-from companion.rules.model import MODULES
+from companion.rules import observe
 from companion.rules.observation import COLOURS
-from companion.sim.render import random_lighting
-from companion.sim.render.camera_model import play_setup, random_effects, session_setup
-from companion.sim.scenes import TILT_BUCKETS, random_game_state
+from companion.sim.render.camera_model import play_setup
+from companion.sim.scenes import random_game_state
 from companion.sim.train_stack_cnn import _probes_seen
-from companion.sim.train_top_kind import _severity, _shoot
+from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.detector import Detector
 from companion.vision.detector.frame import FrameProbes, Reader
 from companion.vision.geometry import BoardGeometry
@@ -106,22 +103,12 @@ def collect(
     ss: list[int] = []
     for si in range(sessions):
         seed = base + si
-        nrng = np.random.default_rng(seed)
-        prng = random.Random(seed)
-        crng = np.random.default_rng([seed, 17])
-        effects = random_effects(crng, _severity(prng))
-        table = session_setup(
-            nrng, effects, geometry, tilt_range=TILT_BUCKETS[si % len(TILT_BUCKETS)]
-        )
-        players = prng.randint(2, 6)
-        modules: frozenset[str] = frozenset()
-        if prng.random() < module_share:
-            modules = frozenset(m for m in MODULES if prng.random() < 0.6) or frozenset(MODULES)
-        config = Config(player_count=players, modules=modules)
-        setup_state = setup(config, seed=None)
+        tt = training_table(seed, si, geometry, module_share)
+        nrng, prng, crng, effects, table = tt.nrng, tt.prng, tt.crng, tt.effects, tt.table
+        config, setup_state = tt.config, tt.setup_state
+        track, setup_light = tt.track, tt.setup_light
+        players, modules = config.player_count, config.modules
         colours = list(config.colours or ())
-        track = geometry.with_track(dump_state(setup_state)["track"])
-        setup_light = replace(table, lighting=random_lighting(nrng), _cache={})
         try:
             setup_frame, setup_truth = _shoot(
                 setup_state, setup_light, "setup", nrng, crng, effects
