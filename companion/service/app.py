@@ -44,7 +44,14 @@ from companion.service.pipeline import CameraThread, FrameReader, TakenFrame, Vi
 from companion.service.record import Recorder
 from companion.service.sdnotify import SystemdNotifier
 from companion.service.table import TableSimulation
-from companion.service.vision import build_vision, overlay_jpeg
+from companion.service.vision import (
+    CAMERA_CONTROLS,
+    SAMPLED_PROFILE,
+    build_vision,
+    overlay_jpeg,
+    sampled_profile,
+)
+from companion.vision.camera_controls import load_controls, save_controls
 from companion.vision.detector import Detector
 from companion.vision.profile import ProfileError
 from companion.vision.profile_setup import build_profile
@@ -231,15 +238,28 @@ class Companion:
         spec = self.config.camera.source
         if spec == "auto":
             spec = f"picamera2:{self.config.camera.width}x{self.config.camera.height}"
+        data_dir = Path(os.path.expanduser(self.config.data.dir))
+        # the colours sampled on the host page belong to this table's camera (not to a
+        # recording or a video file), with the exposure and white balance they were taken at
+        live = spec.partition(":")[0].strip().lower() in ("picamera2", "usb")
+        sampled = sampled_profile(self.config.calibration, data_dir) if live else None
+        controls = None
+        if sampled is not None and (data_dir / CAMERA_CONTROLS).is_file():
+            try:
+                controls = load_controls(data_dir / CAMERA_CONTROLS)
+            except (OSError, ValueError) as exc:
+                self.say(f"camera: the locked exposure is not used ({exc})")
         try:
-            source = open_source(spec)
+            source = open_source(spec, controls=controls)
             if isinstance(source, SessionSource):
                 # a recording plays like a camera: at its pace, each frame held until the next
                 source.close()
                 source = PacedSessionSource(source.path)
         except ValueError as exc:
             raise StartError(f"camera.source: {exc}") from None
-        vision = build_vision(self.config.calibration, self.heartbeats, self.say, spec)
+        vision = build_vision(
+            self.config.calibration, self.heartbeats, self.say, spec, sampled=sampled
+        )
         self.start_pipeline(source, vision)
 
     def start_pipeline(
@@ -350,7 +370,14 @@ class Companion:
 
     def _calibrate_profile(self, cmd: Mapping[str, object]) -> CommandResult:
         """Sample the colour profile from the current frame, which must show the untouched
-        setup position; save it in the data directory and use it from now on."""
+        setup position; save it in the data directory and use it from now on (also after a
+        restart: :func:`~companion.service.vision.sampled_profile`).
+
+        A camera that can (the Pi camera) then keeps the exposure and white balance the colours
+        were sampled at: its automatic exposure and white balance would otherwise follow the
+        pieces and the players' hands during the game and shift every colour away from the
+        profile. The locked controls are saved beside the profile and applied again at start;
+        ``calibrate_reset`` lets the camera meter the light again."""
         vision, frame = self._need_vision()
         det = vision.detector
         colours = list(self.service.settings.colours)
@@ -358,10 +385,29 @@ class Companion:
             profile = build_profile(frame.image, det.camera, det.geometry, colours)
         except ProfileError as exc:
             raise CommandError(f"profile: {exc} (is the setup position in view?)", 409) from None
-        path = Path(os.path.expanduser(self.config.data.dir)) / "profile.json"
-        profile.save(path)
-        vision.detector = Detector(det.camera, det.geometry, profile)
-        return {"profile": str(path)}
+        data_dir = Path(os.path.expanduser(self.config.data.dir))
+        path = data_dir / SAMPLED_PROFILE
+        try:
+            profile.save(path)
+        except OSError as exc:
+            raise CommandError(f"profile: cannot save {path}: {exc}", 500) from None
+        vision.detector = Detector(det.camera, det.geometry, profile, config=det.config)
+        out: dict[str, object] = {"profile": str(path)}
+        lock = getattr(
+            self.camera.source if self.camera is not None else None, "lock_exposure", None
+        )
+        if lock is None:
+            out["exposure"] = "not locked: this camera has no exposure control"
+            return out
+        try:
+            controls = lock()
+            save_controls(data_dir / CAMERA_CONTROLS, controls)
+        except (RuntimeError, OSError, KeyError, TypeError, ValueError) as exc:
+            out["exposure"] = f"not locked: {exc}"
+        else:
+            out["exposure"] = "locked"
+            out["controls"] = dict(controls)
+        return out
 
     def _calibrate_check(self, cmd: Mapping[str, object]) -> CommandResult:
         """The camera check at setup: the current frame with the reading drawn on it (PNG, as
@@ -380,12 +426,28 @@ class Companion:
         }
 
     def _calibrate_reset(self, cmd: Mapping[str, object]) -> CommandResult:
-        """Forget the cached board pose and the stability history (after moving the camera)."""
+        """Forget the cached board pose and the stability history (after moving the camera),
+        and let a camera whose exposure was locked meter the light again (the next
+        ``calibrate_profile`` locks it anew)."""
         vision, _ = self._need_vision()
         det = vision.detector
-        vision.detector = Detector(det.camera, det.geometry, det.profile)
+        vision.detector = Detector(det.camera, det.geometry, det.profile, config=det.config)
         vision.gate.reset()
-        return {"reset": True}
+        out: dict[str, object] = {"reset": True}
+        unlock = getattr(
+            self.camera.source if self.camera is not None else None, "unlock_exposure", None
+        )
+        if unlock is not None:
+            try:
+                unlock()
+            except RuntimeError as exc:
+                out["exposure"] = f"not unlocked: {exc}"
+            else:
+                out["exposure"] = "automatic"
+                (Path(os.path.expanduser(self.config.data.dir)) / CAMERA_CONTROLS).unlink(
+                    missing_ok=True
+                )
+        return out
 
     # -- the service thread --------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ def build_vision(
     camera_model: CameraModel | None = None,
     geometry: BoardGeometry | None = None,
     profile: ColourProfile | None = None,
+    sampled: Path | None = None,
 ) -> tuple[Detector, StabilityGate] | None:
     """``(detector, gate)`` from the configured calibration files (or the objects given); a
     ``session:PATH`` recording's own calibration files stand in for those not configured.
@@ -40,6 +41,8 @@ def build_vision(
     calibrating).
 
     :param say: prints a line on the terminal (what to calibrate).
+    :param sampled: the colour profile sampled on the host page to use
+        (:func:`sampled_profile`), or None.
     """
     hb = heartbeats
     recorded = _recorded_calibration(source_spec)
@@ -69,6 +72,9 @@ def build_vision(
                     return None
                 camera_model = CameraModel.load(nominal)
                 uncalibrated.append(f"nominal camera file {nominal.name}")
+        if profile is None and sampled is not None:
+            profile = ColourProfile.load(sampled)
+            say(f"vision: the colours sampled on the host page ({sampled})")
         if profile is None:
             if cal.profile:
                 profile = ColourProfile.load(cal.profile)
@@ -85,6 +91,31 @@ def build_vision(
         say(f"vision: calibration files unusable: {exc}")
         return None
     return Detector(camera_model, geometry, profile), StabilityGate()
+
+
+SAMPLED_PROFILE = "profile.json"
+"""The colour profile the host page's *Sample the colours* step writes in the data directory."""
+
+CAMERA_CONTROLS = "camera-controls.json"
+"""The camera's exposure and white balance locked when the colours were sampled (data directory;
+:func:`companion.vision.sources.save_controls`)."""
+
+
+def sampled_profile(cal: CalibrationConfig, data_dir: Path) -> Path | None:
+    """The colour profile sampled on the host page (``<data dir>/profile.json``) when it is the
+    one to use after a start (a power cut must not lose it): none is configured
+    (``calibration.profile``), the configured file is missing, or the colours were sampled
+    after it was written. None otherwise, and when nothing was sampled."""
+    path = data_dir / SAMPLED_PROFILE
+    if not path.is_file():
+        return None
+    if cal.profile:
+        try:
+            if Path(cal.profile).expanduser().stat().st_mtime > path.stat().st_mtime:
+                return None
+        except OSError:
+            return path
+    return path
 
 
 CAMERA_PROFILES = {

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -352,6 +352,16 @@ class Picamera2Source(FrameSource):
         }
         self._cam.set_controls(locked)
         return locked
+
+    def unlock_exposure(self) -> None:
+        """Let automatic exposure and white balance follow the light again (before the colours
+        are sampled anew, e.g. after the light over the table changed).
+
+        :raises RuntimeError: the camera is not running.
+        """
+        if self._cam is None:
+            raise RuntimeError(f"Pi camera not running ({self.status})")
+        self._cam.set_controls({"AeEnable": True, "AwbEnable": True})
 
     def _close(self) -> None:
         if self._cam is not None:
@@ -743,10 +753,16 @@ def _parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def open_source(spec: str, *, clock: Clock | None = None) -> FrameSource:
+def open_source(
+    spec: str, *, clock: Clock | None = None, controls: Mapping[str, Any] | None = None
+) -> FrameSource:
     """A frame source from a spec string (see the module docstring for the forms).
 
     Opening a camera that is absent does not raise: the source's status says so.
+
+    :param controls: fixed camera controls for a ``picamera2`` source (what
+        :meth:`Picamera2Source.lock_exposure` returned when the colours were sampled); other
+        sources have none and ignore them.
 
     :raises FrameSourceError: an unknown or malformed spec, or a session folder that is not one.
     """
@@ -754,7 +770,7 @@ def open_source(spec: str, *, clock: Clock | None = None) -> FrameSource:
     kind = kind.strip().lower()
     if kind == "picamera2":
         size = _parse_size(rest) if rest else (1640, 1232)
-        return Picamera2Source(size, clock=clock)
+        return Picamera2Source(size, controls=dict(controls) if controls else None, clock=clock)
     if kind == "usb":
         if not rest:
             raise FrameSourceError("usb needs a device index or URL, e.g. usb:0")

@@ -369,3 +369,62 @@ def test_picamera2_that_fails_to_start_is_a_status(fake_picamera2):
     assert "cannot start the Pi camera" in src.status.message
     with pytest.raises(RuntimeError, match="not running"):
         src.lock_exposure()
+
+
+def test_locked_controls_survive_a_restart_and_unlock_lets_the_camera_meter_again(
+    fake_picamera2, tmp_path
+):
+    from companion.vision.camera_controls import load_controls, save_controls
+
+    src = open_source("picamera2:320x240")
+    locked = src.lock_exposure()
+    path = tmp_path / "camera-controls.json"
+    save_controls(path, locked)
+    assert load_controls(path) == locked  # (ColourGains come back as a tuple)
+    src.unlock_exposure()
+    cam = fake_picamera2.instances[0]
+    assert cam.controls["AeEnable"] is True and cam.controls["AwbEnable"] is True
+    # the next start applies what was locked before the power cut
+    open_source("picamera2:320x240", controls=load_controls(path))
+    again = fake_picamera2.instances[1]
+    assert again.controls == locked and again.started
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("{", "not JSON"),
+        ('{"AeEnable": false}', "expected the keys"),
+        (
+            '{"AeEnable": false, "AwbEnable": false, "ExposureTime": -5, "AnalogueGain": 2,'
+            ' "ColourGains": [1.9, 1.6]}',
+            "ExposureTime must be a positive number",
+        ),
+        (
+            '{"AeEnable": 0, "AwbEnable": false, "ExposureTime": 5, "AnalogueGain": 2,'
+            ' "ColourGains": [1.9, 1.6]}',
+            "AeEnable must be true or false",
+        ),
+        (
+            '{"AeEnable": false, "AwbEnable": false, "ExposureTime": 5, "AnalogueGain": 2,'
+            ' "ColourGains": [1.9]}',
+            "ColourGains",
+        ),
+    ],
+)
+def test_a_damaged_controls_file_is_refused_with_its_fault(tmp_path, text, why):
+    from companion.vision.camera_controls import load_controls
+
+    path = tmp_path / "camera-controls.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=why):
+        load_controls(path)
+
+
+def test_a_running_camera_is_needed_to_lock_or_unlock(fake_picamera2):
+    fake_picamera2.fail_start = True
+    src = open_source("picamera2:320x240")
+    with pytest.raises(RuntimeError, match="not running"):
+        src.lock_exposure()
+    with pytest.raises(RuntimeError, match="not running"):
+        src.unlock_exposure()
