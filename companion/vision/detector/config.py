@@ -175,6 +175,9 @@ class DetectorConfig:
         (the network of :mod:`companion.vision.token_cnn` on the wizards' top-surface ROI,
         whose sureness joins each space's confidence; ``docs/vision.md``, "Tokens", gives both
         methods' figures).
+    :param roof_disagree: with ``token_method = "cnn"``: how sure (raw) a bare crest or plain
+        roof is at most when the token network's roof head reads it the other way from the
+        hand-built stage (the surer of the two readings is kept).
     :param wizard_disagree: with ``wizard_method = "cnn"``: how sure (raw) a top's wizards are
         at most when the colour areas count them differently from the network (the colour areas
         are measured either way, for the tokens; the surer of the two readings is kept). On
@@ -272,6 +275,7 @@ class DetectorConfig:
     height_method: str = "features"
     wizard_method: str = "cnn"
     token_method: str = "cnn"
+    roof_disagree: float = 0.5
     wizard_disagree: float = 0.5
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5

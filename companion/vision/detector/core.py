@@ -244,14 +244,33 @@ def _read_tops(
         elif (o.witch or o.raven) and o.top in ("crest", "plain"):
             # a token on a roof hides the printed raven that tells crest from plain
             top_sure = min(top_sure, rd.config.fallback_sure)
+        elif tokens is not None and o.top in ("crest", "plain") and space in tokens.crest:
+            # a bare roof: the network's roof head checks the hand-built reading (a crest
+            # disc crowded by wizards or a plain roof in their shadow leaves that unsure)
+            o, top_sure = _check_roof(o, top_sure, tokens.crest[space], rd.config)
         tok_sure = token_sure.get(space, 1.0)
-        if top_sure != d.top_sure or tok_sure < 1.0:
+        if top_sure != d.top_sure or tok_sure < 1.0 or o.top != out[space].top:
             conf = space_confidence(
                 d.height_confidence, min(top_sure, tok_sure), d.wizard_margin, rd.config
             )
             out[space] = replace(o, confidence=round(conf, 3))
             details[space] = replace(d, top_sure=top_sure, token_sure=tok_sure)
     return out, details
+
+
+def _check_roof(
+    o: SpaceObservation, top_sure: float, crest: float, cfg: DetectorConfig
+) -> tuple[SpaceObservation, float]:
+    """A crest or plain roof read by the hand-built stage (sure ``top_sure``) checked against
+    the token network's roof head (probability ``crest`` that it is crest): agreeing, the
+    surer of the two; disagreeing, the surer reading at most ``cfg.roof_disagree`` sure."""
+    kind = "crest" if crest >= 0.5 else "plain"
+    sure = max(crest, 1.0 - crest)
+    if kind == o.top:
+        return o, max(top_sure, sure)
+    if sure > top_sure:
+        o = replace(o, top=kind)
+    return o, min(max(top_sure, sure), cfg.roof_disagree)
 
 
 def board_scale(pose: BoardPose, geometry: BoardGeometry) -> float:
