@@ -1,10 +1,14 @@
 """Training of the token network on domain-randomised rendered tables (offline, seeded).
 
-Reproduces ``companion/vision/token_cnn.onnx``::
+Reproduces ``companion/vision/token_cnn.onnx`` (220 tables in two caches; the first command
+renders and caches tables 0-109 and trains a first model, the second renders tables 110-219 and
+trains the shipped one on both)::
 
-    python -m companion.sim.train_token_cnn --sessions 110 --per-session 8 --data tokens.npz
+    python -m companion.sim.train_token_cnn --sessions 110 --data tokens-a.npz
+    python -m companion.sim.train_token_cnn --sessions 110 --base 32000110 \
+        --data tokens-b.npz tokens-a.npz
 
-(needs the ``train`` extra: ``torch`` and ``onnx``; the cache is written on the first run). The
+(needs the ``train`` extra: ``torch`` and ``onnx``; a missing first cache is rendered). The
 tables are rendered as for the wizard network (:mod:`companion.sim.train_wizard_cnn`: the Pi
 camera model at its defaults or with one random condition at a random severity, random tilts,
 lights, 2..6 players), every one with the witch and the raven (R-MOD-WITCH-1, R-MOD-RAVEN-1)
