@@ -100,6 +100,7 @@ class Run:
     height_method: str = ""
     withhold_below: float | None = None
     wizard_method: str = ""
+    token_method: str = ""
     wrong_spaces: list[dict[str, Any]] | None = None
 
 
@@ -248,6 +249,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             dconfig = replace(dconfig, withhold_below=run.withhold_below)
         if run.wizard_method:
             dconfig = replace(dconfig, wizard_method=run.wizard_method)
+        if run.token_method:
+            dconfig = replace(dconfig, token_method=run.token_method)
         detector = Detector(table.camera, track_geometry, profile, config=dconfig)
         detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
         play = cam.play_table()
@@ -647,6 +650,13 @@ def main(argv: list[str]) -> int:
         "on the top-surface ROI (default: the detector's default)",
     )
     ap.add_argument(
+        "--token-method",
+        choices=("hand", "cnn"),
+        default="",
+        help="how the witch and the raven token are read: the colours of the setup frame or "
+        "the token network on the top-surface ROI (default: the detector's default)",
+    )
+    ap.add_argument(
         "--wrong-spaces",
         type=Path,
         default=None,
@@ -694,6 +704,7 @@ def main(argv: list[str]) -> int:
         height_method=args.height_method,
         withhold_below=args.withhold_below,
         wizard_method=args.wizard_method,
+        token_method=args.token_method,
         wrong_spaces=[] if args.wrong_spaces is not None else None,
     )
     withhold = (
@@ -729,6 +740,7 @@ def main(argv: list[str]) -> int:
         "top_method": args.top_method or DetectorConfig().top_method,
         "height_method": args.height_method or DetectorConfig().height_method,
         "wizard_method": args.wizard_method or DetectorConfig().wizard_method,
+        "token_method": args.token_method or DetectorConfig().token_method,
         "withhold_below": withhold,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,

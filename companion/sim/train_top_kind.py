@@ -98,12 +98,14 @@ def training_table(
     geometry: BoardGeometry,
     module_share: float,
     one_module_fallback: bool = False,
+    always: frozenset[str] = frozenset(),
 ) -> TrainingTable:
     """The ``index``-th session's table from its ``seed``: a camera severity and its effects, a
     tilt bucket (``TILT_BUCKETS`` in turn), 2-6 players and, in ``module_share`` of the
     sessions, a random non-empty set of the expansion's modules (R-MOD-GEN-1; when the draw
     picks none, all of them, or one at random with ``one_module_fallback``, as each shipped
-    model was trained)."""
+    model was trained). ``always``: modules added to every drawn set (after the draws, so the
+    other draws stay those of the same seed without it)."""
     nrng = np.random.default_rng(seed)
     prng = random.Random(seed)
     crng = np.random.default_rng([seed, 17])
@@ -119,7 +121,7 @@ def training_table(
             picked = frozenset({prng.choice(MODULES)})
         elif not picked:
             picked = frozenset(MODULES)
-        modules = picked
+        modules = picked | always
     config = Config(player_count=players, modules=modules)
     setup_state = setup(config, seed=None)
     track = geometry.with_track(dump_state(setup_state)["track"])

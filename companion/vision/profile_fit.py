@@ -595,5 +595,8 @@ def fit_profile(
         "players": len(colours),
         "towers": int(sum(o.towers for o in spaces.values())),
         "track": geometry.track.to_json(),
+        # the expansion's tokens in play (on the board from the setup on), whether or not
+        # their colours could be sampled
+        "tokens": [t for t in ("witch", "raven") if any(getattr(o, t) for o in spaces.values())],
     }
     return ColourProfile(classes, white_bgr=wb, meta=meta), cam, spaces

@@ -158,6 +158,55 @@ def choose_counts(
     return {c: n for c, n in counts.items() if n > 0}, sure
 
 
+class TopSampler:
+    """Cuts the top-surface stacks of a frame's spaces as network input (the wizard and the
+    token networks read the same), keeping the sample maps of every space and tier of the last
+    pose read (a fixed camera's pose object is reused).
+
+    :param max_towers: the highest tier a top surface can be at.
+    """
+
+    def __init__(self, max_towers: int = 10) -> None:
+        self.max_towers = max_towers
+        # (pose, geometry, space -> row, (S, K + 1, T P, P) x and y)
+        self._maps: tuple[BoardPose, BoardGeometry, dict[int, int], Any, Any] | None = None
+
+    def inputs(
+        self,
+        frame: NDArray[np.uint8],
+        pose: BoardPose,
+        geometry: BoardGeometry,
+        white: NDArray[Any],
+        spaces: Sequence[int],
+        tiers: Sequence[int],
+    ) -> NDArray[np.float32]:
+        """The network input ``(N, 3 len(SLABS_MM), ROI_PX, ROI_PX)`` of the top surfaces of
+        ``spaces`` at ``tiers`` in one frame; see :func:`top_stacks` and
+        :func:`~companion.vision.stack_cnn.network_input` for the arguments and errors."""
+        if len(tiers) != len(spaces):
+            raise ValueError(f"top stacks: {len(spaces)} spaces but {len(tiers)} tiers")
+        if not len(spaces):
+            return np.zeros((0, n_channels(), ROI_PX, ROI_PX), np.float32)
+        c = self._maps
+        if c is None or c[0] is not pose or c[1] is not geometry:
+            every = list(geometry.spaces)
+            k = self.max_towers + 1
+            mx, my = _sample_maps(
+                pose, geometry, [s for s in every for _ in range(k)], list(range(k)) * len(every)
+            )
+            shape = (len(every), k, len(SLABS_MM) * ROI_PX, ROI_PX)
+            row = {s: i for i, s in enumerate(every)}
+            c = self._maps = (pose, geometry, row, mx.reshape(shape), my.reshape(shape))
+        rows = [c[2][s] for s in spaces]
+        tk = np.clip(np.asarray(tiers, np.intp), 0, self.max_towers)
+        maps = (
+            np.ascontiguousarray(c[3][rows, tk].reshape(-1, ROI_PX)),
+            np.ascontiguousarray(c[4][rows, tk].reshape(-1, ROI_PX)),
+        )
+        stacks = top_stacks(frame, pose, geometry, spaces, tiers, maps)
+        return network_input(stacks, white)
+
+
 class WizardModel:
     """The shipped (or a given) ONNX wizard network, run with ``cv2.dnn``.
 
@@ -173,9 +222,7 @@ class WizardModel:
         self._net = read_onnx(path, "wizard model")
         self.path = Path(path)
         self.max_towers = max_towers
-        # the sample maps of every space and tier under the last pose read (a fixed camera's
-        # pose object is reused): (pose, geometry, space -> row, (S, K + 1, T P, P) x and y)
-        self._maps: tuple[BoardPose, BoardGeometry, dict[int, int], Any, Any] | None = None
+        self.sampler = TopSampler(max_towers)
         probe = np.zeros((2, n_channels(), ROI_PX, ROI_PX), np.float32)
         try:
             got = self._forward(probe)
@@ -221,28 +268,11 @@ class WizardModel:
         tiers: Sequence[int],
     ) -> NDArray[np.float32]:
         """``(N, len(COLOURS), MAX_PER_COLOUR + 1)`` probabilities of the wizards on the top
-        surfaces of ``spaces`` at ``tiers`` in one frame (one batched forward pass); see
-        :func:`top_stacks` and :func:`~companion.vision.stack_cnn.network_input` for the
-        arguments and errors."""
+        surfaces of ``spaces`` at ``tiers`` in one frame (one batched forward pass of
+        :meth:`TopSampler.inputs`)."""
         if len(tiers) != len(spaces):
             raise ValueError(f"top stacks: {len(spaces)} spaces but {len(tiers)} tiers")
         if not len(spaces):
             return np.zeros((0, len(COLOURS), MAX_PER_COLOUR + 1), np.float32)
-        c = self._maps
-        if c is None or c[0] is not pose or c[1] is not geometry:
-            every = list(geometry.spaces)
-            k = self.max_towers + 1
-            mx, my = _sample_maps(
-                pose, geometry, [s for s in every for _ in range(k)], list(range(k)) * len(every)
-            )
-            shape = (len(every), k, len(SLABS_MM) * ROI_PX, ROI_PX)
-            row = {s: i for i, s in enumerate(every)}
-            c = self._maps = (pose, geometry, row, mx.reshape(shape), my.reshape(shape))
-        rows = [c[2][s] for s in spaces]
-        tk = np.clip(np.asarray(tiers, np.intp), 0, self.max_towers)
-        maps = (
-            np.ascontiguousarray(c[3][rows, tk].reshape(-1, ROI_PX)),
-            np.ascontiguousarray(c[4][rows, tk].reshape(-1, ROI_PX)),
-        )
-        stacks = top_stacks(frame, pose, geometry, spaces, tiers, maps)
-        return self.probabilities(network_input(stacks, white))
+        x = self.sampler.inputs(frame, pose, geometry, white, spaces, tiers)
+        return self.probabilities(x)

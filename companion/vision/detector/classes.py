@@ -118,6 +118,9 @@ class ProfileClasses:
     token_profile: ColourProfile
     """The classes the raven token's white disc is told from (the magic tower's left out)."""
     token_raven: int
+    tokens: tuple[str, ...]
+    """The expansion's tokens in play (``profile.meta["tokens"]``; a profile without it: the
+    tokens whose colours it holds)."""
     disc_colour: str
     """The wizard colour the crest disc is nearest to (usually yellow; "" without one)."""
     mark_idx: int
@@ -163,6 +166,12 @@ class ProfileClasses:
             white_bgr=profile.white_bgr,
         )
         token_raven = token_profile.names.index("raven") if "raven" in token_idx else -1
+        meta_tokens = profile.meta.get("tokens")
+        tokens = (
+            tuple(t for t in TOKEN_CLASSES if t in meta_tokens)
+            if isinstance(meta_tokens, list)
+            else tuple(token_idx)
+        )
         # the wizard colour the crest disc is nearest to (usually yellow)
         disc_colour = ""
         if "roof-crest" in names and wizard_idx:
@@ -219,6 +228,7 @@ class ProfileClasses:
             token_idx=token_idx,
             token_profile=token_profile,
             token_raven=token_raven,
+            tokens=tokens,
             disc_colour=disc_colour,
             mark_idx=names.index("track-crest") if "track-crest" in names else -1,
             fountain_idx=names.index("track-fountain") if "track-fountain" in names else -1,

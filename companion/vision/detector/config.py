@@ -170,6 +170,14 @@ class DetectorConfig:
         gives both methods' figures). ``"cnn"`` measured better on fresh bench seeds (wizard
         error per space of the frames read, CNN heights, withholding 0.2: 0.13 against 0.17 %
         base, 0.31 against 1.93 % with all modules), at about 7 ms more per frame on one core.
+    :param token_method: how the witch and the raven token are read: ``"hand"`` (the colours
+        the setup frame showed on their space, this package's ``tokens`` stage) or ``"cnn"``
+        (the network of :mod:`companion.vision.token_cnn` on the wizards' top-surface ROI,
+        whose sureness joins each space's confidence; ``docs/vision.md``, "Tokens", gives both
+        methods' figures).
+    :param roof_disagree: with ``token_method = "cnn"``: how sure (raw) a bare crest or plain
+        roof is at most when the token network's roof head reads it the other way from the
+        hand-built stage (the surer of the two readings is kept).
     :param wizard_disagree: with ``wizard_method = "cnn"``: how sure (raw) a top's wizards are
         at most when the colour areas count them differently from the network (the colour areas
         are measured either way, for the tokens; the surer of the two readings is kept). On
@@ -266,6 +274,8 @@ class DetectorConfig:
     top_method: str = "hand"
     height_method: str = "features"
     wizard_method: str = "cnn"
+    token_method: str = "cnn"
+    roof_disagree: float = 0.5
     wizard_disagree: float = 0.5
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
@@ -287,7 +297,8 @@ class SpaceDetail:
     top kind is (``top_sure``), the wizard areas' distance from the nearest count boundary
     (``wizard_margin``, in wizards), whether the setup's tower total changed the count
     (``forced``) and the share of clipped pixels on the top surface (``clipped``); the next
-    most likely tower count (``rival_towers``, -1 when unknown)."""
+    most likely tower count (``rival_towers``, -1 when unknown); how sure the token network's
+    reading of the witch and the raven token there is (``token_sure``, 1 when not read)."""
 
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
@@ -299,6 +310,7 @@ class SpaceDetail:
     forced: bool = False
     clipped: float = 0.0
     rival_towers: int = -1
+    token_sure: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,13 @@ from companion.vision.detector.config import (
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels, probe_frame
 from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
-from companion.vision.detector.tokens import place_tokens, token_areas, track_drift
+from companion.vision.detector.tokens import (
+    TokenReading,
+    learned_tokens,
+    place_tokens,
+    token_areas,
+    track_drift,
+)
 from companion.vision.detector.tops import crest_disc_yb, magic_shares, top_kinds
 from companion.vision.detector.withhold import withheld_message, withhold
 from companion.vision.detector.wizards import (
@@ -42,6 +48,7 @@ from companion.vision.detector.wizards import (
     learned_wizards,
     settle_wizards,
     surface_labels,
+    top_inputs,
     wizard_areas,
 )
 from companion.vision.geometry import BoardGeometry
@@ -59,8 +66,9 @@ from companion.vision.quality import (
     space_ranges,
 )
 from companion.vision.stack_cnn import StackModel
+from companion.vision.token_cnn import TokenModel
 from companion.vision.top_kind import TopKindModel, learned_tops
-from companion.vision.wizard_cnn import WizardModel
+from companion.vision.wizard_cnn import TopSampler, WizardModel
 
 
 def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
@@ -143,12 +151,16 @@ def _read_tops(
     sure: list[float],
     clipped: NDArray[np.bool_],
     learned: Mapping[int, tuple[dict[str, int], float]] | None = None,
+    tokens: TokenReading | None = None,
 ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
     """The pieces on every top surface: wizards by colour, then the tokens. ``clipped``: the
     hull pixels (as ``px.labels``) that are over-exposed (their labels are already -1).
     ``learned``: space -> the wizard network's counts and how sure they are
     (:func:`~companion.vision.detector.wizards.learned_wizards`), which replace the colour
-    areas' counts and margin there."""
+    areas' counts and margin there. ``tokens``: the token network's reading
+    (:func:`~companion.vision.detector.tokens.learned_tokens`), which places the tokens instead
+    of the colour areas and reads a roof under a token; how sure a space's token reading is
+    then bounds its confidence as its top kind's sureness does."""
     g = rd.geometry
     out: dict[int, SpaceObservation] = {}
     details: dict[int, SpaceDetail] = {}
@@ -222,16 +234,43 @@ def _read_tops(
             clipped=clip_share,
             rival_towers=st.rival_of[si] if st.rival_of else -1,
         )
-    place_tokens(rd, fp, out, details, drift)
+    token_sure, roof_sure = place_tokens(rd, fp, out, details, drift, tokens)
     for space, o in out.items():
-        if (o.witch or o.raven) and o.top in ("crest", "plain"):
+        d = details[space]
+        top_sure = d.top_sure
+        if space in roof_sure:
+            # the network's roof head read the roof under the token
+            top_sure = roof_sure[space]
+        elif (o.witch or o.raven) and o.top in ("crest", "plain"):
             # a token on a roof hides the printed raven that tells crest from plain
-            d = details[space]
-            top_sure = min(d.top_sure, rd.config.fallback_sure)
-            conf = space_confidence(d.height_confidence, top_sure, d.wizard_margin, rd.config)
-            out[space] = replace(o, confidence=round(min(o.confidence, conf), 3))
-            details[space] = replace(d, top_sure=top_sure)
+            top_sure = min(top_sure, rd.config.fallback_sure)
+        elif tokens is not None and o.top in ("crest", "plain") and space in tokens.crest:
+            # a bare roof: the network's roof head checks the hand-built reading (a crest
+            # disc crowded by wizards or a plain roof in their shadow leaves that unsure)
+            o, top_sure = _check_roof(o, top_sure, tokens.crest[space], rd.config)
+        tok_sure = token_sure.get(space, 1.0)
+        if top_sure != d.top_sure or tok_sure < 1.0 or o.top != out[space].top:
+            conf = space_confidence(
+                d.height_confidence, min(top_sure, tok_sure), d.wizard_margin, rd.config
+            )
+            out[space] = replace(o, confidence=round(conf, 3))
+            details[space] = replace(d, top_sure=top_sure, token_sure=tok_sure)
     return out, details
+
+
+def _check_roof(
+    o: SpaceObservation, top_sure: float, crest: float, cfg: DetectorConfig
+) -> tuple[SpaceObservation, float]:
+    """A crest or plain roof read by the hand-built stage (sure ``top_sure``) checked against
+    the token network's roof head (probability ``crest`` that it is crest): agreeing, the
+    surer of the two; disagreeing, the surer reading at most ``cfg.roof_disagree`` sure."""
+    kind = "crest" if crest >= 0.5 else "plain"
+    sure = max(crest, 1.0 - crest)
+    if kind == o.top:
+        return o, max(top_sure, sure)
+    if sure > top_sure:
+        o = replace(o, top=kind)
+    return o, min(max(top_sure, sure), cfg.roof_disagree)
 
 
 def board_scale(pose: BoardPose, geometry: BoardGeometry) -> float:
@@ -347,6 +386,14 @@ class Detector:
             WizardModel(max_towers=self.config.max_towers)
             if self.config.wizard_method == "cnn"
             else None
+        )
+        if self.config.token_method not in ("hand", "cnn"):
+            raise ValueError(f"token_method {self.config.token_method!r}: expected 'hand' or 'cnn'")
+        self._token_model = TokenModel() if self.config.token_method == "cnn" else None
+        self._sampler = (
+            self._wizard_model.sampler
+            if self._wizard_model is not None
+            else TopSampler(self.config.max_towers)
         )
         # a missing or unreadable network raises here, at setup, never a silent fallback
         stack_cnn = (
@@ -523,12 +570,16 @@ class Detector:
         tops, sure = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
         if self._top_model is not None:
             learned_tops(self._top_model, fp, stacks, rd.geometry, tops, sure)
-        learned = (
-            learned_wizards(self._wizard_model, rd, fp, stacks)
-            if self._wizard_model is not None
-            else None
-        )
-        spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned)
+        learned = tokens = None
+        token_model = self._token_model if rd.classes.tokens else None
+        if self._wizard_model is not None or token_model is not None:
+            # one resampling of the top surfaces for both networks
+            top_spaces, x = top_inputs(self._sampler, rd, fp, stacks)
+            if self._wizard_model is not None:
+                learned = learned_wizards(self._wizard_model, rd, top_spaces, x)
+            if token_model is not None:
+                tokens = learned_tokens(token_model, rd, top_spaces, x, tops)
+        spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned, tokens)
         glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
         quality = replace(quality, glare=glare)
         full = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
@@ -711,7 +762,8 @@ def wizard_area_gain(
     """
     meta = {k: v for k, v in profile.meta.items() if k != "wizard_area"}
     plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
-    det = Detector(camera, geometry, plain)
+    # (the wizard areas only: the tokens are not read)
+    det = Detector(camera, geometry, plain, config=DetectorConfig(token_method="hand"))
     found = det.detect(frame)
     # every space as read (the withheld ones too: each is checked against the known position)
     seen = found.reading if found.ok else None

@@ -4,13 +4,16 @@ The one witch and the one raven are the spaces where most of their colour shows 
 white disc next to the grey ink of its printed raven, after the frame's colour drift against the
 setup is taken off, and whiter than this frame's crest discs); the raven is never covered
 (R-MOD-RAVEN-7). A roof under the raven token is crest when the roof just outside the token is
-yellower than its bare rim (the crest disc is wider than the token).
+yellower than its bare rim (the crest disc is wider than the token). With the token network
+(``DetectorConfig.token_method = "cnn"``, :mod:`companion.vision.token_cnn`) each token goes
+where the network finds it likeliest instead, and how sure that is joins the confidence of
+every space that may hold it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -29,6 +32,7 @@ from companion.vision.detector.pose import (
     short_median,
 )
 from companion.vision.profile import CHROMA_EPS, MIN_LIGHT, features
+from companion.vision.token_cnn import TOKENS, TokenModel, token_sureness
 
 
 def track_drift(
@@ -72,30 +76,97 @@ def token_areas(
     return areas
 
 
+@dataclass(frozen=True)
+class TokenReading:
+    """The token network's reading of a frame (:func:`learned_tokens`).
+
+    :param present: token in play -> space -> probability that it stands on that top.
+    :param crest: space -> probability that its top, if a crest or plain roof, is crest.
+    """
+
+    present: dict[str, dict[int, float]]
+    crest: dict[int, float]
+
+
+def learned_tokens(
+    model: TokenModel,
+    rd: Reader,
+    spaces: list[int],
+    x: NDArray[np.float32],
+    tops: list[str],
+) -> TokenReading:
+    """The token network's reading (:mod:`companion.vision.token_cnn`; one batched forward pass
+    of the top-surface stacks ``x`` of ``spaces``) of the tokens in play. Webs are left out
+    (nothing stays on a web, R-MOD-WEB-3).
+
+    :param tops: the top kind read on every space (in ``rd.geometry.spaces`` order).
+    """
+    g = rd.geometry
+    kind = dict(zip(g.spaces, tops, strict=True))
+    keep = [i for i, s in enumerate(spaces) if kind[s] != "web"]
+    if not rd.classes.tokens or not keep:
+        return TokenReading({}, {})
+    p = model.read(x[keep])
+    present: dict[str, dict[int, float]] = {}
+    for tok in rd.classes.tokens:
+        k = TOKENS.index(tok)
+        present[tok] = {spaces[i]: float(p[j, k]) for j, i in enumerate(keep)}
+    crest = {spaces[i]: float(p[j, len(TOKENS)]) for j, i in enumerate(keep)}
+    return TokenReading(present, crest)
+
+
 def place_tokens(
     rd: Reader,
     fp: FrameProbes,
     out: dict[int, SpaceObservation],
     details: dict[int, SpaceDetail],
     drift: NDArray[np.float32],
-) -> None:
-    """Put, in place, the one witch and the one raven token on the space where the most of
-    its colour shows (R-MOD-WITCH-1, R-MOD-RAVEN-1); the raven is never covered
-    (R-MOD-RAVEN-7), and a roof under it is read again (:func:`kind_under_token`)."""
+    learned: TokenReading | None = None,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Put, in place, the one witch and the one raven token on their spaces (R-MOD-WITCH-1,
+    R-MOD-RAVEN-1); the raven is never covered (R-MOD-RAVEN-7).
+
+    Without ``learned`` each goes where the most of its colour shows, and a roof under the
+    raven is read again (:func:`kind_under_token`). With ``learned`` (the token network's
+    reading, :func:`learned_tokens`) each goes where the network finds it likeliest
+    (:func:`~companion.vision.token_cnn.token_sureness`: the raven always on one space, the
+    witch only when likelier there than not), and a crest or plain roof under a token is read
+    by the network's roof head.
+
+    :returns: space -> how sure (0..1) its token reading is, for the spaces the network read,
+        and space -> how sure the kind of a roof under a token is, where the network read it
+        (both empty without ``learned``).
+    """
     g, cfg = rd.geometry, rd.config
-    for tok in rd.classes.token_idx:
-        best = max(g.spaces, key=lambda n: details[n].wizard_area.get(tok, 0.0))
-        need = cfg.raven_min if tok == "raven" else cfg.token_min
-        if details[best].wizard_area.get(tok, 0.0) < need:
-            continue
-        if tok == "raven":
-            out[best] = replace(out[best], raven=True)
-            if out[best].top in ("crest", "plain"):
-                kind = kind_under_token(rd, fp, best, out[best].towers, drift)
+    places: dict[str, int] = {}
+    sure_of: dict[int, float] = {}
+    roof_sure: dict[int, float] = {}
+    if learned is None:
+        for tok in rd.classes.token_idx:
+            best = max(g.spaces, key=lambda n: details[n].wizard_area.get(tok, 0.0))
+            need = cfg.raven_min if tok == "raven" else cfg.token_min
+            if details[best].wizard_area.get(tok, 0.0) >= need:
+                places[tok] = best
+    else:
+        for tok, present in learned.present.items():
+            on, sure = token_sureness(present, always_shown=tok == "raven")
+            if on is not None:
+                places[tok] = on
+            for s, v in sure.items():
+                sure_of[s] = min(sure_of.get(s, 1.0), v)
+    for tok, best in places.items():
+        o = replace(out[best], raven=True) if tok == "raven" else replace(out[best], witch=True)
+        if o.top in ("crest", "plain"):
+            if learned is not None and best in learned.crest:
+                pc = learned.crest[best]
+                o = replace(o, top="crest" if pc >= 0.5 else "plain")
+                roof_sure[best] = max(pc, 1.0 - pc)
+            elif tok == "raven":
+                kind = kind_under_token(rd, fp, best, o.towers, drift)
                 if kind is not None:
-                    out[best] = replace(out[best], top=kind)
-        else:
-            out[best] = replace(out[best], witch=True)
+                    o = replace(o, top=kind)
+        out[best] = o
+    return sure_of, roof_sure
 
 
 def raven_area(

@@ -26,7 +26,7 @@ from companion.vision.detector.config import HARD_PAIRS
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels
 from companion.vision.detector.pose import Hull, hull, owners
 from companion.vision.profile import features
-from companion.vision.wizard_cnn import WizardModel, choose_counts
+from companion.vision.wizard_cnn import TopSampler, WizardModel, choose_counts
 
 
 def hull_labels(
@@ -225,16 +225,25 @@ def settle_wizards(rd: Reader, wizards: dict[str, int], areas: dict[str, float])
             del wizards[worst]
 
 
-def learned_wizards(
-    model: WizardModel, rd: Reader, fp: FrameProbes, st: Stacks
-) -> dict[int, tuple[dict[str, int], float]]:
-    """The wizards on every top surface not under the raven castle from the wizard network
-    (:mod:`companion.vision.wizard_cnn`; one batched forward pass at the tower counts read):
-    space -> (colour -> count among the profile's colours, how sure that is 0..1)."""
+def top_inputs(
+    sampler: TopSampler, rd: Reader, fp: FrameProbes, st: Stacks
+) -> tuple[list[int], NDArray[np.float32]]:
+    """The spaces not under the raven castle and their top-surface stacks at the tower counts
+    read, as the input of the wizard and the token networks (:mod:`companion.vision.wizard_cnn`;
+    one resampling for both)."""
     g = rd.geometry
     keep = [(si, s) for si, s in enumerate(g.spaces) if not st.castle_of[si]]
     spaces = [s for _, s in keep]
     tiers = [st.towers_of[si] for si, _ in keep]
-    probs = model.read(fp.frame, fp.pose, g, fp.white, spaces, tiers)
+    return spaces, sampler.inputs(fp.frame, fp.pose, g, fp.white, spaces, tiers)
+
+
+def learned_wizards(
+    model: WizardModel, rd: Reader, spaces: list[int], x: NDArray[np.float32]
+) -> dict[int, tuple[dict[str, int], float]]:
+    """The wizards on the top surfaces of ``spaces`` from the wizard network (one batched
+    forward pass of their inputs ``x``, :func:`top_inputs`): space -> (colour -> count among
+    the profile's colours, how sure that is 0..1)."""
+    probs = model.probabilities(x)
     colours = list(rd.classes.wizard_idx)
     return {s: choose_counts(p, colours) for s, p in zip(spaces, probs, strict=True)}
