@@ -158,11 +158,10 @@ class DetectorConfig:
         ``"cnn"`` (the convolutional network of :mod:`companion.vision.stack_cnn` on the
         space's tier-stack ROI). Both feed the same tower-total constraint and confidence;
         the raven castle's tier and the inserts stay with the hand-built stage. ``"cnn"``
-        measured better on fresh bench seeds (tower-count error per space of the frames read
-        0.71 against 2.12 %, base game, withholding off; ``docs/vision.md``, "Tower count"), at
-        about twice the detector's time, but the tracked all-modules game of the e2e tests
-        ended with a wrong potion count with it, so ``"features"`` stays the default until that
-        is understood.
+        measured better on fresh bench seeds (``docs/vision.md``, "Tower count": boards exact
+        43.8 against 27.8 %, wrong boards 2.1 against 4.2 %, base game, withholding 0.2; with
+        all modules and the token network 23.6 against 11.1 % exact, 8.3 against 13.9 % wrong),
+        at about twice the detector's time, and is the default.
     :param wizard_method: how the wizards on a top surface are read: ``"hand"`` (the colour
         areas of the profile's classes in the projected wizard region, this package's
         ``wizards`` stage) or ``"cnn"`` (the network of :mod:`companion.vision.wizard_cnn` on
@@ -272,7 +271,7 @@ class DetectorConfig:
     withhold_below: float = 0.2
     withhold_max: float = 0.5
     top_method: str = "hand"
-    height_method: str = "features"
+    height_method: str = "cnn"
     wizard_method: str = "cnn"
     token_method: str = "cnn"
     roof_disagree: float = 0.5
