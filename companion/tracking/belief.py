@@ -52,6 +52,12 @@ class Step:
     events: tuple[tuple[Event, ...], ...]
     states: tuple[GameState, ...]
     alts: tuple[Path, ...] = ()
+    late: float = 0.0
+    """The prior (nats) the step paid for its first unannounced turn end (0: none, or a DONE
+    press used after it). A DONE press that reaches the tracker after this frame may be that
+    turn's (pressed late: the frame showed the next player's first move before it), and the
+    story then gets this back (``cost_late_done`` instead, :meth:`Tracker.end_turn
+    <companion.tracking.tracker.Tracker.end_turn>`)."""
 
     def paths(self) -> tuple[Path, ...]:
         """The step's own path first, then its alternatives."""
@@ -380,6 +386,7 @@ def _step_json(s: Step) -> dict[str, Any]:
             }
             for acts, evs, sts in s.alts
         ],
+        **({"late": s.late} if s.late else {}),
     }
 
 
@@ -409,6 +416,7 @@ def _step_from(d: Mapping[str, Any]) -> Step:
             )
             for p in d.get("alts", [])
         ),
+        float(d.get("late", 0.0)),
     )
 
 

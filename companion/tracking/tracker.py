@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from companion.rules.actions import Action, Event
+from companion.rules.actions import Action, EndTurn, Event
 from companion.rules.engine import setup
 from companion.rules.model import Config, GameState
 from companion.rules.observation import Observation, ObservationError
@@ -58,6 +58,7 @@ from companion.tracking.belief import (
     Hypothesis,
     Marker,
     Step,
+    board_key,
     hypothesis_from,
     hypothesis_json,
     marker_from,
@@ -138,6 +139,25 @@ class TrackerUpdate:
                 c: [[list(w) for w in alt] for alt in v] for c, v in self.hidden_unsure.items()
             },
         }
+
+
+def _late_step(trail: Sequence[Step]) -> int | None:
+    """The index of the step whose unannounced turn end a DONE press arriving now may be
+    (:attr:`Step.late`), placed at most one frame before the press: the newest frame's
+    (the next player moved after it in that frame), or the frame's before when it ended
+    with that turn end and the newest frame shows only the next player's moves; None when
+    there is none."""
+    shown = [i for i in range(len(trail)) if trail[i].actions]
+    if not shown:
+        return None
+    i = shown[-1]
+    if trail[i].late > 0:
+        return i
+    if len(shown) < 2 or any(isinstance(a, EndTurn) for a in trail[i].actions):
+        return None
+    j = shown[-2]
+    step = trail[j]
+    return j if step.late > 0 and isinstance(step.actions[-1], EndTurn) else None
 
 
 class Tracker:
@@ -401,16 +421,35 @@ class Tracker:
         """The DONE button: the current player's turn is over (R-TURN-4/8).
 
         Moves the camera has not seen yet may still belong to this turn, so the DONE is kept
-        pending and the next frame's explanation closes the turn after them. A DONE right after
-        a turn the tracker already ended unannounced may belong to that turn (kept as an
-        alternative).
+        pending and the next frame's explanation closes the turn after them. A DONE is a hint
+        with a time uncertainty: it may also be the press of a turn the tracker already ended
+        unannounced with nothing moved since (``cost_pending_done``), or of a turn it ended
+        unannounced in the last frame before the next player's first move there (a late
+        press: the frame came before it; the unannounced end's cost is given back for
+        ``cost_late_done``). Each such story is kept beside the pending press and competes.
         """
         out: list[Hypothesis] = []
         marker: Marker = ("done",)
+        opts = self.options
         for h in self._hyps:
             out.append(replace(h, pending=h.pending + (marker,)))
             t = h.state.turn
-            if not h.pending and h.implicit and not t.cards_used and not t.casts and not t.redrawn:
+            quiet = h.implicit and not t.cards_used and not t.casts and not t.redrawn
+            at = _late_step(h.trail) if not h.pending and not quiet else None
+            if at is not None:
+                step = h.trail[at]
+                fee = opts.cost_late_done
+                trail = h.trail[:at] + (replace(step, late=0.0),) + h.trail[at + 1 :]
+                out.append(
+                    replace(
+                        h,
+                        cost=h.cost - step.late + fee,
+                        trail=trail,
+                        pending=(),
+                        implicit=False,
+                    )
+                )
+            elif not h.pending and quiet:
                 out.append(
                     replace(
                         h, cost=h.cost + self.options.cost_pending_done, pending=(), implicit=False
@@ -465,13 +504,17 @@ class Tracker:
             # those the question left out (further from the best: another potion count of the
             # chosen board, a spell instead of a card), else the true potions are lost with
             # the other options
+            # (also, for a question about the board, the stories that show the chosen board
+            # on another player's turn: a turn's end the camera cannot see, a DONE late or
+            # forgotten, is not what the players were asked)
             chosen = {split(h.state) for h in keep}
             turns = {h.state.turn.player for h in keep}
+            any_turn = split is board_key
             keep = keep + tuple(
                 h
                 for h in self._hyps
                 if split(h.state) in chosen
-                and h.state.turn.player in turns
+                and (any_turn or h.state.turn.player in turns)
                 and not any(h is g for g in keep)
             )
         self._hyps = self._prune(keep)
@@ -569,7 +612,14 @@ class Tracker:
         srch = self._srch
         modules = self._root.modules is not None
         if self._per_action():
-            opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
+            # the press usually comes after the frame that shows the turn's last move: a
+            # complete turn still open is no sign of a forgotten press
+            opts = replace(
+                opts,
+                cost_after_done=0.0,
+                cost_before_done=opts.cost_after_done,
+                cost_open_complete=0.0,
+            )
         got = explain(srch, self._hyps, target, opts, modules, self._unexplained)
         if not got.hyps or got.best_obs > target.bad_frame:
             mismatch = got.mismatch
