@@ -277,7 +277,9 @@ def implicit_end_cost(st: GameState, opts: TrackerOptions) -> float:
     ``cost_implicit_end`` (cards left unplayed and no press)."""
     if not opts.expect_done:
         return 0.5
-    return opts.cost_complete_end if turn_complete(st) else opts.cost_implicit_end
+    if opts.board_turns and turn_complete(st):
+        return opts.cost_complete_end
+    return opts.cost_implicit_end
 
 
 _BASE_SPELLS = frozenset(

@@ -295,6 +295,8 @@ def search_frame(
                 if action is None:
                     if node.closed_ahead:
                         continue  # closed when the move that completed the turn was found
+                    if opts.board_turns and implicit and node.closes:
+                        prior = opts.cost_implicit_end  # a second turn end in one frame
                     closed = _closed(srch, node, opts, prior, pending, implicit)
                     if closed is None:
                         continue
@@ -352,7 +354,7 @@ def search_frame(
                         # two cards, a spell, the feather and its card is longer than the pass)
                         queue.append(child)
                 score(child)
-                if action is not None and turn_complete(child.state):
+                if opts.board_turns and action is not None and turn_complete(child.state):
                     # the end of a complete turn takes no level: nothing is left to play, and
                     # the press or the next player's first move belongs in the same pass as
                     # the last card (a quick pass would otherwise end the search with a wrong
@@ -432,7 +434,9 @@ def _close_ahead(srch: SearchCache, node: Node, opts: TrackerOptions) -> Node | 
     a turn of two cards where a spell after them was still to come.)"""
     if node.state.game.over or node.pending:
         return None
-    return _closed(srch, node, opts, implicit_end_cost(node.state, opts), (), True)
+    # cheap only as the frame's first turn end: one frame rarely shows more than a turn
+    cost = opts.cost_implicit_end if node.closes else implicit_end_cost(node.state, opts)
+    return _closed(srch, node, opts, cost, (), True)
 
 
 def _left_open(node: Node, opts: TrackerOptions) -> bool:

@@ -58,7 +58,6 @@ from companion.tracking.belief import (
     Hypothesis,
     Marker,
     Step,
-    board_key,
     hypothesis_from,
     hypothesis_json,
     marker_from,
@@ -435,7 +434,8 @@ class Tracker:
             out.append(replace(h, pending=h.pending + (marker,)))
             t = h.state.turn
             quiet = h.implicit and not t.cards_used and not t.casts and not t.redrawn
-            at = _late_step(h.trail) if not h.pending and not quiet else None
+            late = opts.board_turns and not h.pending and not quiet
+            at = _late_step(h.trail) if late else None
             if at is not None:
                 step = h.trail[at]
                 fee = opts.cost_late_done
@@ -504,17 +504,13 @@ class Tracker:
             # those the question left out (further from the best: another potion count of the
             # chosen board, a spell instead of a card), else the true potions are lost with
             # the other options
-            # (also, for a question about the board, the stories that show the chosen board
-            # on another player's turn: a turn's end the camera cannot see, a DONE late or
-            # forgotten, is not what the players were asked)
             chosen = {split(h.state) for h in keep}
             turns = {h.state.turn.player for h in keep}
-            any_turn = split is board_key
             keep = keep + tuple(
                 h
                 for h in self._hyps
                 if split(h.state) in chosen
-                and (any_turn or h.state.turn.player in turns)
+                and h.state.turn.player in turns
                 and not any(h is g for g in keep)
             )
         self._hyps = self._prune(keep)
@@ -582,6 +578,13 @@ class Tracker:
     def _per_action(self) -> bool:
         """The camera has seen the table after about every move so far (``action_pace``):
         the committed frames and the best story's held ones."""
+        return self._pace_now() is True
+
+    def _pace_now(self) -> bool | None:
+        """True when the camera has seen the table after about every move so far
+        (``action_pace``: the committed frames and the best story's held ones), False when
+        after more moves per frame (whole turns), None before ``pace_frames`` frames with
+        moves."""
         frames, moves = self._pace
         best = min(self._hyps, key=lambda h: h.cost)
         for step in best.trail:
@@ -590,7 +593,9 @@ class Tracker:
                 frames += 1
                 moves += k
         opts = self.options
-        return frames >= opts.pace_frames and moves <= opts.action_pace * frames
+        if frames < opts.pace_frames:
+            return None
+        return moves <= opts.action_pace * frames
 
     def _count_pace(self, steps: Iterable[Step]) -> None:
         frames, moves = self._pace
@@ -611,14 +616,21 @@ class Tracker:
         opts = self.options
         srch = self._srch
         modules = self._root.modules is not None
-        if self._per_action():
-            # the press usually comes after the frame that shows the turn's last move: a
-            # complete turn still open is no sign of a forgotten press
+        pace = self._pace_now()
+        if pace or not opts.board_turns:
+            # a complete turn still open is a sign of a forgotten press only where the
+            # frames show whole turns (the press then comes before the frame; the usual pace
+            # until the frames tell): where they show every move it comes after the frame
+            # showing the last one
+            opts = replace(opts, cost_open_complete=0.0)
+        if pace:
+            # the turn's last move is seen before its press, which then follows: a turn end
+            # without one is no likelier after a complete turn
             opts = replace(
                 opts,
                 cost_after_done=0.0,
                 cost_before_done=opts.cost_after_done,
-                cost_open_complete=0.0,
+                cost_complete_end=opts.cost_implicit_end,
             )
         got = explain(srch, self._hyps, target, opts, modules, self._unexplained)
         if not got.hyps or got.best_obs > target.bad_frame:
