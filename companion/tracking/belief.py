@@ -138,6 +138,25 @@ def same_path(a: Sequence[Step], b: Sequence[Step]) -> bool:
     return all(x is y or step_print(x) == step_print(y) for x, y in zip(a, b, strict=True))
 
 
+def late_step(trail: Sequence[Step]) -> int | None:
+    """The index of the step whose unannounced turn end a DONE press arriving now may be
+    (:attr:`Step.late`), placed at most one frame before the press: the newest frame's
+    (the next player moved after it in that frame), or the frame's before when it ended
+    with that turn end and the newest frame shows only the next player's moves; None when
+    there is none."""
+    shown = [i for i in range(len(trail)) if trail[i].actions]
+    if not shown:
+        return None
+    i = shown[-1]
+    if trail[i].late > 0:
+        return i
+    if len(shown) < 2 or any(isinstance(a, EndTurn) for a in trail[i].actions):
+        return None
+    j = shown[-2]
+    step = trail[j]
+    return j if step.late > 0 and isinstance(step.actions[-1], EndTurn) else None
+
+
 _KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
 _WIZ_KEYS: dict[Key, tuple[tuple[int, ...], ...]] = {}
 """Wizard positions -> the sorted positions per colour (a search meets the same few again)."""

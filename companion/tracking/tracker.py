@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from companion.rules.actions import Action, EndTurn, Event
+from companion.rules.actions import Action, Event
 from companion.rules.engine import setup
 from companion.rules.model import Config, GameState
 from companion.rules.observation import Observation, ObservationError
@@ -60,6 +60,7 @@ from companion.tracking.belief import (
     Step,
     hypothesis_from,
     hypothesis_json,
+    late_step,
     marker_from,
     marker_json,
     moves_shown,
@@ -138,25 +139,6 @@ class TrackerUpdate:
                 c: [[list(w) for w in alt] for alt in v] for c, v in self.hidden_unsure.items()
             },
         }
-
-
-def _late_step(trail: Sequence[Step]) -> int | None:
-    """The index of the step whose unannounced turn end a DONE press arriving now may be
-    (:attr:`Step.late`), placed at most one frame before the press: the newest frame's
-    (the next player moved after it in that frame), or the frame's before when it ended
-    with that turn end and the newest frame shows only the next player's moves; None when
-    there is none."""
-    shown = [i for i in range(len(trail)) if trail[i].actions]
-    if not shown:
-        return None
-    i = shown[-1]
-    if trail[i].late > 0:
-        return i
-    if len(shown) < 2 or any(isinstance(a, EndTurn) for a in trail[i].actions):
-        return None
-    j = shown[-2]
-    step = trail[j]
-    return j if step.late > 0 and isinstance(step.actions[-1], EndTurn) else None
 
 
 class Tracker:
@@ -435,7 +417,7 @@ class Tracker:
             t = h.state.turn
             quiet = h.implicit and not t.cards_used and not t.casts and not t.redrawn
             late = opts.board_turns and not h.pending and not quiet
-            at = _late_step(h.trail) if late else None
+            at = late_step(h.trail) if late else None
             if at is not None:
                 step = h.trail[at]
                 fee = opts.cost_late_done
