@@ -444,7 +444,8 @@ def _left_open(node: Node, opts: TrackerOptions) -> bool:
     (:func:`~companion.tracking.candidates.turn_complete`): charged ``cost_open_complete``."""
     st = node.state
     return (
-        bool(opts.cost_open_complete)
+        opts.board_turns
+        and bool(opts.cost_open_complete)
         and not st.game.over
         and not any(m[0] == "done" for m in node.pending)
         and turn_complete(st)
