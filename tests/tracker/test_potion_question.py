@@ -111,7 +111,9 @@ def test_too_many_counts_are_asked_with_the_unlikely_ones_as_one_option():
     assert [h.state.potions[0] for h in groups[-1]] == [(2, 3, 0), (1, 3, 1), (0, 3, 2)]
 
 
-def _held(counts: list[tuple[int, int, int]], steps: int, over: bool = False) -> list[Hypothesis]:
+def _held(
+    counts: list[tuple[int, int, int]], steps: int, over: bool = False
+) -> list[Hypothesis]:
     """Stories held ``steps`` frames that differ in the first player's potions and in how his
     turn under way went: a card, or Advance a Tower (R-SPELL-6) for each potion he spent."""
     out = []
