@@ -24,7 +24,8 @@ bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
 ``--modules all`` names every module.
 ``--defer`` makes the tracker hold hidden differences and ask only when they matter
-(``TrackerOptions.defer``; off by default).
+(``TrackerOptions.defer``; off by default). ``--board-turns`` makes it read turn ends from the
+board as well as from the DONE button (``TrackerOptions.board_turns``; off by default).
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.
 
@@ -117,6 +118,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="hold hidden differences and ask only when they matter (TrackerOptions.defer)",
     )
+    ap.add_argument(
+        "--board-turns",
+        action="store_true",
+        help="read turn ends from the board as well as from DONE (TrackerOptions.board_turns)",
+    )
     ap.add_argument("--json", action="store_true")
     return ap
 
@@ -167,7 +173,11 @@ def main(argv: list[str]) -> int:
             except ValueError as exc:
                 print(f"bench tracking: {exc}", file=sys.stderr)
                 return 2
-            figures.append(run_game(sim, timings, TrackerOptions(defer=args.defer)))
+            figures.append(
+                run_game(
+                    sim, timings, TrackerOptions(defer=args.defer, board_turns=args.board_turns)
+                )
+            )
         report = {
             "seed": s,
             "players": n,
@@ -186,6 +196,7 @@ def main(argv: list[str]) -> int:
         "noise": args.noise,
         "gap": args.gap,
         "defer": args.defer,
+        "board_turns": args.board_turns,
         **summarise(all_games, all_timings),
         **_deferred(all_games),
         "rss_mb": _rss_mb(),

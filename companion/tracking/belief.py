@@ -52,6 +52,12 @@ class Step:
     events: tuple[tuple[Event, ...], ...]
     states: tuple[GameState, ...]
     alts: tuple[Path, ...] = ()
+    late: float = 0.0
+    """The prior (nats) the step paid for its first unannounced turn end (0: none, or a DONE
+    press used after it). A DONE press that reaches the tracker after this frame may be that
+    turn's (pressed late: the frame showed the next player's first move before it), and the
+    story then gets this back (``cost_late_done`` instead, :meth:`Tracker.end_turn
+    <companion.tracking.tracker.Tracker.end_turn>`)."""
 
     def paths(self) -> tuple[Path, ...]:
         """The step's own path first, then its alternatives."""
@@ -130,6 +136,25 @@ def same_path(a: Sequence[Step], b: Sequence[Step]) -> bool:
     if len(a) != len(b):
         return False
     return all(x is y or step_print(x) == step_print(y) for x, y in zip(a, b, strict=True))
+
+
+def late_step(trail: Sequence[Step]) -> int | None:
+    """The index of the step whose unannounced turn end a DONE press arriving now may be
+    (:attr:`Step.late`), placed at most one frame before the press: the newest frame's
+    (the next player moved after it in that frame), or the frame's before when it ended
+    with that turn end and the newest frame shows only the next player's moves; None when
+    there is none."""
+    shown = [i for i in range(len(trail)) if trail[i].actions]
+    if not shown:
+        return None
+    i = shown[-1]
+    if trail[i].late > 0:
+        return i
+    if len(shown) < 2 or any(isinstance(a, EndTurn) for a in trail[i].actions):
+        return None
+    j = shown[-2]
+    step = trail[j]
+    return j if step.late > 0 and isinstance(step.actions[-1], EndTurn) else None
 
 
 _KIND_STACKS: dict[tuple[tuple[int, ...], ...], tuple[tuple[str, ...], ...]] = {}
@@ -380,6 +405,7 @@ def _step_json(s: Step) -> dict[str, Any]:
             }
             for acts, evs, sts in s.alts
         ],
+        **({"late": s.late} if s.late else {}),
     }
 
 
@@ -409,6 +435,7 @@ def _step_from(d: Mapping[str, Any]) -> Step:
             )
             for p in d.get("alts", [])
         ),
+        float(d.get("late", 0.0)),
     )
 
 

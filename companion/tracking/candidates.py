@@ -261,7 +261,25 @@ def _children(
         if nxt is not None:
             yield None, 0.0, rest, False
         else:
-            yield None, opts.cost_implicit_end if opts.expect_done else 0.5, pending, True
+            yield None, implicit_end_cost(st, opts), pending, True
+
+
+def turn_complete(st: GameState) -> bool:
+    """The current player has played every card the turn allows, redrawn, or a move ended
+    the turn (R-TURN-2/5/6/7): only a spell or the turn's end can follow."""
+    t = st.turn
+    return t.ended or t.redrawn or t.cards_used >= st.table.actions_per_turn + t.extra_card
+
+
+def implicit_end_cost(st: GameState, opts: TrackerOptions) -> float:
+    """Prior cost (nats) of ending the turn of ``st`` without a DONE press: cheap after a
+    complete turn (:func:`turn_complete`, the board tells the turn is over), else
+    ``cost_implicit_end`` (cards left unplayed and no press)."""
+    if not opts.expect_done:
+        return 0.5
+    if opts.board_turns and turn_complete(st):
+        return opts.cost_complete_end
+    return opts.cost_implicit_end
 
 
 _BASE_SPELLS = frozenset(

@@ -68,6 +68,25 @@ class TrackerOptions:
         hypotheses, with its potion stories).
     :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
         ``cost_implicit_end``).
+    :param board_turns: read turn ends from the board as well as from the DONE button
+        (docs/architecture.md, "The tracker"): the ``cost_complete_end``,
+        ``cost_open_complete`` and ``cost_late_done`` below, and the end of a complete turn
+        searched with the move that completed it. Off by default until the whole test suite
+        holds with it (a game with every module and a misread frame still shows a turn too
+        far with it on).
+    :param cost_complete_end: prior cost of an unannounced end of a turn that has played every
+        card it allows (or was redrawn or ended by a move, R-TURN-2/5/6): nothing is left for
+        the player to do but a spell, so the turn has most likely ended and the DONE press was
+        forgotten or is still to come (docs/architecture.md, "The tracker"). Where the frames
+        show every move (``action_pace``) the press follows the frame of the last move, and
+        ``cost_implicit_end`` is charged instead.
+    :param cost_open_complete: charged (once) to a story that leaves a frame with such a
+        complete turn open and no DONE press pending, where the frames are known to show whole
+        turns (``action_pace``; the press then comes before the frame): the turn has more
+        likely ended than a spell is still to come.
+    :param cost_late_done: prior cost of a DONE press placed one frame before it reached the
+        tracker: the frame showing the next player's first move came before the press, and
+        the turn end the story found there unannounced was the press's (its cost refunded).
     :param cost_wrong_guess: prior cost of a release guess naming the wrong tower over a sealed
         witch (R-MOD-WITCH-9; ``ln 5``: players find her 4 times in 5).
     :param cost_after_close: prior cost of each move seen in the same frame after a turn end
@@ -130,6 +149,10 @@ class TrackerOptions:
     cost_spell: float = 1.5
     cost_discard: float = 3.0
     cost_implicit_end: float = 9.0
+    board_turns: bool = False
+    cost_complete_end: float = 0.7
+    cost_open_complete: float = 1.5
+    cost_late_done: float = 1.0
     cost_pending_done: float = 0.05
     cost_repair: float = 6.0
     cost_after_close: float = 2.0

@@ -116,7 +116,7 @@ def explain(
                     best_obs = n.obs_cost
                     best_mismatch = tuple(target.mismatched(srch.view(n.state)))
                 best_near = min(best_near, lead.cost - base + n.obs_cost)
-                step = Step(n.state, n.actions, n.events, n.states, n.alts)
+                step = Step(n.state, n.actions, n.events, n.states, n.alts, n.late)
                 out.append(lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit))
             low = min((n.score for n in found), default=0.0)
             for j, h in enumerate(members[1:], 1):
@@ -132,7 +132,7 @@ def explain(
                         got_r = replay(srch, h.state, a)
                         if got_r is not None and state_key(got_r[0]) == state_key(rst):
                             alt_paths.append((a, got_r[1], got_r[2]))
-                    step = Step(rst, n.actions, revs, rsts, tuple(alt_paths))
+                    step = Step(rst, n.actions, revs, rsts, tuple(alt_paths), n.late)
                     out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
         if (best_obs if anywhere else best_near) <= good:
             break

@@ -33,7 +33,14 @@ from companion.tracking.belief import (
     board_key,
     state_key,
 )
-from companion.tracking.candidates import WITCH_HITS, protect_variants, spaces_of, transitions
+from companion.tracking.candidates import (
+    WITCH_HITS,
+    implicit_end_cost,
+    protect_variants,
+    spaces_of,
+    transitions,
+    turn_complete,
+)
 from companion.tracking.noise import SpaceView, Target, space_views
 from companion.tracking.options import TrackerOptions
 
@@ -104,6 +111,12 @@ class Node:
     alts: tuple[Path, ...] = ()
     """Other paths (actions, events, states) to this node's state about as likely
     (within ``commit_margin``): kept so a commit never claims one of them as fact."""
+    closed_ahead: bool = False
+    """The node's turn close was generated with it (a complete turn, :func:`_close_ahead`)."""
+    late: float = 0.0
+    """The prior paid for the first unannounced turn end of the path (0: none, or a DONE
+    press was used after it): refunded when a DONE press that reaches the tracker after the
+    frame is placed there (:attr:`~companion.tracking.belief.Step.late`)."""
 
 
 def _path_print(states: Sequence[GameState]) -> Key:
@@ -197,6 +210,8 @@ def search_frame(
     changed = target.changed_from(root_views) | target.unknown
     root = Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
     root.obs_cost = target.cost(root_views)
+    # a complete turn left open is charged once: not again by the next frames of its stop
+    open_fee = 0.0 if _left_open(root, opts) else opts.cost_open_complete
     root.score = root.obs_cost
     root.rank = root.score
     terminals: list[Node] = []
@@ -240,6 +255,8 @@ def search_frame(
         views = srch.view(child.state)
         child.obs_cost = target.cost(views)
         child.score = child.prior + child.obs_cost
+        if open_fee and _left_open(child, opts):
+            child.score += open_fee
         spell = bool(child.actions) and isinstance(child.actions[-1], Cast | Feather)
         child.rank = child.prior + partial(views, child.obs_cost, spell)
         key = (state_key(child.state), child.pending, child.implicit)
@@ -276,6 +293,10 @@ def search_frame(
                 node.state, node.pending, node.implicit, allowed, dests, opts
             ):
                 if action is None:
+                    if node.closed_ahead:
+                        continue  # closed when the move that completed the turn was found
+                    if opts.board_turns and implicit and node.closes:
+                        prior = opts.cost_implicit_end  # a second turn end in one frame
                     closed = _closed(srch, node, opts, prior, pending, implicit)
                     if closed is None:
                         continue
@@ -302,6 +323,7 @@ def search_frame(
                             if node.alts and base is node.state
                             else ()
                         ),
+                        late=node.late,
                     )
                     if base.modules is not None and any(e.kind in WITCH_HITS for e in ev):
                         # a player hit by the witch may spend a feather against it
@@ -332,6 +354,16 @@ def search_frame(
                         # two cards, a spell, the feather and its card is longer than the pass)
                         queue.append(child)
                 score(child)
+                if opts.board_turns and action is not None and turn_complete(child.state):
+                    # the end of a complete turn takes no level: nothing is left to play, and
+                    # the press or the next player's first move belongs in the same pass as
+                    # the last card (a quick pass would otherwise end the search with a wrong
+                    # story: that move given to the player before as one more card, or a
+                    # turn left open and its press given to another)
+                    ahead = _close_ahead(srch, child, opts)
+                    if ahead is not None:
+                        child.closed_ahead = True
+                        score(ahead)
         if not seen:
             break
         # terminals are judged on the full picture, the beam on the partial cost
@@ -391,6 +423,32 @@ def _closed(
         implicit,
         closes=node.closes + (opts.cost_after_close if implicit else opts.cost_after_done),
         alts=_extend_paths(node.alts, acts, evs, sts) if node.alts else (),
+        late=(node.late or prior) if implicit else 0.0,
+    )
+
+
+def _close_ahead(srch: SearchCache, node: Node, opts: TrackerOptions) -> Node | None:
+    """``node``'s complete turn ended at once, unannounced (``cost_complete_end``), when no
+    press is pending; None otherwise or when the turn cannot end. (A pending DONE closes it
+    at the next level as before: closing it here too let a quick pass end the search with
+    a turn of two cards where a spell after them was still to come.)"""
+    if node.state.game.over or node.pending:
+        return None
+    # cheap only as the frame's first turn end: one frame rarely shows more than a turn
+    cost = opts.cost_implicit_end if node.closes else implicit_end_cost(node.state, opts)
+    return _closed(srch, node, opts, cost, (), True)
+
+
+def _left_open(node: Node, opts: TrackerOptions) -> bool:
+    """``node`` ends a frame with a complete turn still open and no DONE press pending
+    (:func:`~companion.tracking.candidates.turn_complete`): charged ``cost_open_complete``."""
+    st = node.state
+    return (
+        opts.board_turns
+        and bool(opts.cost_open_complete)
+        and not st.game.over
+        and not any(m[0] == "done" for m in node.pending)
+        and turn_complete(st)
     )
 
 

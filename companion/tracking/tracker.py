@@ -60,6 +60,7 @@ from companion.tracking.belief import (
     Step,
     hypothesis_from,
     hypothesis_json,
+    late_step,
     marker_from,
     marker_json,
     moves_shown,
@@ -401,16 +402,36 @@ class Tracker:
         """The DONE button: the current player's turn is over (R-TURN-4/8).
 
         Moves the camera has not seen yet may still belong to this turn, so the DONE is kept
-        pending and the next frame's explanation closes the turn after them. A DONE right after
-        a turn the tracker already ended unannounced may belong to that turn (kept as an
-        alternative).
+        pending and the next frame's explanation closes the turn after them. A DONE is a hint
+        with a time uncertainty: it may also be the press of a turn the tracker already ended
+        unannounced with nothing moved since (``cost_pending_done``), or of a turn it ended
+        unannounced in the last frame before the next player's first move there (a late
+        press: the frame came before it; the unannounced end's cost is given back for
+        ``cost_late_done``). Each such story is kept beside the pending press and competes.
         """
         out: list[Hypothesis] = []
         marker: Marker = ("done",)
+        opts = self.options
         for h in self._hyps:
             out.append(replace(h, pending=h.pending + (marker,)))
             t = h.state.turn
-            if not h.pending and h.implicit and not t.cards_used and not t.casts and not t.redrawn:
+            quiet = h.implicit and not t.cards_used and not t.casts and not t.redrawn
+            late = opts.board_turns and not h.pending and not quiet
+            at = late_step(h.trail) if late else None
+            if at is not None:
+                step = h.trail[at]
+                fee = opts.cost_late_done
+                trail = h.trail[:at] + (replace(step, late=0.0),) + h.trail[at + 1 :]
+                out.append(
+                    replace(
+                        h,
+                        cost=h.cost - step.late + fee,
+                        trail=trail,
+                        pending=(),
+                        implicit=False,
+                    )
+                )
+            elif not h.pending and quiet:
                 out.append(
                     replace(
                         h, cost=h.cost + self.options.cost_pending_done, pending=(), implicit=False
@@ -539,6 +560,13 @@ class Tracker:
     def _per_action(self) -> bool:
         """The camera has seen the table after about every move so far (``action_pace``):
         the committed frames and the best story's held ones."""
+        return self._pace_now() is True
+
+    def _pace_now(self) -> bool | None:
+        """True when the camera has seen the table after about every move so far
+        (``action_pace``: the committed frames and the best story's held ones), False when
+        after more moves per frame (whole turns), None before ``pace_frames`` frames with
+        moves."""
         frames, moves = self._pace
         best = min(self._hyps, key=lambda h: h.cost)
         for step in best.trail:
@@ -547,7 +575,9 @@ class Tracker:
                 frames += 1
                 moves += k
         opts = self.options
-        return frames >= opts.pace_frames and moves <= opts.action_pace * frames
+        if frames < opts.pace_frames:
+            return None
+        return moves <= opts.action_pace * frames
 
     def _count_pace(self, steps: Iterable[Step]) -> None:
         frames, moves = self._pace
@@ -568,8 +598,22 @@ class Tracker:
         opts = self.options
         srch = self._srch
         modules = self._root.modules is not None
-        if self._per_action():
-            opts = replace(opts, cost_after_done=0.0, cost_before_done=opts.cost_after_done)
+        pace = self._pace_now()
+        if pace or not opts.board_turns:
+            # a complete turn still open is a sign of a forgotten press only where the
+            # frames show whole turns (the press then comes before the frame; the usual pace
+            # until the frames tell): where they show every move it comes after the frame
+            # showing the last one
+            opts = replace(opts, cost_open_complete=0.0)
+        if pace:
+            # the turn's last move is seen before its press, which then follows: a turn end
+            # without one is no likelier after a complete turn
+            opts = replace(
+                opts,
+                cost_after_done=0.0,
+                cost_before_done=opts.cost_after_done,
+                cost_complete_end=opts.cost_implicit_end,
+            )
         got = explain(srch, self._hyps, target, opts, modules, self._unexplained)
         if not got.hyps or got.best_obs > target.bad_frame:
             mismatch = got.mismatch
