@@ -150,10 +150,15 @@ def network_input(stacks: NDArray[np.uint8], white: NDArray[Any]) -> NDArray[np.
     w = np.asarray(white, np.float32)
     if not np.all(w > 0):
         raise ValueError("tier stacks: the white reference must be > 0 in every channel")
-    w = w.reshape(-1, 1, 1, 1, 3) if w.ndim == 2 else w.reshape(1, 1, 1, 1, 3)
-    x = np.clip(stacks.astype(np.float32) / w, 0.0, 1.5) - 0.5
-    n, t, p, _, c = x.shape
-    return np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3).reshape(n, t * c, p, p))
+    # the channels moved to NCHW while still bytes, then each element divided, clipped and
+    # shifted in place: the same float32 operations as on the NHWC stack, with one buffer
+    w = w.reshape(-1, 1, 3, 1, 1) if w.ndim == 2 else w.reshape(1, 1, 3, 1, 1)
+    n, t, p, _, c = stacks.shape
+    x = stacks.transpose(0, 1, 4, 2, 3).astype(np.float32)
+    np.divide(x, w, out=x)
+    np.clip(x, 0.0, 1.5, out=x)
+    np.subtract(x, np.float32(0.5), out=x)
+    return x.reshape(n, t * c, p, p)
 
 
 class StackModel:
