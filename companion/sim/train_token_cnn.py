@@ -43,9 +43,9 @@ from numpy.typing import NDArray
 from companion.rules import observe
 from companion.sim.render.camera_model import play_setup
 from companion.sim.scenes import random_game_state
-from companion.sim.train_stack_cnn import _probes_seen
+from companion.sim.train_stack_cnn import _augment, _probes_seen
 from companion.sim.train_top_kind import _shoot, training_table
-from companion.sim.train_wizard_cnn import softmax
+from companion.sim.train_wizard_cnn import load_cached, softmax
 from companion.vision.detector import Detector, DetectorConfig
 from companion.vision.detector.frame import FrameProbes, Reader
 from companion.vision.geometry import BoardGeometry
@@ -198,18 +198,6 @@ def targets(data: TokenTops, j: NDArray[np.intp]) -> tuple[NDArray[np.int64], ND
     mask[:, :T] = data.play[j]
     mask[:, T] = data.roof[j] > 0
     return y, mask
-
-
-def _augment(
-    x: NDArray[np.uint8], white: NDArray[np.float32], rng: np.random.Generator
-) -> NDArray[np.float32]:
-    """Network input of a batch with random mirror images (left and right of the camera's
-    line of sight are alike) and a white reference off by up to 8 % per channel."""
-    flip = rng.random(len(x)) < 0.5
-    x = x.copy()
-    x[flip] = x[flip][:, :, :, ::-1]
-    w = white * rng.uniform(0.92, 1.08, white.shape).astype(np.float32)
-    return network_input(x, w)
 
 
 def train(
@@ -375,26 +363,9 @@ def report(name: str, p: NDArray[np.float32], data: TokenTops, idx: NDArray[np.i
 
 
 def load(paths: list[Path], sessions: int, per_session: int, base: int) -> TokenTops:
-    """The data sets of the caches ``paths`` (the first is rendered and written when it is
-    missing; none given: rendered and not kept), with their tables kept apart."""
-    parts: list[TokenTops] = []
-    for i, path in enumerate(paths):
-        if path.is_file():
-            c = np.load(path)
-            parts.append(TokenTops(*(c[k] for k in TokenTops.__dataclass_fields__)))
-        elif i == 0:
-            d = collect(sessions, per_session, base=base)
-            np.savez(path, **{k: getattr(d, k) for k in TokenTops.__dataclass_fields__})
-            parts.append(d)
-    if not paths:
-        parts.append(collect(sessions, per_session, base=base))
-    off = 0
-    for d in parts:
-        d.session = d.session + off
-        off = int(d.session.max()) + 1 if len(d.session) else off
-    return TokenTops(
-        *(np.concatenate([getattr(d, k) for d in parts]) for k in TokenTops.__dataclass_fields__)
-    )
+    """The token data sets of the caches ``paths`` (:func:`~companion.sim.train_wizard_cnn.
+    load_cached`)."""
+    return load_cached(paths, lambda: collect(sessions, per_session, base=base), TokenTops)
 
 
 def main(argv: list[str] | None = None) -> int:

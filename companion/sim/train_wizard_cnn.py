@@ -26,9 +26,10 @@ import argparse
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import cv2
 import numpy as np
@@ -38,7 +39,7 @@ from companion.rules import observe
 from companion.rules.observation import COLOURS
 from companion.sim.render.camera_model import play_setup
 from companion.sim.scenes import random_game_state
-from companion.sim.train_stack_cnn import _probes_seen
+from companion.sim.train_stack_cnn import _augment, _probes_seen
 from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.detector import Detector
 from companion.vision.detector.frame import FrameProbes, Reader
@@ -63,6 +64,16 @@ train from 10 000 000, 20 000 000 and 30 000 000)."""
 
 C = len(COLOURS)
 K = MAX_PER_COLOUR + 1
+
+
+class _Tables(Protocol):
+    """A data set of arrays, one row per example, with the table each came from."""
+
+    session: NDArray[np.int32]
+
+
+D = TypeVar("D", bound=_Tables)
+"""A data set of arrays (one row per example) with a ``session`` array."""
 
 
 @dataclass
@@ -190,18 +201,6 @@ def build_network() -> Any:
         nn.Dropout(0.1),
         nn.Linear(64, n_outputs()),
     )
-
-
-def _augment(
-    x: NDArray[np.uint8], white: NDArray[np.float32], rng: np.random.Generator
-) -> NDArray[np.float32]:
-    """Network input of a batch with random mirror images (left and right of the camera's
-    line of sight are alike) and a white reference off by up to 8 % per channel."""
-    flip = rng.random(len(x)) < 0.5
-    x = x.copy()
-    x[flip] = x[flip][:, :, :, ::-1]
-    w = white * rng.uniform(0.92, 1.08, white.shape).astype(np.float32)
-    return network_input(x, w)
 
 
 def _loss(z: Any, y: Any) -> Any:
@@ -340,27 +339,33 @@ def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp])
     )
 
 
-def load(paths: list[Path], sessions: int, per_session: int, base: int) -> Tops:
-    """The data sets of the caches ``paths`` (the first is rendered and written when it is
-    missing; none given: rendered and not kept), with their tables kept apart."""
-    parts: list[Tops] = []
+def load_cached(paths: list[Path], render: Callable[[], D], kind: type[D]) -> D:
+    """The data sets of the caches ``paths`` (``kind``: a dataclass of arrays, one row per
+    example, with a ``session`` array): the first is rendered (``render``) and written when it
+    is missing; none given: rendered and not kept. The tables of different caches are kept
+    apart (their ``session`` numbers shifted)."""
+    fields = list(kind.__dataclass_fields__)  # type: ignore[attr-defined]
+    parts: list[D] = []
     for i, path in enumerate(paths):
         if path.is_file():
             c = np.load(path)
-            parts.append(Tops(c["x"], c["white"], c["y"], c["hand"], c["play"], c["session"]))
+            parts.append(kind(*(c[k] for k in fields)))
         elif i == 0:
-            d = collect(sessions, per_session, base=base)
-            np.savez(path, **{k: getattr(d, k) for k in Tops.__dataclass_fields__})
+            d = render()
+            np.savez(path, **{k: getattr(d, k) for k in fields})
             parts.append(d)
     if not paths:
-        parts.append(collect(sessions, per_session, base=base))
+        parts.append(render())
     off = 0
     for d in parts:
         d.session = d.session + off
         off = int(d.session.max()) + 1 if len(d.session) else off
-    return Tops(
-        *(np.concatenate([getattr(d, k) for d in parts]) for k in Tops.__dataclass_fields__)
-    )
+    return kind(*(np.concatenate([getattr(d, k) for d in parts]) for k in fields))
+
+
+def load(paths: list[Path], sessions: int, per_session: int, base: int) -> Tops:
+    """The wizard data sets of the caches ``paths`` (:func:`load_cached`)."""
+    return load_cached(paths, lambda: collect(sessions, per_session, base=base), Tops)
 
 
 def main(argv: list[str] | None = None) -> int:
