@@ -27,11 +27,11 @@ import argparse
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import cv2
 import numpy as np
@@ -61,6 +61,16 @@ TRAIN_SEED_BASE = 30_000_000
 height model trains from 10 000 000, the top-kind model from 20 000 000)."""
 
 MAX_TOWERS = 10
+
+
+class _Tables(Protocol):
+    """A data set of arrays, one row per example, with the table each came from."""
+
+    session: NDArray[np.int32]
+
+
+D = TypeVar("D", bound=_Tables)
+"""A data set of arrays (one row per example) with a ``session`` array."""
 
 
 @dataclass
@@ -344,6 +354,30 @@ def _report(name: str, p: NDArray[np.float32], y: NDArray[np.int32]) -> None:
     )
 
 
+def load_cached(paths: list[Path], render: Callable[[], D], kind: type[D]) -> D:
+    """The data sets of the caches ``paths`` (``kind``: a dataclass of arrays, one row per
+    example, with a ``session`` array): the first is rendered (``render``) and written when it
+    is missing; none given: rendered and not kept. The tables of different caches are kept
+    apart (their ``session`` numbers shifted)."""
+    fields = list(kind.__dataclass_fields__)  # type: ignore[attr-defined]
+    parts: list[D] = []
+    for i, path in enumerate(paths):
+        if path.is_file():
+            c = np.load(path)
+            parts.append(kind(*(c[k] for k in fields)))
+        elif i == 0:
+            d = render()
+            np.savez(path, **{k: getattr(d, k) for k in fields})
+            parts.append(d)
+    if not paths:
+        parts.append(render())
+    off = 0
+    for d in parts:
+        d.session = d.session + off
+        off = int(d.session.max()) + 1 if len(d.session) else off
+    return kind(*(np.concatenate([getattr(d, k) for d in parts]) for k in fields))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Train and save the tower-count network (``python -m companion.sim.train_stack_cnn``)."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -359,27 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     cv2.setNumThreads(1)
     t0 = time.perf_counter()
-    parts: list[Stacks3] = []
-    for i, path in enumerate(args.data):
-        if path.is_file():
-            c = np.load(path)
-            parts.append(Stacks3(c["x"], c["white"], c["y"], c["feat_p"], c["session"]))
-        elif i == 0:
-            d = collect(args.sessions, args.per_session, base=args.base)
-            np.savez(path, x=d.x, white=d.white, y=d.y, feat_p=d.feat_p, session=d.session)
-            parts.append(d)
-    if not args.data:
-        parts.append(collect(args.sessions, args.per_session, base=args.base))
-    off = 0
-    for d in parts:  # sessions of several caches stay apart
-        d.session = d.session + off
-        off = int(d.session.max()) + 1 if len(d.session) else off
-    data = Stacks3(
-        np.concatenate([d.x for d in parts]),
-        np.concatenate([d.white for d in parts]),
-        np.concatenate([d.y for d in parts]),
-        np.concatenate([d.feat_p for d in parts]),
-        np.concatenate([d.session for d in parts]),
+    data = load_cached(
+        args.data, lambda: collect(args.sessions, args.per_session, base=args.base), Stacks3
     )
     if len(data.y) == 0:
         print("no stacks rendered", file=sys.stderr)

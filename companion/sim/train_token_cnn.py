@@ -43,9 +43,9 @@ from numpy.typing import NDArray
 from companion.rules import observe
 from companion.sim.render.camera_model import play_setup
 from companion.sim.scenes import random_game_state
-from companion.sim.train_stack_cnn import _augment, _probes_seen
+from companion.sim.train_stack_cnn import _augment, _probes_seen, load_cached
 from companion.sim.train_top_kind import _shoot, training_table
-from companion.sim.train_wizard_cnn import load_cached, softmax
+from companion.sim.train_wizard_cnn import softmax
 from companion.vision.detector import Detector, DetectorConfig
 from companion.vision.detector.frame import FrameProbes, Reader
 from companion.vision.geometry import BoardGeometry
@@ -363,7 +363,7 @@ def report(name: str, p: NDArray[np.float32], data: TokenTops, idx: NDArray[np.i
 
 
 def load(paths: list[Path], sessions: int, per_session: int, base: int) -> TokenTops:
-    """The token data sets of the caches ``paths`` (:func:`~companion.sim.train_wizard_cnn.
+    """The token data sets of the caches ``paths`` (:func:`~companion.sim.train_stack_cnn.
     load_cached`)."""
     return load_cached(paths, lambda: collect(sessions, per_session, base=base), TokenTops)
 

@@ -26,10 +26,9 @@ import argparse
 import sys
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import cv2
 import numpy as np
@@ -39,7 +38,7 @@ from companion.rules import observe
 from companion.rules.observation import COLOURS
 from companion.sim.render.camera_model import play_setup
 from companion.sim.scenes import random_game_state
-from companion.sim.train_stack_cnn import _augment, _probes_seen
+from companion.sim.train_stack_cnn import _augment, _probes_seen, load_cached
 from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.detector import Detector
 from companion.vision.detector.frame import FrameProbes, Reader
@@ -64,16 +63,6 @@ train from 10 000 000, 20 000 000 and 30 000 000)."""
 
 C = len(COLOURS)
 K = MAX_PER_COLOUR + 1
-
-
-class _Tables(Protocol):
-    """A data set of arrays, one row per example, with the table each came from."""
-
-    session: NDArray[np.int32]
-
-
-D = TypeVar("D", bound=_Tables)
-"""A data set of arrays (one row per example) with a ``session`` array."""
 
 
 @dataclass
@@ -339,32 +328,9 @@ def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp])
     )
 
 
-def load_cached(paths: list[Path], render: Callable[[], D], kind: type[D]) -> D:
-    """The data sets of the caches ``paths`` (``kind``: a dataclass of arrays, one row per
-    example, with a ``session`` array): the first is rendered (``render``) and written when it
-    is missing; none given: rendered and not kept. The tables of different caches are kept
-    apart (their ``session`` numbers shifted)."""
-    fields = list(kind.__dataclass_fields__)  # type: ignore[attr-defined]
-    parts: list[D] = []
-    for i, path in enumerate(paths):
-        if path.is_file():
-            c = np.load(path)
-            parts.append(kind(*(c[k] for k in fields)))
-        elif i == 0:
-            d = render()
-            np.savez(path, **{k: getattr(d, k) for k in fields})
-            parts.append(d)
-    if not paths:
-        parts.append(render())
-    off = 0
-    for d in parts:
-        d.session = d.session + off
-        off = int(d.session.max()) + 1 if len(d.session) else off
-    return kind(*(np.concatenate([getattr(d, k) for d in parts]) for k in fields))
-
-
 def load(paths: list[Path], sessions: int, per_session: int, base: int) -> Tops:
-    """The wizard data sets of the caches ``paths`` (:func:`load_cached`)."""
+    """The wizard data sets of the caches ``paths``
+    (:func:`~companion.sim.train_stack_cnn.load_cached`)."""
     return load_cached(paths, lambda: collect(sessions, per_session, base=base), Tops)
 
 
