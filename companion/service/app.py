@@ -44,6 +44,7 @@ from companion.service.pipeline import CameraThread, FrameReader, TakenFrame, Vi
 from companion.service.record import Recorder
 from companion.service.sdnotify import SystemdNotifier
 from companion.service.table import TableSimulation
+from companion.service.tracked import write_json_atomic
 from companion.service.vision import (
     CAMERA_CONTROLS,
     SAMPLED_PROFILE,
@@ -51,7 +52,7 @@ from companion.service.vision import (
     overlay_jpeg,
     sampled_profile,
 )
-from companion.vision.camera_controls import load_controls, save_controls
+from companion.vision.camera_controls import load_controls
 from companion.vision.detector import Detector
 from companion.vision.profile import ProfileError
 from companion.vision.profile_setup import build_profile
@@ -388,7 +389,8 @@ class Companion:
         data_dir = Path(os.path.expanduser(self.config.data.dir))
         path = data_dir / SAMPLED_PROFILE
         try:
-            profile.save(path)
+            # whole or not at all: a start after a power cut reads this file
+            write_json_atomic(path, profile.to_json())
         except OSError as exc:
             raise CommandError(f"profile: cannot save {path}: {exc}", 500) from None
         vision.detector = Detector(det.camera, det.geometry, profile, config=det.config)
@@ -401,7 +403,7 @@ class Companion:
             return out
         try:
             controls = lock()
-            save_controls(data_dir / CAMERA_CONTROLS, controls)
+            write_json_atomic(data_dir / CAMERA_CONTROLS, dict(controls))
         except (RuntimeError, OSError, KeyError, TypeError, ValueError) as exc:
             out["exposure"] = f"not locked: {exc}"
         else:

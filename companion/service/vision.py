@@ -98,7 +98,7 @@ SAMPLED_PROFILE = "profile.json"
 
 CAMERA_CONTROLS = "camera-controls.json"
 """The camera's exposure and white balance locked when the colours were sampled (data directory;
-:func:`companion.vision.sources.save_controls`)."""
+written whole, read by :func:`companion.vision.camera_controls.load_controls`)."""
 
 
 def sampled_profile(cal: CalibrationConfig, data_dir: Path) -> Path | None:

@@ -2,16 +2,14 @@
 
 When the host samples the colours on the host page, the Pi camera's automatic exposure and white
 balance are locked at their values of that moment
-(:meth:`companion.vision.sources.Picamera2Source.lock_exposure`); the values are saved beside
-the colour profile and applied again at every start, so that the colours stay those the profile was
-sampled at. The keys and types are picamera2's ``set_controls``.
+(:meth:`companion.vision.sources.Picamera2Source.lock_exposure`); the service saves the values
+beside the colour profile and applies them again at every start, so that the colours stay those
+the profile was sampled at. The keys and types are picamera2's ``set_controls``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +21,10 @@ _CONTROL_TYPES: dict[str, type] = {
 }
 
 
-def save_controls(path: str | Path, controls: Mapping[str, Any]) -> None:
-    """Write locked camera controls (what
-    :meth:`~companion.vision.sources.Picamera2Source.lock_exposure` returned) as JSON, replacing
-    the file whole (a power cut leaves the old file or the new one, never half of one).
-
-    :raises OSError: the file cannot be written.
-    """
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(dict(controls), indent=1, sort_keys=True))
-    os.replace(tmp, path)
-
-
 def load_controls(path: str | Path) -> dict[str, Any]:
-    """Camera controls written by :func:`save_controls`: ``AeEnable``, ``AwbEnable`` (bool),
-    ``ExposureTime`` (us), ``AnalogueGain`` and ``ColourGains`` (red, blue), as picamera2's
-    ``set_controls`` takes them.
+    """Camera controls as saved when the colours were sampled (JSON): ``AeEnable``,
+    ``AwbEnable`` (bool), ``ExposureTime`` (us), ``AnalogueGain`` and ``ColourGains`` (red,
+    blue), as picamera2's ``set_controls`` takes them.
 
     :raises OSError: the file cannot be read; :raises ValueError: it is not such a file.
     """

@@ -374,12 +374,13 @@ def test_picamera2_that_fails_to_start_is_a_status(fake_picamera2):
 def test_locked_controls_survive_a_restart_and_unlock_lets_the_camera_meter_again(
     fake_picamera2, tmp_path
 ):
-    from companion.vision.camera_controls import load_controls, save_controls
+    from companion.service.tracked import write_json_atomic
+    from companion.vision.camera_controls import load_controls
 
     src = open_source("picamera2:320x240")
     locked = src.lock_exposure()
     path = tmp_path / "camera-controls.json"
-    save_controls(path, locked)
+    write_json_atomic(path, locked)
     assert load_controls(path) == locked  # (ColourGains come back as a tuple)
     src.unlock_exposure()
     cam = fake_picamera2.instances[0]
