@@ -12,8 +12,10 @@ geometry, and a colour profile sampled from a rendered frame of the setup positi
 outside the service's process too: the renderer's textures and buffers (about 100 MB) never enter
 the service. The child is ``python -m companion.sim.simrender FD`` on one end of a socket pair;
 frames come back as raw ``(H, W, 3) uint8`` bytes, so the detector sees exactly the pixels the
-renderer drew. The child exits when the socket closes — the parent stopped, or died (even by
-``kill -9``) — and also when it notices it was re-parented.
+renderer drew. The child exits when the socket closes — the parent stopped — and at once when
+the parent dies (even by ``kill -9``), also in the middle of a frame: a watcher thread waits on
+the parent's exit (:func:`_exit_with_parent`), so a child starved of CPU on a loaded machine does
+not outlive the companion by the frames it was rendering.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -313,6 +316,29 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             return
 
 
+PARENT_POLL_S = 0.2
+"""How often the watcher checks the parent where the system cannot wait on it (no pidfd)."""
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Block until the process ``parent_pid`` has ended, then end this process at once.
+
+    Waits on a pidfd (Linux 5.3+: readable when the process exits, no polling); elsewhere
+    checks every :data:`PARENT_POLL_S` s whether this process was re-parented. ``os._exit``:
+    the child holds nothing to flush, and the main thread may be in the middle of a frame.
+    """
+    try:
+        fd = os.pidfd_open(parent_pid)
+    except (AttributeError, OSError):  # no pidfd here, or the parent is already gone
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+    else:
+        # the parent may have died before the pidfd was opened: then the pid is not our parent
+        if os.getppid() == parent_pid:
+            select.select([fd], [], [])
+    os._exit(0)
+
+
 def main(argv: list[str]) -> int:
     """``python -m companion.sim.simrender FD``: serve the parent on the socket ``FD``."""
     # Ctrl-C reaches the whole process group: the parent stops this child itself
@@ -323,8 +349,12 @@ def main(argv: list[str]) -> int:
         os.nice(10)
     return_big_buffers_to_the_system()
     conn = Connection(int(argv[0]))
+    parent_pid = os.getppid()
+    threading.Thread(
+        target=_exit_with_parent, args=(parent_pid,), name="parent-watch", daemon=True
+    ).start()
     try:
-        _serve(conn, os.getppid())
+        _serve(conn, parent_pid)
     finally:
         conn.close()
     return 0
