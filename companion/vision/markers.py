@@ -115,6 +115,19 @@ def detector_parameters(corner_refinement: str = "subpix") -> cv2.aruco.Detector
     return p
 
 
+RESCUE_ERROR_CORRECTION = 1.0
+"""``errorCorrectionRate`` of the second, lenient pass for board markers the first pass missed
+(OpenCV's default 0.6 corrects fewer bit errors): a marker smeared by motion blur or defocus
+loses bits at its cell edges. The lenient pass also decodes more false markers in clutter, so
+its markers count only when they fit the board's layout (:func:`consistent_markers`)."""
+
+RESCUE_FIT = 0.15
+"""Largest corner residual, in marker sides, of any marker against the board's 3-D pose fitted
+to all of them, for markers of the lenient pass to be used. On rendered tables the true markers
+stay under 0.08 of a side under strong motion blur; one marker a side away from its place leaves
+some marker 0.2 of a side or more off the fitted pose."""
+
+
 def to_gray(image: NDArray[Any]) -> NDArray[np.uint8]:
     """``(H, W)`` uint8 grey from ``(H, W)``, ``(H, W, 1)``, ``(H, W, 3)`` BGR or ``(H, W, 4)``
     BGRA uint8.
@@ -165,6 +178,18 @@ class MarkerDetector:
         roi_params = _copy_parameters(self.parameters)
         roi_params.adaptiveThreshWinSizeMax = min(self.parameters.adaptiveThreshWinSizeMax, 23)
         self._roi_detector = cv2.aruco.ArucoDetector(self.dictionary, roi_params)
+        lenient = _copy_parameters(self.parameters)
+        lenient.errorCorrectionRate = RESCUE_ERROR_CORRECTION
+        self._lenient = cv2.aruco.ArucoDetector(self.dictionary, lenient)
+
+    def detect_lenient(self, image: NDArray[Any]) -> dict[int, NDArray[np.float32]]:
+        """Like :meth:`detect` with :data:`RESCUE_ERROR_CORRECTION`: finds blurred markers, and
+        more false ones (check them with :func:`consistent_markers`).
+
+        :raises ValueError: on an image of the wrong shape or dtype.
+        """
+        corners, ids, _rejected = self._lenient.detectMarkers(to_gray(image))
+        return self._collect(corners, ids)
 
     def detect(self, image: NDArray[Any]) -> dict[int, NDArray[np.float32]]:
         """Markers in a frame.
@@ -389,6 +414,54 @@ def _rms(a: NDArray[Any], b: NDArray[Any]) -> float:
     return float(math.sqrt(np.mean(np.sum(d * d, axis=1)))) if len(d) else 0.0
 
 
+def consistent_markers(
+    found: Mapping[int, NDArray[Any]],
+    extra: Mapping[int, NDArray[Any]],
+    marker_corners_mm: Mapping[int, NDArray[Any]],
+    camera: CameraModel | None,
+) -> dict[int, NDArray[np.float32]]:
+    """``found`` and those markers of ``extra`` (ids not in ``found``; from
+    :meth:`MarkerDetector.detect_lenient`) that fit the board layout with it.
+
+    The board's 3-D pose (``camera`` needed: a homography bends to fit four corner markers,
+    one of them misplaced, almost exactly) is fitted to all the markers; when one is off its
+    fitted place by more than :data:`RESCUE_FIT` of its side, the ``extra`` marker whose
+    leaving out fits the rest best is dropped, and so on. Without a camera, or with fewer than
+    :data:`MIN_MARKERS_FOR_POSE` markers in all (nothing to check against), only ``found``.
+
+    :returns: id -> ``(4, 2) float32`` corner px.
+    """
+    out = {i: np.asarray(q, np.float32).reshape(4, 2) for i, q in found.items()}
+    cand = {
+        i: np.asarray(q, np.float32).reshape(4, 2)
+        for i, q in extra.items()
+        if i not in out and i in marker_corners_mm
+    }
+    if camera is None:
+        return out
+
+    def misfit(markers: dict[int, NDArray[np.float32]]) -> float:
+        if len(markers) < MIN_MARKERS_FOR_POSE:
+            return math.inf
+        try:
+            pose = estimate_board_pose(markers, marker_corners_mm, camera)
+        except PoseError:
+            return math.inf
+        worst = 0.0
+        for i, q in markers.items():
+            at = pose.board_to_image(np.asarray(marker_corners_mm[i], np.float64).reshape(4, 2))
+            off = float(np.max(np.linalg.norm(at - q, axis=1)))
+            worst = max(worst, off / max(_perimeter(q) / 4.0, 1.0))
+        return worst
+
+    while cand:
+        if misfit({**out, **cand}) <= RESCUE_FIT:
+            return {**out, **cand}
+        drop = min(cand, key=lambda i: misfit({**out, **{j: q for j, q in cand.items() if j != i}}))
+        del cand[drop]
+    return out
+
+
 # -- tracking across frames --------------------------------------------------------------------
 class TrackStatus(enum.Enum):
     """Outcome of one :meth:`BoardPoseTracker.update`."""
@@ -584,6 +657,9 @@ class BoardPoseTracker:
             self._since_full = 0
             self.full_detections += 1
             found = {k: v for k, v in self.detector.detect(gray).items() if k in wanted}
+            if len(found) < len(wanted):
+                extra = {k: v for k, v in self.detector.detect_lenient(gray).items() if k in wanted}
+                found = consistent_markers(found, extra, self.marker_corners_mm, self.camera)
         else:
             self._since_full += 1
         missing = sorted(wanted - set(found))

@@ -26,7 +26,13 @@ from companion.rules import Config, observe, setup
 from companion.rules.observation import SpaceObservation
 from companion.vision.camera import CameraModel
 from companion.vision.geometry import BoardGeometry, TowerShape
-from companion.vision.markers import BoardPose, MarkerDetector, PoseError, estimate_board_pose
+from companion.vision.markers import (
+    BoardPose,
+    MarkerDetector,
+    PoseError,
+    consistent_markers,
+    estimate_board_pose,
+)
 from companion.vision.profile import (
     COV_FLOOR,
     MAGIC_ROOF,
@@ -211,6 +217,8 @@ def locate_board(
     cam = camera if tuple(camera.size) == (w, h) else camera.scaled_to(w, h)
     det = MarkerDetector(geometry.marker_dictionary, ids=geometry.marker_ids)
     found = det.detect(frame)
+    if len(found) < len(geometry.marker_ids):  # blurred markers: the lenient pass, checked
+        found = consistent_markers(found, det.detect_lenient(frame), geometry.marker_corners(), cam)
     try:
         pose = estimate_board_pose(found, geometry.marker_corners(), cam)
     except PoseError as exc:

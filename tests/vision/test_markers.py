@@ -17,6 +17,7 @@ from companion.vision.markers import (
     MarkerDetector,
     PoseError,
     TrackStatus,
+    consistent_markers,
     estimate_board_pose,
     get_dictionary,
     marker_image,
@@ -366,3 +367,61 @@ def test_real_photo_pose_predicts_the_chessboard_corners(realdata, name):
     # only the four outermost markers, as on the game board
     four = {i: found[i] for i in (0, 1, 12, 14)}
     assert miss(four).max() < 1.5
+
+
+# -- blurred markers: the lenient second pass --------------------------------------------------
+
+
+def motion_blur(img, length, angle_deg):
+    """A linear motion blur of ``length`` px at ``angle_deg`` (a camera shaken in the exposure)."""
+    k = np.zeros((length, length), np.float32)
+    k[length // 2, :] = 1.0
+    rot = cv2.getRotationMatrix2D(((length - 1) / 2, (length - 1) / 2), angle_deg, 1.0)
+    k = cv2.warpAffine(k, rot, (length, length))
+    return cv2.filter2D(img, -1, k / k.sum())
+
+
+def small_board():
+    """The board seen from farther away (markers about 17 px on a side): camera, homography,
+    frame size."""
+    cam, _, _, H = camera_and_pose()
+    S = np.diag([0.3, 0.3, 1.0])
+    return CameraModel(S @ cam.K, np.zeros(5), (384, 288)), S @ H, (384, 288)
+
+
+def test_a_shaken_camera_keeps_the_board_where_a_strict_pass_loses_it():
+    cam, H, size = small_board()
+    frame = motion_blur(render(H, size=size, noise_seed=3), 4, 30)
+    strict = MarkerDetector(ids=range(4)).detect(frame)
+    assert len(strict) < 3  # the ordinary pass alone: "board lost"
+    result = make_tracker(camera=cam).update(frame)
+    assert result.ok and sorted(result.markers) == [0, 1, 2, 3]
+    # and the pose is right: board points land within a pixel and a half of the truth
+    err = np.abs(result.pose.board_to_image(GRID) - apply_h(H, GRID)).max()
+    assert err < 1.5
+
+
+def test_a_lenient_marker_off_the_board_layout_is_not_used():
+    cam, H, size = small_board()
+    frame = render(H, size=size, noise_seed=4)
+    found = MarkerDetector(ids=range(4)).detect(frame)
+    assert sorted(found) == [0, 1, 2, 3]
+    layout = board_marker_corners()
+    side = float(np.linalg.norm(found[2][1] - found[2][0]))
+    for missing in range(4):
+        strict = {i: q for i, q in found.items() if i != missing}
+        # the marker where it belongs is taken; the same id decoded from clutter a marker side
+        # or more from its place is not (it would bend the pose)
+        assert sorted(consistent_markers(strict, {missing: found[missing]}, layout, cam)) == [
+            0,
+            1,
+            2,
+            3,
+        ]
+        for shift in ((side, 0.0), (0.0, -side), (side, side), (-4 * side, -3 * side)):
+            wrong = {missing: found[missing] + np.float32(shift)}
+            assert sorted(consistent_markers(strict, wrong, layout, cam)) == sorted(strict)
+    # two markers, or no camera model, cannot check a third: the lenient ones are not used
+    assert sorted(consistent_markers({0: found[0]}, {1: found[1]}, layout, cam)) == [0]
+    strict = {i: found[i] for i in (0, 1, 3)}
+    assert sorted(consistent_markers(strict, {2: found[2]}, layout, None)) == [0, 1, 3]
