@@ -48,7 +48,10 @@ class QualityLimits:
     :param moved_px: shift (px) of the projected board corners against the setup pose above
         which the camera has moved.
     :param settle_frames: frames that must agree on a new pose before it is taken as the
-        camera's new place.
+        camera's new place: two consecutive frames within ``moved_px`` of each other show a
+        camera at rest (one swaying on its arm after a bump moves more than that between
+        frames); the first frame at a new place is refused ("camera moved: re-checking the
+        board"), the next one read.
     :param low_light: grey level of the markers' white below which still frames are averaged
         before reading (up to ``average_frames``).
     :param still_grey: largest difference (grey levels) between two frames' thumbnails for the
@@ -61,7 +64,7 @@ class QualityLimits:
     edge_px: float = 4.0
     edge_growth: float = 1.8
     moved_px: float = 3.0
-    settle_frames: int = 3
+    settle_frames: int = 2
     low_light: float = 100.0
     average_frames: int = 4
     still_grey: float = 8.0
