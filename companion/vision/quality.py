@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 TOO_DARK = "too dark: turn on a light over the table"
+TOO_BRIGHT = "too bright: dim the light over the table or lower the camera's exposure"
 OUT_OF_FOCUS = "out of focus: refocus the lens"
 CAMERA_MOVED = "camera moved: re-checking the board"
 
@@ -56,6 +57,12 @@ class QualityLimits:
         before reading (up to ``average_frames``).
     :param still_grey: largest difference (grey levels) between two frames' thumbnails for the
         board to count as still while averaging.
+    :param bright_white: grey level of the markers' white paper at or above which the frame is
+        at the top of the sensor's range: with more than ``bright_share`` of the spaces
+        clipped as well, the whole frame is over-exposed (too much light, or the exposure
+        went up), not lit by one lamp's reflection (glare is local).
+    :param bright_share: share of the spaces clipped (``glare_share`` or more of their top)
+        that, with the white paper at ``bright_white``, makes the frame over-exposed.
     """
 
     dark_white: float = 55.0
@@ -68,6 +75,8 @@ class QualityLimits:
     low_light: float = 100.0
     average_frames: int = 4
     still_grey: float = 8.0
+    bright_white: float = 240.0
+    bright_share: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,20 @@ def space_ranges(spaces: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
+def over_exposed(q: FrameQuality, spaces: int, limits: QualityLimits | None = None) -> bool:
+    """Whether a read frame is over-exposed as a whole (see ``QualityLimits.bright_white``):
+    then its clipped spaces are refused as :data:`TOO_BRIGHT`, not as glare.
+
+    :param q: the frame's quality, its ``glare`` filled in (space -> clipped share).
+    :param spaces: how many spaces the board has.
+    """
+    lim = limits or QualityLimits()
+    if q.white_grey is None or q.white_grey < lim.bright_white or spaces <= 0:
+        return False
+    lit = sum(1 for share in (q.glare or {}).values() if share >= lim.glare_share)
+    return lit > lim.bright_share * spaces
+
+
 def glare_message(spaces: Sequence[int]) -> str:
     """The refusal for clipped spaces: ``"glare on spaces 3–5: move the lamp"``."""
     word = "space" if len(spaces) == 1 else "spaces"
@@ -190,7 +213,12 @@ def setup_advice(q: FrameQuality, limits: QualityLimits | None = None) -> list[s
             f"The image is soft (marker edges {q.edge_px:.1f} px wide): refocus the lens on "
             "the board."
         )
-    if q.glare:
+    if q.white_grey is not None and q.white_grey >= lim.bright_white:
+        out.append(
+            f"The board is very bright (marker white at grey {q.white_grey:.0f} of 255): dim "
+            "the light or lower the camera's exposure, or the brightest pieces clip to white."
+        )
+    elif q.glare:
         out.append(
             f"Glare on spaces {space_ranges(list(q.glare))}: move the lamp to the side or "
             "higher up so that its reflection leaves the board."

@@ -26,6 +26,7 @@ from companion.vision.geometry import BoardGeometry
 from companion.vision.profile_setup import build_profile
 from companion.vision.quality import (
     FrameQuality,
+    QualityLimits,
     glare_message,
     setup_advice,
     space_ranges,
@@ -116,6 +117,18 @@ def test_glare_on_a_space_is_refused_and_names_the_space_without_withholding(
     assert got.quality is not None and got.quality.glare and space in got.quality.glare
 
 
+def test_an_over_exposed_frame_is_refused_as_too_bright_not_as_glare(table: Table) -> None:
+    # the exposure went up two stops after setup: the board's light colours clip everywhere
+    bright = np.clip(table.frame.astype(np.float32) * 4.0, 0, 255).astype(np.uint8)
+    got = _fresh(table).detect(bright)
+    assert got.observation is None
+    assert got.message == "too bright: dim the light over the table or lower the camera's exposure"
+    # one lamp's reflection on a frame exposed as at setup stays glare (test above): the two
+    # need different fixes
+    assert got.quality is not None and got.quality.white_grey is not None
+    assert got.quality.white_grey >= QualityLimits().bright_white
+
+
 def test_a_blurred_frame_is_refused_as_out_of_focus(table: Table) -> None:
     soft = cv2.GaussianBlur(table.frame, (0, 0), 2.5)
     det = _fresh(table).detect(soft)
@@ -168,6 +181,13 @@ def test_the_messages_a_player_reads() -> None:
     text = " ".join(advice)
     assert "light" in text and "refocus" in text and "print larger markers" in text
     assert setup_advice(FrameQuality(white_grey=200.0, edge_px=1.5, marker_cell_px=20.0)) == []
+    # a board at the top of the sensor's range: the light or exposure, not a lamp's reflection
+    bright = setup_advice(FrameQuality(white_grey=250.0, edge_px=1.5, marker_cell_px=20.0))
+    assert len(bright) == 1 and "lower the camera's exposure" in bright[0]
+    clipped = FrameQuality(white_grey=250.0, edge_px=1.5, marker_cell_px=20.0, glare={3: 0.5})
+    assert not any("move the lamp" in a for a in setup_advice(clipped))
+    lamp = FrameQuality(white_grey=180.0, edge_px=1.5, marker_cell_px=20.0, glare={3: 0.5})
+    assert any("move the lamp" in a for a in setup_advice(lamp))
 
 
 def test_the_setup_check_tells_the_host_what_to_fix(table: Table) -> None:

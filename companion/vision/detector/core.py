@@ -57,11 +57,13 @@ from companion.vision.profile import ColourProfile, white_from_pixels
 from companion.vision.quality import (
     CAMERA_MOVED,
     OUT_OF_FOCUS,
+    TOO_BRIGHT,
     TOO_DARK,
     FrameQuality,
     QualityLimits,
     glare_message,
     marker_edges,
+    over_exposed,
     pose_shift,
     space_ranges,
 )
@@ -589,6 +591,8 @@ class Detector:
             w = withhold(full, details, self.config, lit)
             obs, withheld, refusal = w.observation, w.reasons, w.refusal
         refusal = refusal or self._check_reading(obs, details)
+        if refusal and over_exposed(quality, len(full.spaces), self.limits):
+            refusal = TOO_BRIGHT  # clipped everywhere: the light, not a lamp's reflection
         return Detection(
             UNSURE if refusal else OK,
             refusal or withheld_message(withheld) or res.message,
