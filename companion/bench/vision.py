@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from companion.bench.reliability import print_reliability
+from companion.bench.vision_still import read_still
 from companion.bench.vision_tally import Tally, colour_confusion, wrong_spaces
 from companion.rules.model import MODULES
 from companion.sim.readings import OUTCOMES, sweep
@@ -102,6 +103,7 @@ class Run:
     wizard_method: str = ""
     token_method: str = ""
     wrong_spaces: list[dict[str, Any]] | None = None
+    still: int = 0  # > 0: each board read as the gate's board over this many frames
 
 
 @dataclass
@@ -270,16 +272,22 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
                 out.render_failures += 1
                 print(f"seed {seed} session {si}: the renderer failed: {exc}", file=sys.stderr)
                 continue
-            t0 = time.perf_counter()
-            det = detector.detect(frame)
-            ms = (time.perf_counter() - t0) * 1000
+            if run.still:
+                # the same scene again through the camera: fresh noise on every frame
+                more = [cam.finish(res, "play") for _ in range(run.still - 1)]
+                sr = read_still(detector, [frame, *more])
+                det, got, times = sr.last, sr.emitted, sr.ms
+            else:
+                t0 = time.perf_counter()
+                det = detector.detect(frame)
+                times = [(time.perf_counter() - t0) * 1000]
+                got = det.observation if det.ok else None
             pose = det.pose
             warp_ms = float("nan")
             if pose is not None:
                 t0 = time.perf_counter()
                 cv2.warpPerspective(frame, np.linalg.inv(pose.homography), (1024, 1024))
                 warp_ms = (time.perf_counter() - t0) * 1000
-            got = det.observation if det.ok else None
             lit = sorted(
                 sp
                 for sp, c in ((det.quality.glare if det.quality else None) or {}).items()
@@ -287,7 +295,7 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             )
             for k in keys:
                 out.groups[k].add(res.observation, got, det.reading, lit)
-                out.groups[k].ms.append(ms)
+                out.groups[k].ms.extend(times)
                 out.groups[k].warp_ms.append(warp_ms)
             if run.wrong_spaces is not None and det.reading is not None:
                 where: dict[str, Any] = {"seed": seed, "session": si, "frame": done}
@@ -663,6 +671,14 @@ def main(argv: list[str]) -> int:
         help="write every wrongly read space (withheld ones too) with what was measured "
         "there to this JSON-lines file (for finding where the errors come from)",
     )
+    ap.add_argument(
+        "--still",
+        type=int,
+        default=0,
+        help="K: score each board as the stability gate emits it over K frames of the still "
+        "board at 8 frames/s, fresh camera noise on each (companion.bench.vision_still); "
+        "default 0: each frame read once",
+    )
     args = ap.parse_args(argv)
     if args.withhold_below is not None and not 0.0 <= args.withhold_below <= 1.0:
         print("--withhold-below must be within 0..1", file=sys.stderr)
@@ -706,6 +722,7 @@ def main(argv: list[str]) -> int:
         wizard_method=args.wizard_method,
         token_method=args.token_method,
         wrong_spaces=[] if args.wrong_spaces is not None else None,
+        still=max(args.still, 0),
     )
     withhold = (
         args.withhold_below if args.withhold_below is not None else DetectorConfig().withhold_below
@@ -721,6 +738,7 @@ def main(argv: list[str]) -> int:
                 "height_method": args.height_method or DetectorConfig().height_method,
                 "withhold_below": withhold,
                 "frames_per_seed": args.frames,
+                "still_frames": run.still,
                 "conditions": rows,
                 "note": note,
             }
@@ -744,6 +762,7 @@ def main(argv: list[str]) -> int:
         "withhold_below": withhold,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,
+        "still_frames": run.still,
         "profile_failures": pooled.profile_failures,
         "render_failures": pooled.render_failures,
         "groups": {k: pooled.groups[k].figures() for k in sorted(pooled.groups)},

@@ -338,6 +338,19 @@ class TestBench:
         out = json.loads(capsys.readouterr().out)
         assert out["top_method"] == "learned" and out["frames"] == 1
 
+    def test_still_boards_are_scored_as_the_gate_emits_them(self, capsys) -> None:
+        argv = ["bench", "vision", "--seed", "5", "--frames", "1", "--no-hands", "--json"]
+        assert cli_main([*argv, "--still", "8"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["still_frames"] == 8 and out["frames"] == 1  # one board, eight frames
+        fig = out["groups"]["all"]
+        # the gate needs 0.4 s of a still board after its first frame: a second at 8/s is plenty
+        assert fig["frames_not_read"] == 0 and fig["wrong_boards"] == 0
+        # half a second is too short to be still for 0.4 s after the first frame: the gate
+        # emits nothing, which counts as not read
+        assert cli_main([*argv, "--still", "4"]) == 0
+        assert json.loads(capsys.readouterr().out)["groups"]["all"]["frames_not_read"] == 1
+
     @pytest.mark.parametrize(
         "argv",
         [
