@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.vision.geometry import BoardGeometry
+from companion.vision.geometry import BoardGeometry, GeometryError
 from companion.vision.images import read_onnx
 from companion.vision.markers import BoardPose
 
@@ -175,8 +175,9 @@ class StackModel:
         self._net = read_onnx(path, "tower-count model")
         self.path = Path(path)
         self.max_towers = max_towers
-        # the sample maps of the last pose read (a fixed camera's pose object is reused)
-        self._maps: tuple[BoardPose, BoardGeometry, tuple[int, ...], Any] | None = None
+        # the sample maps of every space in the last pose read (a fixed camera's pose object
+        # is reused): (pose, geometry, space -> row, (S, (K + 1) P, P) x and y maps)
+        self._maps: tuple[BoardPose, BoardGeometry, dict[int, int], tuple[Any, Any]] | None = None
         probe = np.zeros((1, n_channels(max_towers), ROI_PX, ROI_PX), np.float32)
         try:
             got = self._forward(probe)
@@ -221,11 +222,27 @@ class StackModel:
     ) -> NDArray[np.float32]:
         """``(N, K + 1)`` tower-count probabilities of ``spaces`` in one frame (one batched
         forward pass); see :func:`tier_stacks` and :func:`network_input` for the arguments and
-        errors."""
-        key = tuple(spaces)
+        errors.
+
+        :raises GeometryError: for a space off the track.
+        """
+        if not spaces:
+            return np.zeros((0, self.max_towers + 1), np.float32)
         c = self._maps
-        if c is None or c[0] is not pose or c[1] is not geometry or c[2] != key:
-            maps = _sample_maps(pose, geometry, spaces, self.max_towers) if spaces else None
-            c = self._maps = (pose, geometry, key, maps)
-        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers, c[3])
+        if c is None or c[0] is not pose or c[1] is not geometry:
+            # every space's maps, made once per pose: the spaces read change (the castle
+            # moves, its stack and the inserts are not read) while the pose stays
+            every = {s: i for i, s in enumerate(geometry.spaces)}
+            mx, my = _sample_maps(pose, geometry, list(every), self.max_towers)
+            shape = (len(every), (self.max_towers + 1) * ROI_PX, ROI_PX)
+            c = self._maps = (pose, geometry, every, (mx.reshape(shape), my.reshape(shape)))
+        off = sorted(set(spaces) - set(c[2]))
+        if off:
+            raise GeometryError(f"spaces {off} are not on the board's track")
+        idx = [c[2][s] for s in spaces]
+        maps = (
+            np.ascontiguousarray(c[3][0][idx].reshape(-1, ROI_PX)),
+            np.ascontiguousarray(c[3][1][idx].reshape(-1, ROI_PX)),
+        )
+        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers, maps)
         return self.probabilities(network_input(stacks, white))

@@ -17,7 +17,7 @@ from companion.rules import Config, setup
 from companion.sim.render import RenderResult, random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import Detector, DetectorConfig
-from companion.vision.geometry import BoardGeometry
+from companion.vision.geometry import BoardGeometry, GeometryError
 from companion.vision.profile import ColourProfile
 from companion.vision.profile_setup import build_profile
 from companion.vision.stack_cnn import (
@@ -130,6 +130,30 @@ def test_tier_stacks_put_the_roof_of_the_true_tier_in_the_middle(
     x = network_input(st, got.white_bgr if got.white_bgr is not None else np.full(3, 230.0))
     assert x.shape == (len(spaces), n_channels(K), ROI_PX, ROI_PX)
     assert x.min() >= -0.5 and x.max() <= 1.0
+
+
+def test_reading_some_spaces_gives_what_reading_them_alone_afresh_gives(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    # the detector leaves the castle's stack and the inserts out and the model keeps every
+    # space's sample maps for the pose: any subset, in any order, reads as cut afresh
+    cnn, frames = session
+    res = frames[1]
+    got = cnn.detect(res.frame)
+    assert got.pose is not None and got.white_bgr is not None
+    model = StackModel(max_towers=K)
+    spaces = list(cnn.geometry.spaces)
+    every = model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, spaces)
+    some = spaces[7:2:-2]
+    fresh = model.probabilities(
+        network_input(tier_stacks(res.frame, got.pose, cnn.geometry, some, K), got.white_bgr)
+    )
+    part = model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, some)
+    assert np.array_equal(part, fresh)
+    np.testing.assert_allclose(part, every[[spaces.index(s) for s in some]], atol=1e-5)
+    assert model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, []).shape == (0, K + 1)
+    with pytest.raises(GeometryError, match="not on the board"):
+        model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, [spaces[-1] + 5])
 
 
 @NEEDS_TRAIN
