@@ -176,8 +176,19 @@ class StackModel:
         self.path = Path(path)
         self.max_towers = max_towers
         # the sample maps of every space in the last pose read (a fixed camera's pose object
-        # is reused): (pose, geometry, space -> row, (S, (K + 1) P, P) x and y maps)
-        self._maps: tuple[BoardPose, BoardGeometry, dict[int, int], tuple[Any, Any]] | None = None
+        # is reused): (pose, geometry, space -> row, (S, (K + 1) P, P) x and y maps in the
+        # half image of the frame's board region, (x0, y0, x1, y1) of that region and the
+        # frame's (H, W))
+        self._maps: (
+            tuple[
+                BoardPose,
+                BoardGeometry,
+                dict[int, int],
+                tuple[Any, Any],
+                tuple[int, int, int, int, int, int],
+            ]
+            | None
+        ) = None
         probe = np.zeros((1, n_channels(max_towers), ROI_PX, ROI_PX), np.float32)
         try:
             got = self._forward(probe)
@@ -229,13 +240,20 @@ class StackModel:
         if not spaces:
             return np.zeros((0, self.max_towers + 1), np.float32)
         c = self._maps
-        if c is None or c[0] is not pose or c[1] is not geometry:
+        if c is None or c[0] is not pose or c[1] is not geometry or c[4][4:] != frame.shape[:2]:
             # every space's maps, made once per pose: the spaces read change (the castle
             # moves, its stack and the inserts are not read) while the pose stays
             every = {s: i for i, s in enumerate(geometry.spaces)}
             mx, my = _sample_maps(pose, geometry, list(every), self.max_towers)
+            x0, x1 = _half_span(mx, frame.shape[1])
+            y0, y1 = _half_span(my, frame.shape[0])
+            # (the maps moved to the region's half image: whole numbers off float32
+            # coordinates of that size are exact, so remap's sub-pixel weights stay the same)
+            mx -= np.float32(x0 // 2)
+            my -= np.float32(y0 // 2)
             shape = (len(every), (self.max_towers + 1) * ROI_PX, ROI_PX)
-            c = self._maps = (pose, geometry, every, (mx.reshape(shape), my.reshape(shape)))
+            region = (x0, y0, x1, y1, frame.shape[0], frame.shape[1])
+            c = self._maps = (pose, geometry, every, (mx.reshape(shape), my.reshape(shape)), region)
         off = sorted(set(spaces) - set(c[2]))
         if off:
             raise GeometryError(f"spaces {off} are not on the board's track")
@@ -244,5 +262,23 @@ class StackModel:
             np.ascontiguousarray(c[3][0][idx].reshape(-1, ROI_PX)),
             np.ascontiguousarray(c[3][1][idx].reshape(-1, ROI_PX)),
         )
-        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers, maps)
+        # only the board's region of the frame is halved (under half of a frame's pixels)
+        x0, y0, x1, y1 = c[4][:4]
+        stacks = tier_stacks(frame[y0:y1, x0:x1], pose, geometry, spaces, self.max_towers, maps)
         return self.probabilities(network_input(stacks, white))
+
+
+def _half_span(m: NDArray[np.float32], n: int) -> tuple[int, int]:
+    """The frame columns (or rows) ``[a, b)`` whose half-size image (``cv2.pyrDown``) holds the
+    samples ``m`` (half-image px) exactly as the whole frame's half does: the bilinear
+    neighbours of every sample and two half pixels more (the reach of the pyramid's 5-tap
+    filter), starting on an even pixel; the frame's edge where a sample comes within that
+    of it or beyond it (replicated there as in the whole frame). The whole frame when the
+    samples span no such region."""
+    lo = int(np.floor(float(m.min())))
+    hi = int(np.floor(float(m.max()))) + 1
+    a = 2 * max(0, lo - 2)
+    b = min(n, 2 * hi + 4)
+    if b - a < 8:
+        return 0, n
+    return a, b

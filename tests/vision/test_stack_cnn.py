@@ -152,6 +152,14 @@ def test_reading_some_spaces_gives_what_reading_them_alone_afresh_gives(
     assert np.array_equal(part, fresh)
     np.testing.assert_allclose(part, every[[spaces.index(s) for s in some]], atol=1e-5)
     assert model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, []).shape == (0, K + 1)
+    # only the board's region is halved: a board running off an odd-sized frame's edge
+    # (its samples there replicate the edge) reads as the whole frame does
+    h, w = res.frame.shape[:2]
+    cut = np.ascontiguousarray(res.frame[: h // 2 * 2 - 1, : w // 2 + 1])
+    fresh = model.probabilities(
+        network_input(tier_stacks(cut, got.pose, cnn.geometry, spaces, K), got.white_bgr)
+    )
+    assert np.array_equal(model.read(cut, got.pose, cnn.geometry, got.white_bgr, spaces), fresh)
     with pytest.raises(GeometryError, match="not on the board"):
         model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, [spaces[-1] + 5])
 
