@@ -150,10 +150,19 @@ def network_input(stacks: NDArray[np.uint8], white: NDArray[Any]) -> NDArray[np.
     w = np.asarray(white, np.float32)
     if not np.all(w > 0):
         raise ValueError("tier stacks: the white reference must be > 0 in every channel")
+    n, t, p, _, c = stacks.shape
+    if w.size == 3 and stacks.dtype == np.uint8 and stacks.size:
+        # one white for all: the same float32 operations on the 256 byte values of each
+        # colour, looked up (cv2.LUT) and moved to NCHW in one copy
+        table = np.arange(256, dtype=np.float32)[:, None] / w.reshape(1, 3)
+        np.clip(table, 0.0, 1.5, out=table)
+        np.subtract(table, np.float32(0.5), out=table)
+        y = cv2.LUT(np.ascontiguousarray(stacks).reshape(-1, p, c), table.reshape(1, 256, 3))
+        nchw = np.asarray(y, np.float32).reshape(n, t, p, p, c).transpose(0, 1, 4, 2, 3)
+        return np.ascontiguousarray(nchw).reshape(n, t * c, p, p)
     # the channels moved to NCHW while still bytes, then each element divided, clipped and
     # shifted in place: the same float32 operations as on the NHWC stack, with one buffer
     w = w.reshape(-1, 1, 3, 1, 1) if w.ndim == 2 else w.reshape(1, 1, 3, 1, 1)
-    n, t, p, _, c = stacks.shape
     x = stacks.transpose(0, 1, 4, 2, 3).astype(np.float32)
     np.divide(x, w, out=x)
     np.clip(x, 0.0, 1.5, out=x)

@@ -179,3 +179,18 @@ def test_training_runs_end_to_end_and_cv2_dnn_gives_the_training_side_answer(
     z = logits(net, data, np.arange(len(data.y))) / 1.5
     e = np.exp(z - z.max(1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), atol=1e-5)
+
+
+def test_one_white_for_all_gives_what_a_white_per_stack_gives() -> None:
+    # one white reference is looked up per byte value; a white per stack is computed per
+    # element: the two must be the same float32 input to the bit
+    rng = np.random.default_rng(11)
+    stacks = rng.integers(0, 256, (5, K + 1, ROI_PX, ROI_PX, 3), dtype=np.uint8)
+    white = np.array([187.4, 203.9, 141.2])
+    one = network_input(stacks, white)
+    each = network_input(stacks, np.tile(white, (5, 1)))
+    assert one.dtype == np.float32 and one.flags.c_contiguous
+    assert np.array_equal(one, each)
+    assert one.min() == -0.5 and one.max() == 1.0  # 255 / 141.2 > 1.5: clipped
+    with pytest.raises(ValueError, match="white"):
+        network_input(stacks, np.array([200.0, 0.0, 200.0]))
