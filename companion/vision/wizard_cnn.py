@@ -40,7 +40,7 @@ from companion.rules.observation import COLOURS, MAX_WIZARDS_ON_TOP
 from companion.vision.geometry import BoardGeometry
 from companion.vision.images import read_onnx
 from companion.vision.markers import BoardPose
-from companion.vision.stack_cnn import camera_foot, network_input
+from companion.vision.stack_cnn import camera_foot, network_input, project_points
 
 MODEL_PATH = Path(__file__).with_name("wizard_cnn.onnx")
 
@@ -102,7 +102,7 @@ def _sample_maps(
     """``cv2.remap`` maps of the top-surface stacks of ``spaces`` in the frame."""
     pts = roi_points(geometry, spaces, tiers, camera_foot(pose)).reshape(-1, 3)
     pts[:, 2] = -pts[:, 2]  # BoardPose.project takes z down
-    img = pose.project(pts).astype(np.float32)
+    img = project_points(pose, pts).astype(np.float32)
     rows = len(spaces) * len(SLABS_MM) * ROI_PX
     mx = np.ascontiguousarray(img[:, 0].reshape(rows, ROI_PX))
     my = np.ascontiguousarray(img[:, 1].reshape(rows, ROI_PX))

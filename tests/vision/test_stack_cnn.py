@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from companion.vision.stack_cnn import (
     camera_foot,
     n_channels,
     network_input,
+    project_points,
     tier_stacks,
 )
 from companion.vision.top_kind import MODEL_PATH as TOP_KIND_PATH
@@ -194,3 +196,21 @@ def test_one_white_for_all_gives_what_a_white_per_stack_gives() -> None:
     assert one.min() == -0.5 and one.max() == 1.0  # 255 / 141.2 > 1.5: clipped
     with pytest.raises(ValueError, match="white"):
         network_input(stacks, np.array([200.0, 0.0, 200.0]))
+
+
+def test_the_sample_maps_projection_is_opencvs(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    # the maps' own projection (no Jacobian) lands where cv2.projectPoints does, to the
+    # float32 the maps are kept in, for lenses with and without distortion and poses off
+    # the camera's axis; other lens models are projected by OpenCV itself
+    cnn, frames = session
+    got = cnn.detect(frames[0].frame)
+    assert got.pose is not None and got.pose.camera is not None and got.pose.rvec is not None
+    pts = np.random.default_rng(5).uniform((-50, -50, -300), (650, 650, 0), (5000, 3))
+    for dist in ([-0.05, 0.012, 4e-4, -3e-4, 0.002], [0.1, -0.2, 0.0, 0.0], [], [0.0] * 8):
+        cam = replace(got.pose.camera, dist=np.array(dist, np.float64))
+        for turn in (0.0, 0.05):
+            pose = replace(got.pose, camera=cam, rvec=np.asarray(got.pose.rvec) + turn)
+            fast = project_points(pose, pts).astype(np.float32)
+            assert np.array_equal(fast, pose.project(pts).astype(np.float32))
