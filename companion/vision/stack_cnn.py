@@ -86,10 +86,14 @@ def project_points(pose: BoardPose, points: NDArray[Any]) -> NDArray[np.float64]
         return pose.project(pts)
     k1, k2, p1, p2, k3 = np.concatenate([dist, np.zeros(5 - dist.size)]).tolist()
     rot, _ = cv2.Rodrigues(np.asarray(pose.rvec, np.float64))
-    xyz = pts @ rot.T + np.asarray(pose.tvec, np.float64).reshape(1, 3)
-    z = xyz[:, 2]
-    inv = 1.0 / np.where(z != 0.0, z, 1.0)  # (a point at the camera's depth: as OpenCV)
-    x, y = xyz[:, 0] * inv, xyz[:, 1] * inv
+    r = rot.tolist()
+    t = np.asarray(pose.tvec, np.float64).ravel().tolist()
+    px, py, pz = pts[:, 0], pts[:, 1], pts[:, 2]
+    # (term by term, as OpenCV sums them; a matrix product would go to a BLAS that may start
+    # threads for a product this long)
+    cx, cy, cz = (r[i][0] * px + r[i][1] * py + r[i][2] * pz + t[i] for i in range(3))
+    inv = 1.0 / np.where(cz != 0.0, cz, 1.0)  # (a point at the camera's depth: as OpenCV)
+    x, y = cx * inv, cy * inv
     r2 = x * x + y * y
     r4 = r2 * r2
     radial = 1.0 + k1 * r2 + k2 * r4 + k3 * r4 * r2
