@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.vision.geometry import BoardGeometry
+from companion.vision.geometry import BoardGeometry, GeometryError
 from companion.vision.images import read_onnx
 from companion.vision.markers import BoardPose
 
@@ -66,6 +66,43 @@ def camera_foot(pose: BoardPose) -> NDArray[np.float64]:
     centre = -rot.T @ np.asarray(pose.tvec, np.float64).reshape(3)
     foot: NDArray[np.float64] = centre[:2].copy()
     return foot
+
+
+def project_points(pose: BoardPose, points: NDArray[Any]) -> NDArray[np.float64]:
+    """Board points ``(N, 3)`` mm (z *down*, as :meth:`BoardPose.project`) -> image ``(N, 2)`` px
+    through the pose's pinhole camera and OpenCV's radial and tangential lens distortion
+    (``k1, k2, p1, p2[, k3]``): the arithmetic of ``cv2.projectPoints``, without the Jacobian
+    its Python binding always computes (15 numbers per point, six times the projection's own
+    time: the tier stacks' sample maps of a new pose took 40 ms on one core). Other lens
+    models (8 or more coefficients) and poses without a camera go to
+    :meth:`BoardPose.project`.
+
+    :raises ValueError: as :meth:`BoardPose.project`.
+    """
+    pts = np.asarray(points, np.float64).reshape(-1, 3)
+    cam = pose.camera
+    dist = np.asarray(cam.dist if cam is not None else (), np.float64).ravel()
+    if cam is None or pose.rvec is None or pose.tvec is None or dist.size > 5:
+        return pose.project(pts)
+    k1, k2, p1, p2, k3 = np.concatenate([dist, np.zeros(5 - dist.size)]).tolist()
+    rot, _ = cv2.Rodrigues(np.asarray(pose.rvec, np.float64))
+    r = rot.tolist()
+    t = np.asarray(pose.tvec, np.float64).ravel().tolist()
+    px, py, pz = pts[:, 0], pts[:, 1], pts[:, 2]
+    # (term by term, as OpenCV sums them; a matrix product would go to a BLAS that may start
+    # threads for a product this long)
+    cx, cy, cz = (r[i][0] * px + r[i][1] * py + r[i][2] * pz + t[i] for i in range(3))
+    inv = 1.0 / np.where(cz != 0.0, cz, 1.0)  # (a point at the camera's depth: as OpenCV)
+    x, y = cx * inv, cy * inv
+    r2 = x * x + y * y
+    r4 = r2 * r2
+    radial = 1.0 + k1 * r2 + k2 * r4 + k3 * r4 * r2
+    a1 = 2.0 * x * y
+    xd = x * radial + p1 * a1 + p2 * (r2 + 2.0 * x * x)
+    yd = y * radial + p1 * (r2 + 2.0 * y * y) + p2 * a1
+    k = np.asarray(cam.K, np.float64)
+    out: NDArray[np.float64] = np.stack([k[0, 0] * xd + k[0, 2], k[1, 1] * yd + k[1, 2]], axis=1)
+    return out
 
 
 def roi_points(
@@ -105,7 +142,7 @@ def _sample_maps(
     t = max_towers + 1
     pts = roi_points(geometry, spaces, max_towers, foot).reshape(-1, 3)
     pts[:, 2] = -pts[:, 2]  # BoardPose.project takes z down
-    img = pose.project(pts).astype(np.float32) * 0.5
+    img = project_points(pose, pts).astype(np.float32) * 0.5
     rows = len(spaces) * t * ROI_PX
     mx = np.ascontiguousarray(img[:, 0].reshape(rows, ROI_PX))
     my = np.ascontiguousarray(img[:, 1].reshape(rows, ROI_PX))
@@ -150,10 +187,19 @@ def network_input(stacks: NDArray[np.uint8], white: NDArray[Any]) -> NDArray[np.
     w = np.asarray(white, np.float32)
     if not np.all(w > 0):
         raise ValueError("tier stacks: the white reference must be > 0 in every channel")
+    n, t, p, _, c = stacks.shape
+    if w.size == 3 and stacks.dtype == np.uint8 and stacks.size:
+        # one white for all: the same float32 operations on the 256 byte values of each
+        # colour, looked up (cv2.LUT) and moved to NCHW in one copy
+        table = np.arange(256, dtype=np.float32)[:, None] / w.reshape(1, 3)
+        np.clip(table, 0.0, 1.5, out=table)
+        np.subtract(table, np.float32(0.5), out=table)
+        y = cv2.LUT(np.ascontiguousarray(stacks).reshape(-1, p, c), table.reshape(1, 256, 3))
+        nchw = np.asarray(y, np.float32).reshape(n, t, p, p, c).transpose(0, 1, 4, 2, 3)
+        return np.ascontiguousarray(nchw).reshape(n, t * c, p, p)
     # the channels moved to NCHW while still bytes, then each element divided, clipped and
     # shifted in place: the same float32 operations as on the NHWC stack, with one buffer
     w = w.reshape(-1, 1, 3, 1, 1) if w.ndim == 2 else w.reshape(1, 1, 3, 1, 1)
-    n, t, p, _, c = stacks.shape
     x = stacks.transpose(0, 1, 4, 2, 3).astype(np.float32)
     np.divide(x, w, out=x)
     np.clip(x, 0.0, 1.5, out=x)
@@ -175,8 +221,20 @@ class StackModel:
         self._net = read_onnx(path, "tower-count model")
         self.path = Path(path)
         self.max_towers = max_towers
-        # the sample maps of the last pose read (a fixed camera's pose object is reused)
-        self._maps: tuple[BoardPose, BoardGeometry, tuple[int, ...], Any] | None = None
+        # the sample maps of every space in the last pose read (a fixed camera's pose object
+        # is reused): (pose, geometry, space -> row, (S, (K + 1) P, P) x and y maps in the
+        # half image of the frame's board region, (x0, y0, x1, y1) of that region and the
+        # frame's (H, W))
+        self._maps: (
+            tuple[
+                BoardPose,
+                BoardGeometry,
+                dict[int, int],
+                tuple[Any, Any],
+                tuple[int, int, int, int, int, int],
+            ]
+            | None
+        ) = None
         probe = np.zeros((1, n_channels(max_towers), ROI_PX, ROI_PX), np.float32)
         try:
             got = self._forward(probe)
@@ -221,11 +279,52 @@ class StackModel:
     ) -> NDArray[np.float32]:
         """``(N, K + 1)`` tower-count probabilities of ``spaces`` in one frame (one batched
         forward pass); see :func:`tier_stacks` and :func:`network_input` for the arguments and
-        errors."""
-        key = tuple(spaces)
+        errors.
+
+        :raises GeometryError: for a space off the track.
+        """
+        if not spaces:
+            return np.zeros((0, self.max_towers + 1), np.float32)
         c = self._maps
-        if c is None or c[0] is not pose or c[1] is not geometry or c[2] != key:
-            maps = _sample_maps(pose, geometry, spaces, self.max_towers) if spaces else None
-            c = self._maps = (pose, geometry, key, maps)
-        stacks = tier_stacks(frame, pose, geometry, spaces, self.max_towers, c[3])
+        if c is None or c[0] is not pose or c[1] is not geometry or c[4][4:] != frame.shape[:2]:
+            # every space's maps, made once per pose: the spaces read change (the castle
+            # moves, its stack and the inserts are not read) while the pose stays
+            every = {s: i for i, s in enumerate(geometry.spaces)}
+            mx, my = _sample_maps(pose, geometry, list(every), self.max_towers)
+            x0, x1 = _half_span(mx, frame.shape[1])
+            y0, y1 = _half_span(my, frame.shape[0])
+            # (the maps moved to the region's half image: whole numbers off float32
+            # coordinates of that size are exact, so remap's sub-pixel weights stay the same)
+            mx -= np.float32(x0 // 2)
+            my -= np.float32(y0 // 2)
+            shape = (len(every), (self.max_towers + 1) * ROI_PX, ROI_PX)
+            region = (x0, y0, x1, y1, frame.shape[0], frame.shape[1])
+            c = self._maps = (pose, geometry, every, (mx.reshape(shape), my.reshape(shape)), region)
+        off = sorted(set(spaces) - set(c[2]))
+        if off:
+            raise GeometryError(f"spaces {off} are not on the board's track")
+        idx = [c[2][s] for s in spaces]
+        maps = (
+            np.ascontiguousarray(c[3][0][idx].reshape(-1, ROI_PX)),
+            np.ascontiguousarray(c[3][1][idx].reshape(-1, ROI_PX)),
+        )
+        # only the board's region of the frame is halved (under half of a frame's pixels)
+        x0, y0, x1, y1 = c[4][:4]
+        stacks = tier_stacks(frame[y0:y1, x0:x1], pose, geometry, spaces, self.max_towers, maps)
         return self.probabilities(network_input(stacks, white))
+
+
+def _half_span(m: NDArray[np.float32], n: int) -> tuple[int, int]:
+    """The frame columns (or rows) ``[a, b)`` whose half-size image (``cv2.pyrDown``) holds the
+    samples ``m`` (half-image px) exactly as the whole frame's half does: the bilinear
+    neighbours of every sample and two half pixels more (the reach of the pyramid's 5-tap
+    filter), starting on an even pixel; the frame's edge where a sample comes within that
+    of it or beyond it (replicated there as in the whole frame). The whole frame when the
+    samples span no such region."""
+    lo = int(np.floor(float(m.min())))
+    hi = int(np.floor(float(m.max()))) + 1
+    a = 2 * max(0, lo - 2)
+    b = min(n, 2 * hi + 4)
+    if b - a < 8:
+        return 0, n
+    return a, b

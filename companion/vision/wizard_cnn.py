@@ -40,7 +40,7 @@ from companion.rules.observation import COLOURS, MAX_WIZARDS_ON_TOP
 from companion.vision.geometry import BoardGeometry
 from companion.vision.images import read_onnx
 from companion.vision.markers import BoardPose
-from companion.vision.stack_cnn import camera_foot, network_input
+from companion.vision.stack_cnn import camera_foot, network_input, project_points
 
 MODEL_PATH = Path(__file__).with_name("wizard_cnn.onnx")
 
@@ -102,7 +102,7 @@ def _sample_maps(
     """``cv2.remap`` maps of the top-surface stacks of ``spaces`` in the frame."""
     pts = roi_points(geometry, spaces, tiers, camera_foot(pose)).reshape(-1, 3)
     pts[:, 2] = -pts[:, 2]  # BoardPose.project takes z down
-    img = pose.project(pts).astype(np.float32)
+    img = project_points(pose, pts).astype(np.float32)
     rows = len(spaces) * len(SLABS_MM) * ROI_PX
     mx = np.ascontiguousarray(img[:, 0].reshape(rows, ROI_PX))
     my = np.ascontiguousarray(img[:, 1].reshape(rows, ROI_PX))
@@ -160,16 +160,23 @@ def choose_counts(
 
 class TopSampler:
     """Cuts the top-surface stacks of a frame's spaces as network input (the wizard and the
-    token networks read the same), keeping the sample maps of every space and tier of the last
-    pose read (a fixed camera's pose object is reused).
+    token networks read the same), keeping the sample maps of the last pose read (a fixed
+    camera's pose object is reused) for each space and tier it was asked for.
+
+    The maps of a space and tier are made the first time that top surface is read in a pose:
+    a new pose costs the projection of the frame's tops only (one tier per space), not of
+    every tier of every space (eleven times as many points, a quarter of a second on one
+    core), so a pose that changes during play does not stall the frame it changes on.
 
     :param max_towers: the highest tier a top surface can be at.
     """
 
     def __init__(self, max_towers: int = 10) -> None:
         self.max_towers = max_towers
-        # (pose, geometry, space -> row, (S, K + 1, T P, P) x and y)
-        self._maps: tuple[BoardPose, BoardGeometry, dict[int, int], Any, Any] | None = None
+        # the pose and geometry the maps are for
+        self._key: tuple[BoardPose, BoardGeometry] | None = None
+        # (space, tier) -> its x and y maps, (len(SLABS_MM) ROI_PX, ROI_PX) each
+        self._maps: dict[tuple[int, int], tuple[NDArray[np.float32], NDArray[np.float32]]] = {}
 
     def inputs(
         self,
@@ -187,21 +194,23 @@ class TopSampler:
             raise ValueError(f"top stacks: {len(spaces)} spaces but {len(tiers)} tiers")
         if not len(spaces):
             return np.zeros((0, n_channels(), ROI_PX, ROI_PX), np.float32)
-        c = self._maps
-        if c is None or c[0] is not pose or c[1] is not geometry:
-            every = list(geometry.spaces)
-            k = self.max_towers + 1
-            mx, my = _sample_maps(
-                pose, geometry, [s for s in every for _ in range(k)], list(range(k)) * len(every)
-            )
-            shape = (len(every), k, len(SLABS_MM) * ROI_PX, ROI_PX)
-            row = {s: i for i, s in enumerate(every)}
-            c = self._maps = (pose, geometry, row, mx.reshape(shape), my.reshape(shape))
-        rows = [c[2][s] for s in spaces]
-        tk = np.clip(np.asarray(tiers, np.intp), 0, self.max_towers)
+        key = self._key
+        if key is None or key[0] is not pose or key[1] is not geometry:
+            self._key = (pose, geometry)
+            self._maps = {}
+        tops = [
+            (int(s), min(max(int(t), 0), self.max_towers))
+            for s, t in zip(spaces, tiers, strict=True)
+        ]
+        new = sorted(set(tops) - set(self._maps))
+        if new:
+            mx, my = _sample_maps(pose, geometry, [s for s, _ in new], [t for _, t in new])
+            rows = len(SLABS_MM) * ROI_PX
+            for i, top in enumerate(new):
+                self._maps[top] = (mx[i * rows : (i + 1) * rows], my[i * rows : (i + 1) * rows])
         maps = (
-            np.ascontiguousarray(c[3][rows, tk].reshape(-1, ROI_PX)),
-            np.ascontiguousarray(c[4][rows, tk].reshape(-1, ROI_PX)),
+            np.concatenate([self._maps[top][0] for top in tops]),
+            np.concatenate([self._maps[top][1] for top in tops]),
         )
         stacks = top_stacks(frame, pose, geometry, spaces, tiers, maps)
         return network_input(stacks, white)

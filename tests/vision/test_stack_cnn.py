@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from companion.rules import Config, setup
 from companion.sim.render import RenderResult, random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import Detector, DetectorConfig
-from companion.vision.geometry import BoardGeometry
+from companion.vision.geometry import BoardGeometry, GeometryError
 from companion.vision.profile import ColourProfile
 from companion.vision.profile_setup import build_profile
 from companion.vision.stack_cnn import (
@@ -27,6 +28,7 @@ from companion.vision.stack_cnn import (
     camera_foot,
     n_channels,
     network_input,
+    project_points,
     tier_stacks,
 )
 from companion.vision.top_kind import MODEL_PATH as TOP_KIND_PATH
@@ -132,6 +134,38 @@ def test_tier_stacks_put_the_roof_of_the_true_tier_in_the_middle(
     assert x.min() >= -0.5 and x.max() <= 1.0
 
 
+def test_reading_some_spaces_gives_what_reading_them_alone_afresh_gives(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    # the detector leaves the castle's stack and the inserts out and the model keeps every
+    # space's sample maps for the pose: any subset, in any order, reads as cut afresh
+    cnn, frames = session
+    res = frames[1]
+    got = cnn.detect(res.frame)
+    assert got.pose is not None and got.white_bgr is not None
+    model = StackModel(max_towers=K)
+    spaces = list(cnn.geometry.spaces)
+    every = model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, spaces)
+    some = spaces[7:2:-2]
+    fresh = model.probabilities(
+        network_input(tier_stacks(res.frame, got.pose, cnn.geometry, some, K), got.white_bgr)
+    )
+    part = model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, some)
+    assert np.array_equal(part, fresh)
+    np.testing.assert_allclose(part, every[[spaces.index(s) for s in some]], atol=1e-5)
+    assert model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, []).shape == (0, K + 1)
+    # only the board's region is halved: a board running off an odd-sized frame's edge
+    # (its samples there replicate the edge) reads as the whole frame does
+    h, w = res.frame.shape[:2]
+    cut = np.ascontiguousarray(res.frame[: h // 2 * 2 - 1, : w // 2 + 1])
+    fresh = model.probabilities(
+        network_input(tier_stacks(cut, got.pose, cnn.geometry, spaces, K), got.white_bgr)
+    )
+    assert np.array_equal(model.read(cut, got.pose, cnn.geometry, got.white_bgr, spaces), fresh)
+    with pytest.raises(GeometryError, match="not on the board"):
+        model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, [spaces[-1] + 5])
+
+
 @NEEDS_TRAIN
 def test_training_runs_end_to_end_and_cv2_dnn_gives_the_training_side_answer(
     tmp_path: Path,
@@ -147,3 +181,36 @@ def test_training_runs_end_to_end_and_cv2_dnn_gives_the_training_side_answer(
     z = logits(net, data, np.arange(len(data.y))) / 1.5
     e = np.exp(z - z.max(1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), atol=1e-5)
+
+
+def test_one_white_for_all_gives_what_a_white_per_stack_gives() -> None:
+    # one white reference is looked up per byte value; a white per stack is computed per
+    # element: the two must be the same float32 input to the bit
+    rng = np.random.default_rng(11)
+    stacks = rng.integers(0, 256, (5, K + 1, ROI_PX, ROI_PX, 3), dtype=np.uint8)
+    white = np.array([187.4, 203.9, 141.2])
+    one = network_input(stacks, white)
+    each = network_input(stacks, np.tile(white, (5, 1)))
+    assert one.dtype == np.float32 and one.flags.c_contiguous
+    assert np.array_equal(one, each)
+    assert one.min() == -0.5 and one.max() == 1.0  # 255 / 141.2 > 1.5: clipped
+    with pytest.raises(ValueError, match="white"):
+        network_input(stacks, np.array([200.0, 0.0, 200.0]))
+
+
+def test_the_sample_maps_projection_is_opencvs(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    # the maps' own projection (no Jacobian) lands where cv2.projectPoints does, to the
+    # float32 the maps are kept in, for lenses with and without distortion and poses off
+    # the camera's axis; other lens models are projected by OpenCV itself
+    cnn, frames = session
+    got = cnn.detect(frames[0].frame)
+    assert got.pose is not None and got.pose.camera is not None and got.pose.rvec is not None
+    pts = np.random.default_rng(5).uniform((-50, -50, -300), (650, 650, 0), (5000, 3))
+    for dist in ([-0.05, 0.012, 4e-4, -3e-4, 0.002], [0.1, -0.2, 0.0, 0.0], [], [0.0] * 8):
+        cam = replace(got.pose.camera, dist=np.array(dist, np.float64))
+        for turn in (0.0, 0.05):
+            pose = replace(got.pose, camera=cam, rvec=np.asarray(got.pose.rvec) + turn)
+            fast = project_points(pose, pts).astype(np.float32)
+            assert np.array_equal(fast, pose.project(pts).astype(np.float32))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from companion.vision.wizard_cnn import (
     MODEL_PATH,
     ROI_PX,
     SLABS_MM,
+    TopSampler,
     WizardModel,
     choose_counts,
     n_channels,
@@ -152,6 +154,29 @@ def test_top_stacks_are_cut_at_the_top_surface(
     assert x.shape == (len(spaces), n_channels(), ROI_PX, ROI_PX)
     with pytest.raises(ValueError, match="tiers"):
         top_stacks(res.frame, got.pose, cnn.geometry, spaces, tiers[:-1])
+
+
+def test_the_sampler_cuts_what_a_fresh_cut_gives_as_tops_and_the_pose_change(
+    session: tuple[Detector, list[RenderResult]],
+) -> None:
+    # the sample maps are made per top surface on first use and kept for the pose: later
+    # frames at other heights and a new pose must read exactly what cutting afresh reads
+    cnn, frames = session
+    sampler = TopSampler(max_towers=10)
+    spaces = list(cnn.geometry.spaces)
+    for i, res in enumerate(frames[:3]):
+        got = cnn.detect(res.frame)
+        assert got.pose is not None and got.white_bgr is not None
+        pose = got.pose
+        if i == 2:  # the camera moved by 3 mm
+            assert pose.tvec is not None
+            pose = replace(pose, tvec=np.asarray(pose.tvec, np.float64) + 3.0)
+        tiers = [res.observation.spaces[s].towers for s in spaces]
+        order = spaces[::-1] if i == 1 else spaces  # another order of the same spaces
+        tk = [tiers[spaces.index(s)] for s in order]
+        want = network_input(top_stacks(res.frame, pose, cnn.geometry, order, tk), got.white_bgr)
+        x = sampler.inputs(res.frame, pose, cnn.geometry, got.white_bgr, order, tk)
+        assert np.array_equal(x, want)
 
 
 @NEEDS_TRAIN

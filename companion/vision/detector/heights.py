@@ -189,15 +189,21 @@ def _model_heights(
     camera saw there: its probability is capped at ``forced_confidence`` (no silent
     redistribution)."""
     S = len(insert)
+    fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
     if rd.stack_cnn is not None:
-        prob = rd.stack_cnn.read(fp.frame, fp.pose, rd.geometry, fp.white, list(rd.geometry.spaces))
+        # the network reads the spaces whose count is its to tell: the castle's stack and
+        # the inserts' counts are known without it (their rows stay "no tower", unused)
+        read = [si for si in range(S) if not fixed[si]]
+        prob = np.zeros((S, rd.stack_cnn.max_towers + 1), np.float32)
+        prob[:, 0] = 1.0
+        spaces = [rd.geometry.spaces[si] for si in read]
+        prob[read] = rd.stack_cnn.read(fp.frame, fp.pose, rd.geometry, fp.white, spaces)
     elif rd.height is not None:
         prob = rd.height.probabilities(feats)
     else:
         return None
     seen = np.argmax(prob, axis=1).astype(np.int32)
     model_towers = seen
-    fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
     total = rd.profile.meta.get("towers")
     if isinstance(total, int) and rd.config.joint_towers:
         left = total - sum(castle_at.values())

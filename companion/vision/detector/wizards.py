@@ -228,11 +228,16 @@ def settle_wizards(rd: Reader, wizards: dict[str, int], areas: dict[str, float])
 def top_inputs(
     sampler: TopSampler, rd: Reader, fp: FrameProbes, st: Stacks
 ) -> tuple[list[int], NDArray[np.float32]]:
-    """The spaces not under the raven castle and their top-surface stacks at the tower counts
-    read, as the input of the wizard and the token networks (:mod:`companion.vision.wizard_cnn`;
-    one resampling for both)."""
+    """The spaces not under the raven castle and not a web (nothing stays on a web,
+    R-MOD-WEB-3) and their top-surface stacks at the tower counts read, as the input of the
+    wizard and the token networks (:mod:`companion.vision.wizard_cnn`; one resampling for
+    both)."""
     g = rd.geometry
-    keep = [(si, s) for si, s in enumerate(g.spaces) if not st.castle_of[si]]
+    keep = [
+        (si, s)
+        for si, s in enumerate(g.spaces)
+        if not st.castle_of[si] and g.track.kind(s) != "web"
+    ]
     spaces = [s for _, s in keep]
     tiers = [st.towers_of[si] for si, _ in keep]
     return spaces, sampler.inputs(fp.frame, fp.pose, g, fp.white, spaces, tiers)
