@@ -47,7 +47,7 @@ import numpy as np
 
 from companion.bench.reliability import print_reliability
 from companion.bench.vision_still import read_still
-from companion.bench.vision_tally import Tally, colour_confusion, wrong_spaces
+from companion.bench.vision_tally import Tally, colour_confusion, write_wrong_spaces, wrong_spaces
 from companion.rules.model import MODULES
 from companion.sim.readings import OUTCOMES, sweep
 from companion.sim.scenes import (
@@ -509,7 +509,10 @@ def conditions_table(
     t0 = time.perf_counter()
     for cond, sev in cells:
         sub = replace(run, severity={} if cond == "default" else {cond: sev}, hands=False)
+        before = len(run.wrong_spaces or ())
         results = [run_seed(sub, seed, log=False) for seed in seeds]
+        for w in (run.wrong_spaces or [])[before:]:  # (the list is shared with ``sub``)
+            w.update(condition=cond, severity=sev)
         pooled = merge(results).groups["all"].figures()
         exact = [r.groups["all"].figures()["board_exact_pct"] for r in results]
         rows.append(
@@ -730,6 +733,7 @@ def main(argv: list[str]) -> int:
     note = "timings on one core (cv2.setNumThreads(1)) with the pose cached"
     if args.conditions:
         rows = conditions_table(run, seeds, conds, sevs)
+        write_wrong_spaces(args.wrong_spaces, run.wrong_spaces)
         if args.json:
             out = {
                 "seeds": seeds,
@@ -747,9 +751,7 @@ def main(argv: list[str]) -> int:
             _print_conditions(rows, seeds, sorted(modules))
         return 0
     results = [run_seed(run, seed) for seed in seeds]
-    if args.wrong_spaces is not None and run.wrong_spaces is not None:
-        with args.wrong_spaces.open("w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(w) + "\n" for w in run.wrong_spaces)
+    write_wrong_spaces(args.wrong_spaces, run.wrong_spaces)
     pooled = merge(results)
     figures = {
         "seed": seeds[0],

@@ -13,9 +13,11 @@ withholds nothing.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -236,3 +238,11 @@ def wrong_spaces(truth: Observation, det: Any, where: Mapping[str, Any]) -> list
             }
         )
     return out
+
+
+def write_wrong_spaces(path: Path | None, rows: list[dict[str, Any]] | None) -> None:
+    """``--wrong-spaces``: one JSON line per wrongly read space (from :func:`wrong_spaces`;
+    with ``--conditions`` each is tagged with its condition and severity)."""
+    if path is not None and rows is not None:
+        with path.open("w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(w) + "\n" for w in rows)
