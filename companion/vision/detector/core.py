@@ -573,7 +573,9 @@ class Detector:
         if self._top_model is not None:
             learned_tops(self._top_model, fp, stacks, rd.geometry, tops, sure)
         learned = tokens = None
-        token_model = self._token_model if rd.classes.tokens else None
+        # without tokens in play only the network's roof head is used: it checks the crest
+        # and plain roofs as it does with the modules
+        token_model = self._token_model
         if self._wizard_model is not None or token_model is not None:
             # one resampling of the top surfaces for both networks
             top_spaces, x = top_inputs(self._sampler, rd, fp, stacks)

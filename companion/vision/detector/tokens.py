@@ -97,14 +97,20 @@ def learned_tokens(
 ) -> TokenReading:
     """The token network's reading (:mod:`companion.vision.token_cnn`; one batched forward pass
     of the top-surface stacks ``x`` of ``spaces``) of the tokens in play. Webs are left out
-    (nothing stays on a web, R-MOD-WEB-3).
+    (nothing stays on a web, R-MOD-WEB-3). Without tokens in play (the base game) only the
+    crest and plain roofs are read, for the roof head (the check of the roof's kind).
 
     :param tops: the top kind read on every space (in ``rd.geometry.spaces`` order).
     """
     g = rd.geometry
     kind = dict(zip(g.spaces, tops, strict=True))
-    keep = [i for i, s in enumerate(spaces) if kind[s] != "web"]
-    if not rd.classes.tokens or not keep:
+    roofs_only = not rd.classes.tokens  # no token in play: only the roof head is wanted
+    keep = [
+        i
+        for i, s in enumerate(spaces)
+        if kind[s] != "web" and (not roofs_only or kind[s] in ("crest", "plain"))
+    ]
+    if not keep:
         return TokenReading({}, {})
     p = model.read(x[keep])
     present: dict[str, dict[int, float]] = {}
