@@ -1,8 +1,12 @@
 """Training of the wizard network on domain-randomised rendered tables (offline, seeded).
 
-Reproduces ``companion/vision/wizard_cnn.onnx``::
+Reproduces ``companion/vision/wizard_cnn.onnx`` (the first command renders the cache
+``tops.npz`` and trains a first model on it; the second renders ``tops-mod.npz``, tables all
+with modules, and trains the shipped model on both caches)::
 
     python -m companion.sim.train_wizard_cnn --sessions 160 --per-session 8 --data tops.npz
+    python -m companion.sim.train_wizard_cnn --sessions 110 --per-session 8 --base 31000200 \
+        --module-share 1 --data tops-mod.npz tops.npz
 
 (needs the ``train`` extra: ``torch`` and ``onnx``). The tables are rendered as for the
 tower-count network (:mod:`companion.sim.train_stack_cnn`: the Pi camera model at its defaults
@@ -328,10 +332,15 @@ def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp])
     )
 
 
-def load(paths: list[Path], sessions: int, per_session: int, base: int) -> Tops:
+def load(
+    paths: list[Path], sessions: int, per_session: int, base: int, module_share: float = 0.35
+) -> Tops:
     """The wizard data sets of the caches ``paths``
-    (:func:`~companion.sim.train_stack_cnn.load_cached`)."""
-    return load_cached(paths, lambda: collect(sessions, per_session, base=base), Tops)
+    (:func:`~companion.sim.train_stack_cnn.load_cached`; a missing first cache is rendered
+    with ``sessions`` tables from ``base``, ``module_share`` of them with modules)."""
+    return load_cached(
+        paths, lambda: collect(sessions, per_session, base=base, module_share=module_share), Tops
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,16 +349,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=160, help="random tables (default 160)")
     ap.add_argument("--per-session", type=int, default=8, help="game frames per table (default 8)")
     ap.add_argument("--base", type=int, default=TRAIN_SEED_BASE, help="first table seed")
+    ap.add_argument(
+        "--module-share",
+        type=float,
+        default=0.35,
+        help="share of the rendered tables with a random set of modules (default 0.35)",
+    )
     ap.add_argument("--epochs", type=int, default=15, help="training epochs (default 15)")
     ap.add_argument("--data", type=Path, nargs="*", default=[], help="caches of the tops (.npz)")
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)
+    if not 0.0 <= args.module_share <= 1.0:
+        print("--module-share must be within 0..1", file=sys.stderr)
+        return 2
     import torch
 
     torch.set_num_threads(1)
     cv2.setNumThreads(1)
     t0 = time.perf_counter()
-    data = load(args.data, args.sessions, args.per_session, args.base)
+    data = load(args.data, args.sessions, args.per_session, args.base, args.module_share)
     if len(data.y) == 0:
         print("no tops rendered", file=sys.stderr)
         return 1

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from companion.rules import Config, setup
+from companion.rules import Config, observe, setup
 from companion.rules.observation import Observation
-from companion.sim.render import RenderResult, random_setup, render
+from companion.sim.render import RenderResult, TableSetup, random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detect_height import MODEL_PATH, HeightModel, n_features
 from companion.vision.detector import BAD_FRAME, BOARD_LOST, NO_FRAME, Detector
@@ -36,6 +36,7 @@ class Session:
     detector: Detector
     setup_frame: RenderResult
     frames: list[RenderResult]
+    table: TableSetup
 
 
 def _key(o: object) -> tuple[object, ...]:
@@ -60,7 +61,7 @@ def sessions() -> list[Session]:
             render(random_game_state(prng, PLAYERS), nrng, setup=table, hand=False)
             for _ in range(FRAMES_PER_SESSION)
         ]
-        out.append(Session(table.pose.tilt_deg, detector, first, frames))
+        out.append(Session(table.pose.tilt_deg, detector, first, frames, table))
     return out
 
 
@@ -122,6 +123,64 @@ class TestReadingTheTable:
             heights = [obs.spaces[k].towers for k in range(2, 17)]
             want = [1] * 9 + [0] * 6
             assert sum(a == b for a, b in zip(heights, want, strict=True)) >= 10
+
+
+@pytest.fixture(scope="module")
+def castle_on_a_tower(sessions: list[Session]) -> tuple[Session, list[tuple[RenderResult, int]]]:
+    """Seeded game frames with the raven castle on a tower, each with the castle's space."""
+    s = sessions[0]
+    prng = random.Random(7)
+    nrng = np.random.default_rng(7)
+    out: list[tuple[RenderResult, int]] = []
+    for _ in range(400):
+        state = random_game_state(prng, PLAYERS)
+        at = [k for k, o in observe(state).spaces.items() if o.castle and o.towers > 0]
+        if at:
+            out.append((render(state, nrng, setup=s.table, hand=False), at[0]))
+            if len(out) == 4:
+                return s, out
+    pytest.fail("too few seeded game states with the castle on a tower")
+
+
+class TestTheRavenCastle:
+    def test_the_roof_under_the_castle_is_the_rules_crest_and_the_space_is_read(
+        self, castle_on_a_tower: tuple[Session, list[tuple[RenderResult, int]]]
+    ) -> None:
+        # the castle hides its roof; it stands on a crest roof by R-RAVEN-3/5, so the space
+        # (the castle's place and its tier) is emitted, not withheld for the unseen roof
+        s, frames = castle_on_a_tower
+        cfg = s.detector.config
+        emitted = 0
+        for res, space in frames:
+            truth = res.observation.spaces[space]
+            det = s.detector.detect(res.frame)
+            assert det.observation is not None and det.reading is not None, det.message
+            got = det.reading.spaces[space]
+            assert got.castle and got.top == "crest" == truth.top
+            d = det.details[space]
+            # never as sure as a roof that shows its crest
+            assert d.top_sure == cfg.castle_roof_sure < cfg.ink_sure
+            if not d.forced:
+                assert got.towers == truth.towers
+                assert space in det.observation.spaces, det.withheld.get(space)
+                emitted += 1
+        assert emitted >= 2
+
+    def test_the_castle_tier_is_unsure_when_the_tower_counts_do_not_add_up(
+        self, castle_on_a_tower: tuple[Session, list[tuple[RenderResult, int]]]
+    ) -> None:
+        # the setup counted one tower more than the board shows (one was knocked off): some
+        # count must change, and the castle's tier is one of the counts added up
+        s, frames = castle_on_a_tower
+        prof = s.detector.profile
+        meta = dict(prof.meta)
+        meta["towers"] = int(meta["towers"]) + 1
+        off = ColourProfile(dict(prof.classes), prof.reject_d2, prof.white_bgr, meta)
+        for res, space in frames:
+            det = Detector(s.detector.camera, s.detector.geometry, off).detect(res.frame)
+            d = det.details[space]
+            assert d.forced and d.height_confidence <= s.detector.config.forced_confidence
+            assert "does not add up" in det.withheld[space]
 
 
 class TestBadFrames:

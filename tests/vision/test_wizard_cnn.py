@@ -194,3 +194,15 @@ def test_training_runs_end_to_end_and_cv2_dnn_gives_the_training_side_answer(
     got = WizardModel(path).probabilities(network_input(data.x, data.white))
     want = softmax(logits(net, data, np.arange(len(data.y))), 1.5)
     np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_the_trainer_refuses_a_module_share_outside_0_to_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from companion.sim.train_wizard_cnn import main
+
+    out = tmp_path / "w.onnx"
+    cache = tmp_path / "tops.npz"
+    assert main(["--module-share", "1.5", "--data", str(cache), "--out", str(out)]) == 2
+    assert "--module-share must be within 0..1" in capsys.readouterr().err
+    assert not out.exists() and not cache.exists()  # nothing rendered, nothing written

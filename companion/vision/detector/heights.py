@@ -256,10 +256,16 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
     castle_of: list[bool] = []
     margin_of: list[float] = []
     forced_of = [bool(model[2][si]) if model is not None else False for si in range(S)]
+    unsure_total = any(forced_of)
     rival_of = [-1] * S
     for si in range(S):
         if si in castle_at:
             towers, margin = castle_at[si], float(castle_frac[si].max() - cfg.castle_threshold) * 2
+            if unsure_total:
+                # the castle's tier (read from its roof rim) is one of the counts that did
+                # not add up to the setup's tower total: it may be the one that is wrong
+                margin = min(margin, cfg.forced_confidence - 0.5)
+                forced_of[si] = True
         elif insert[si]:
             towers, margin = 0, 0.5
         elif model is not None:

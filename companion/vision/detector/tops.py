@@ -6,7 +6,9 @@ neither. The ink decides first, relative to the bare roof outside the disc on th
 says plain. Where wizards hide the raven, the disc's yellow-blue chroma above the bare roof
 around it decides, compared with what the crest roofs with their raven in view measure in the
 same frame (or the last frames). The magic roof (R-MOD-MAGICTOWER-1) by its colour class. For
-an empty space the track kind is a property of the track (crest / plain / fountain / web).
+an empty space the track kind is a property of the track (crest / plain / fountain / web). The
+roof under the raven castle is hidden by it (the castle's base is wider than a roof): its kind
+is the one the rules put there (see :func:`top_kinds`).
 """
 
 from __future__ import annotations
@@ -62,8 +64,7 @@ class _RoofEvidence:
     :param ink: the decision by the ink (True crest, False plain), None when undecided.
     :param gap: the disc ring's yellow-blue chroma above the bare ring's (None: too few
         probes free of wizards).
-    :param fallback: crest by a clear colour vote of the disc ring, else by a little grey ink
-        (under the castle: by the dark share).
+    :param fallback: crest by a clear colour vote of the disc ring, else by a little grey ink.
     """
 
     ink: bool | None
@@ -72,7 +73,7 @@ class _RoofEvidence:
 
 
 def _roof_evidence(
-    rd: Reader, fp: FrameProbes, si: int, t: int, castle: bool, near_wizard: NDArray[np.bool_]
+    rd: Reader, fp: FrameProbes, si: int, t: int, near_wizard: NDArray[np.bool_]
 ) -> _RoofEvidence:
     """The crest disc's and the printed raven's evidence on the roof of tier ``t + 1`` of
     space index ``si``."""
@@ -80,10 +81,6 @@ def _roof_evidence(
     kl, kc, kfeat = fp.kl, fp.kc, fp.kfeat
     bare = slice(N_KIND, N_KIND + N_BARE)
     okk = fp.tables.kind_ok[si, t]
-    labs = kl[si, t, :N_KIND][okk[:N_KIND]]
-    wiz_here = ix.is_wizard[labs + 1]
-    free = max(int((~wiz_here).sum()), 1)
-    dark = int((fp.kdark[si, t, :N_KIND][okk[:N_KIND]] & ~wiz_here).sum()) / free
     # the disc ring (chroma only, without wizard and ink pixels)
     fo = kfeat[si, t, N_INNER:N_KIND]
     use = (
@@ -104,7 +101,7 @@ def _roof_evidence(
         gap = short_median(fo[use_g, 1]) - short_median(fa[use_ga, 1])
     n_ink = -1
     use_i = okk[INK_PROBES] & ~ix.is_wizard[kc[si, t, INK_PROBES] + 1]
-    if use_a.sum() >= cfg.contrast_probes and not castle:
+    if use_a.sum() >= cfg.contrast_probes:
         # the raven's ink is far darker than the bare roof (the same light on both)
         # and grey (the shaded side of a wizard is dark but coloured)
         fi = kfeat[si, t, INK_PROBES]
@@ -119,11 +116,9 @@ def _roof_evidence(
                 n_ink = -1  # dark but coloured: the shaded side of a wizard
     # too few probes for the ink or the disc contrast: a clear colour vote of the disc
     # ring, else a little grey ink says crest (dark pixels that are not grey are the
-    # shaded sides of the wizards crowding the roof); under the castle the dark share
+    # shaded sides of the wizards crowding the roof)
     fallback = (
-        n_crest > n_plain
-        if abs(n_crest - n_plain) >= cfg.disc_votes
-        else (dark >= cfg.ink_share if castle else n_ink >= cfg.ink_fallback)
+        n_crest > n_plain if abs(n_crest - n_plain) >= cfg.disc_votes else n_ink >= cfg.ink_fallback
     )
     ink: bool | None = None
     if n_ink >= cfg.ink_min or (n_ink == 0 and use_i.sum() >= cfg.ink_probes):
@@ -162,7 +157,9 @@ def top_kinds(
         and the magic roof, ``ink_sure`` where the ink decided and the disc's colour agrees,
         by the disc contrast's distance from the middle between the frame's plain and crest
         roofs where that decided, ``fallback_sure`` where only a colour vote or a little
-        ink did.
+        ink did; a roof under the raven castle is crest, ``castle_roof_sure`` (the rules'
+        kind, unseen), ``fallback_sure`` when the magic tower is in play and not seen on
+        another roof.
     """
     g, cfg = rd.geometry, rd.config
     tops: list[str] = []
@@ -180,18 +177,26 @@ def top_kinds(
         if si == magic_at:
             tops.append("magic")
             continue
-        ev = _roof_evidence(rd, fp, si, towers - 1, castle, px.near_wizard)
+        if castle:
+            # the castle's base is wider than a roof and hides it: the castle stops only on
+            # a crest top (R-RAVEN-3) and keeps its roof when it rides along (R-RAVEN-5);
+            # only a cast of R-SPELL-10 leaves it on another roof. The magic tower is always
+            # the top of its stack (R-MOD-MAGICTOWER-3): in play and seen nowhere else, it
+            # may be the roof under the castle, which is then unsure.
+            tops.append("crest")
+            hidden_magic = bool(rd.classes.magic_idx) and magic_at < 0
+            sure[si] = cfg.fallback_sure if hidden_magic else cfg.castle_roof_sure
+            continue
+        ev = _roof_evidence(rd, fp, si, towers - 1, px.near_wizard)
         if ev.ink is not None:
             if ev.gap is not None:
                 ref[ev.ink].append(ev.gap)
-                if not castle:
-                    decided[si] = ev.gap
+                decided[si] = ev.gap
             tops.append("crest" if ev.ink else "plain")
             sure[si] = cfg.ink_sure
         else:
             tops.append("")
-            # (a roof under the castle cannot be seen: the colour vote, as before)
-            pending[si] = (None if castle else ev.gap, ev.fallback)
+            pending[si] = (ev.gap, ev.fallback)
     # a plain roof's disc ring and bare ring are the same surface (gap ~ 0); a crest roof's
     # gap is what the crest roofs with their raven in view measure in this frame (or in
     # the last frames: the light changes slowly)
