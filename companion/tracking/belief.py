@@ -331,6 +331,11 @@ def _plausible(fam: Sequence[Hypothesis], margin: float) -> list[Hypothesis]:
     return [h for h, c in zip(fam, _seat_costs(fam), strict=True) if c <= margin]
 
 
+POTION_FLOOR = 8
+"""With ``defer``, every kept table holds at least this many of its potion stories (three
+players' card-or-spell doubts at once), also beyond ``TrackerOptions.potion_stories``."""
+
+
 def _by_family(
     alive: Sequence[Hypothesis], opts: TrackerOptions, modules: bool
 ) -> tuple[Hypothesis, ...]:
@@ -338,7 +343,8 @@ def _by_family(
     relative to the best): potion families (:func:`family_key`) take the ``keep`` slots, one
     slot each with all their plausible potion stories (:func:`_plausible`), so the potions of
     several players' card-or-spell doubts at once stay together with their table instead of
-    crowding it and each other out; at most ``potion_stories`` stories in all. With expansion
+    crowding it and each other out; at most ``potion_stories`` stories in all, but at least
+    :data:`POTION_FLOOR` for each table. With expansion
     ``modules`` at most ``keep_per_board`` families per board while other boards wait. Then the
     best family of up to ``hold_boards`` other boards within ``commit_margin`` (hidden pieces
     held, not asked about)."""
@@ -350,8 +356,10 @@ def _by_family(
 
     def take(i: int) -> None:
         nonlocal slots
-        room = opts.potion_stories - len(out)
-        out.extend(fams[i][: max(room, 1)])
+        # a table further behind still holds the combinations of a few players' doubts:
+        # it may become the best, and its lost potions could then not be had back
+        room = max(opts.potion_stories - len(out), POTION_FLOOR)
+        out.extend(fams[i][:room])
         taken[i] = True
         slots += 1
         k = board_key(fams[i][0].state)
