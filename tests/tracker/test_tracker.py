@@ -196,7 +196,7 @@ def _free_wizard_position():
     return st, a, b
 
 
-AT_THE_LIMIT = TrackerOptions(max_hold=1)
+AT_THE_LIMIT = TrackerOptions(defer=True, max_hold=1)
 """A deferring tracker whose belief holds a hidden difference for one frame at most: asked on
 the second (its wording and its answer are what these tests check)."""
 
