@@ -23,8 +23,9 @@ wrong only in trapped wizards that the page shows as alternatives, the true one 
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
 ``--modules all`` names every module.
-``--defer`` makes the tracker hold hidden differences and ask only when they matter
-(``TrackerOptions.defer``; off by default). ``--board-turns`` makes it read turn ends from the
+``--defer`` makes the tracker hold hidden differences and ask only when they matter, and
+``--no-defer`` ask as soon as a later frame confirmed one (``TrackerOptions.defer``; default:
+the tracker's default, off). ``--board-turns`` makes it read turn ends from the
 board as well as from the DONE button (``TrackerOptions.board_turns``; off by default).
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.
@@ -115,8 +116,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--defer",
-        action="store_true",
-        help="hold hidden differences and ask only when they matter (TrackerOptions.defer)",
+        action=argparse.BooleanOptionalAction,
+        default=TrackerOptions().defer,
+        help="hold hidden differences and ask only when they matter (TrackerOptions.defer; "
+        "--no-defer: ask as soon as a later frame confirmed a hidden difference)",
     )
     ap.add_argument(
         "--board-turns",

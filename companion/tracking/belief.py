@@ -265,27 +265,126 @@ def same_seen(hyps: Sequence[Hypothesis]) -> bool:
     return all(seen_key(h.state) == key for h in hyps[1:])
 
 
-def _every_board(
-    alive: Sequence[Hypothesis], keep: int, margin: float, boards: int
+def family_key(h: Hypothesis) -> Key:
+    """A hypothesis' potion family: stories that show the same table now with the same inputs
+    pending (:func:`seen_key`) and differ at most in the potions, i.e. in which moves were
+    cards and which spells the camera cannot tell apart (R-SPELL-6)."""
+    return (seen_key(h.state), h.pending)
+
+
+def families(hyps: Iterable[Hypothesis]) -> list[list[Hypothesis]]:
+    """``hyps`` by potion family (:func:`family_key`), each best first, the cheapest family
+    first."""
+    groups: dict[Key, list[Hypothesis]] = {}
+    for h in sorted(hyps, key=lambda h: (h.cost, len(h.pending))):
+        groups.setdefault(family_key(h), []).append(h)
+    return list(groups.values())
+
+
+def near_stories(hyps: Sequence[Hypothesis], margin: float) -> list[Hypothesis]:
+    """The stories of ``hyps`` as near the best as the doubt they stand for (within ``margin``
+    by :func:`doubt_costs`), best first. A story in which several players cast spells at once
+    costs their spells' prices together, far behind the one in which none did, while each
+    player's spell alone is about as likely as his card: that combination must not be committed
+    away on its summed cost (:func:`~companion.tracking.commit.commit`)."""
+    if not hyps:
+        return []
+    costs = doubt_costs(hyps)
+    best = min(costs.values())
+    out = [h for h in hyps if costs[id(h)] - best <= margin]
+    out.sort(key=lambda h: (h.cost, len(h.pending)))
+    return out
+
+
+def doubt_costs(hyps: Iterable[Hypothesis]) -> dict[int, float]:
+    """Per story (by ``id``) the cost of the doubt it stands for: its potion family's cheapest
+    (:func:`family_key`) plus the largest of its players' own potion costs (:func:`_plausible`):
+    each player's count depends only on his own moves, so the players' doubts are independent
+    and a combination is as plausible as its least plausible player."""
+    out: dict[int, float] = {}
+    for fam in families(hyps):
+        low = fam[0].cost
+        for h, extra in zip(fam, _seat_costs(fam), strict=True):
+            out[id(h)] = low + extra
+    return out
+
+
+def _seat_costs(fam: Sequence[Hypothesis]) -> list[float]:
+    """For each story of one potion family (best first): the largest, over the players, of
+    what that player's count costs on its own (the cheapest story of the family with it,
+    above the family's best)."""
+    low = fam[0].cost
+    seats = len(fam[0].state.potions)
+    marg: list[dict[tuple[int, int, int], float]] = [{} for _ in range(seats)]
+    for h in fam:
+        c = h.cost - low
+        for seat, p in enumerate(h.state.potions):
+            if c < marg[seat].get(p, float("inf")):
+                marg[seat][p] = c
+    return [max(marg[seat][p] for seat, p in enumerate(h.state.potions)) for h in fam]
+
+
+def _plausible(fam: Sequence[Hypothesis], margin: float) -> list[Hypothesis]:
+    """The stories of one potion family (best first) whose every player's potions cost at most
+    ``margin`` on their own (:func:`_seat_costs`), whatever their costs add up to: a spell is
+    paid and a trapping reward is earned by the caster alone (R-SPELL-1, R-TOWER-9)."""
+    return [h for h, c in zip(fam, _seat_costs(fam), strict=True) if c <= margin]
+
+
+POTION_FLOOR = 8
+"""With ``defer``, every kept table holds at least this many of its potion stories (three
+players' card-or-spell doubts at once), also beyond ``TrackerOptions.potion_stories``."""
+
+
+def _by_family(
+    alive: Sequence[Hypothesis], opts: TrackerOptions, modules: bool
 ) -> tuple[Hypothesis, ...]:
-    """The first ``keep`` of ``alive`` (best first), and the best story of each other board
-    within ``margin`` of the best (at most ``boards`` more stories). Stories that differ in
-    hidden pieces are held until a lifted tower or a later move tells them apart
-    (:func:`~companion.tracking.questions.pick_question`): neither the potion stories of one
-    board (the true potions must stay) nor another board may crowd the true one out."""
-    head = list(alive[:keep])
-    if len(alive) <= keep:
-        return tuple(head)
-    have = {board_key(h.state) for h in head}
-    for h in alive[keep:]:
-        if h.cost - alive[0].cost > margin or boards <= 0:
+    """The deferring belief's prune (``TrackerOptions.defer``; ``alive`` best first, costs
+    relative to the best): potion families (:func:`family_key`) take the ``keep`` slots, one
+    slot each with all their plausible potion stories (:func:`_plausible`), so the potions of
+    several players' card-or-spell doubts at once stay together with their table instead of
+    crowding it and each other out; at most ``potion_stories`` stories in all, but at least
+    :data:`POTION_FLOOR` for each table. With expansion
+    ``modules`` at most ``keep_per_board`` families per board while other boards wait. Then the
+    best family of up to ``hold_boards`` other boards within ``commit_margin`` (hidden pieces
+    held, not asked about)."""
+    fams = [_plausible(f, opts.potion_margin) for f in families(alive)]
+    out: list[Hypothesis] = []
+    taken: list[bool] = [False] * len(fams)
+    per_board: dict[Key, int] = {}
+    slots = 0
+
+    def take(i: int) -> None:
+        nonlocal slots
+        # a table further behind still holds the combinations of a few players' doubts:
+        # it may become the best, and its lost potions could then not be had back
+        room = max(opts.potion_stories - len(out), POTION_FLOOR)
+        out.extend(fams[i][:room])
+        taken[i] = True
+        slots += 1
+        k = board_key(fams[i][0].state)
+        per_board[k] = per_board.get(k, 0) + 1
+
+    for i, fam in enumerate(fams):
+        if slots >= opts.keep:
             break
-        k = board_key(h.state)
-        if k not in have:
-            have.add(k)
-            head.append(h)
+        if modules and per_board.get(board_key(fam[0].state), 0) >= opts.keep_per_board:
+            continue
+        take(i)
+    for i in range(len(fams)):
+        if slots >= opts.keep:
+            break
+        if not taken[i]:
+            take(i)
+    boards = opts.hold_boards
+    for i, fam in enumerate(fams):
+        if boards <= 0 or fam[0].cost - alive[0].cost > opts.commit_margin:
+            break
+        if not taken[i] and board_key(fam[0].state) not in per_board:
+            take(i)
             boards -= 1
-    return tuple(head)
+    out.sort(key=lambda h: (h.cost, len(h.pending)))
+    return tuple(out)
 
 
 def prune(
@@ -296,11 +395,13 @@ def prune(
 ) -> tuple[Hypothesis, ...]:
     """The belief made of ``hyps``: one hypothesis per state (with pending inputs), the others
     that reach it within ``commit_margin`` kept as its alternative trails; costs relative to the
-    best; those beyond ``margin`` dropped; at most ``keep``, best first (ties: fewer pending
-    inputs first), and in the base game with ``defer`` the best story of up to ``hold_boards``
-    other boards within ``commit_margin`` beyond them (hidden pieces held, not asked about). With
-    expansion ``modules`` at most ``keep_per_board`` per board (twice that for a board's other
-    potion counts) while other boards wait. ``fallback`` when ``hyps`` is empty."""
+    best; those beyond ``margin`` dropped; best first (ties: fewer pending inputs first).
+    With ``defer`` (:func:`_by_family`): ``keep`` potion families with their plausible potion
+    stories, and the best story of up to ``hold_boards`` other boards. Without: at most
+    ``keep`` stories, those more than ``potion_margin`` behind the cheapest story of their table
+    dropped; with expansion ``modules`` at most ``keep_per_board`` per board (twice that for a
+    board's other potion counts) while other boards wait. ``fallback`` when ``hyps`` is
+    empty."""
     merged: dict[Key, Hypothesis] = {}
     for h in hyps:
         key = (state_key(h.state), h.pending, h.implicit)
@@ -317,6 +418,12 @@ def prune(
     if not merged:
         return fallback
     best = min(h.cost for h in merged.values())
+    if opts.defer:
+        alive = [
+            replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
+        ]
+        alive.sort(key=lambda h: (h.cost, len(h.pending)))
+        return _by_family(alive, opts, modules)
     # stories that show the same table and differ only in the potions (a card or a spell the
     # camera cannot tell apart) are kept as the table's potion alternatives while they are
     # within ``potion_margin`` of the cheapest of them: a few counts shown as "one of these",
@@ -335,9 +442,7 @@ def prune(
     if len(alive) <= opts.keep or not modules:
         # base game: potion variants of the true board must stay (a per-board limit made an
         # end-to-end game commit most of its states wrong: the true potions fell out)
-        if not opts.defer:
-            return tuple(alive[: opts.keep])
-        return _every_board(alive, opts.keep, opts.commit_margin, opts.hold_boards)
+        return tuple(alive[: opts.keep])
     # stories that differ only in what the camera cannot see (potions, feathers, the
     # order of moves) must not crowd out another board: a frame that misses a piece makes
     # a wrong board cheapest for a moment, and the true one must survive to the next frame

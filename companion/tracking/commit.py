@@ -24,6 +24,7 @@ from companion.tracking.belief import (
     Potions,
     Step,
     board_key,
+    near_stories,
     potion_options,
     same_now,
     same_seen,
@@ -260,7 +261,11 @@ def commit(
         if limit <= 0:
             break
         best = min(hyps, key=lambda h: h.cost)
-        near = [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
+        near = (
+            near_stories(hyps, opts.commit_margin)
+            if opts.defer
+            else [h for h in hyps if h.cost - best.cost <= opts.commit_margin]
+        )
         paths = [t for h in near for t in h.paths()]
         first = best.trail[0]
         fp0 = step_print(first)

@@ -23,8 +23,9 @@ class TrackerOptions:
     :param commit_margin: the stories within this of the best are the ones a commit must agree
         with (``companion.tracking.commit``).
     :param potion_margin: a story that shows the same table as a cheaper one and differs only
-        in the potions is dropped when it costs more than this above it (nats): the potion
-        alternatives the tracker keeps and shows are the likely ones (about two spells).
+        in the potions is dropped when it costs more than this above it (nats; with ``defer``
+        judged for each player's count on its own, ``companion.tracking.belief.doubt_costs``):
+        the potion alternatives the tracker keeps and shows are the likely ones.
     :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
         tracker ask the players.
     :param beam: search nodes kept per depth.
@@ -54,10 +55,13 @@ class TrackerOptions:
         :func:`~companion.tracking.questions.pick_question`).
     :param defer: hold stories that differ in what is hidden (and potions) and ask only when
         it matters (``max_hold``, ``hold_boards``, the end of the game; docs/architecture.md,
-        "The tracker"). Off: the players are asked about hidden pieces once a later frame
-        confirmed the move, and about held stories after ``max_lag`` steps. Off by default:
-        on the development seeds deferring asked fewer questions but let the true potions of
-        several spells at once fall out of ``keep`` (more wrong commits).
+        "The tracker"), and keep each table's potion stories together, judged player by
+        player (``companion.tracking.belief.doubt_costs``): one ``keep`` slot per table.
+        Off: the players are asked about hidden pieces once a later frame confirmed the move,
+        and about held stories after ``max_lag`` steps; each potion combination is a story of
+        its own among the ``keep``.
+    :param potion_stories: with ``defer``, at most this many stories in all (the potion
+        stories of the ``keep`` families together; each is a state per held step).
     :param max_hold: held steps (accepted frames since the last commit) the belief keeps before
         the players are asked what its stories disagree on: the limit of its memory (every
         held step is a state per story, in memory and in each journal snapshot). About a
@@ -128,6 +132,7 @@ class TrackerOptions:
     lag_questions: bool = True
     defer: bool = False
     max_hold: int = 30
+    potion_stories: int = 48
     hold_boards: int = 3
     ask_margin: float = 2.5
     beam: int = 30

@@ -18,6 +18,7 @@ from companion.tracking.belief import (
     Hypothesis,
     Key,
     board_key,
+    near_stories,
     same_seen,
     seen_key,
     trapped_places,
@@ -278,7 +279,7 @@ def pick_question(
     hyps = sorted(hyps, key=lambda h: h.cost)
     over = hyps[0].state.game.over
     held = min(len(h.trail) for h in hyps)
-    near = [h for h in hyps if h.cost - hyps[0].cost <= opts.commit_margin]
+    near = near_stories(hyps, opts.commit_margin)
     full = held > opts.max_hold or held_boards(near, opts.commit_margin) > opts.hold_boards
     if opts.lag_questions and (over or full) and held > 0:
         # what the camera cannot tell, asked about the table as it is now (never taken from
@@ -286,7 +287,7 @@ def pick_question(
         lag = lag_question(near, root, cap=True)
         if lag is not None:
             return lag
-    pots = potions_question(hyps, combos=True)
+    pots = potions_question(hyps, combos=True, winners=True, stories=opts.potion_stories)
     if pots is not None:
         return (*pots, "potions-end" if over else "potions-many")
     if not over:
@@ -361,31 +362,47 @@ doubt multiplies the others', and the belief's ``keep`` hypotheses must still ho
 table's other stories."""
 
 
+def _winners(st: GameState) -> tuple[int, ...] | None:
+    """The seats that won a finished game (R-END-3/4), None while it goes on."""
+    res = st.game.result
+    return None if res is None else res.winners
+
+
 def potions_question(
-    hyps: Sequence[Hypothesis], combos: bool = False
+    hyps: Sequence[Hypothesis], combos: bool = False, winners: bool = False, stories: int = 0
 ) -> tuple[str, tuple[str, ...], Groups] | None:
     """The question about one player's potions, when the stories that show the best's table
     (:func:`~companion.tracking.belief.seen_key`) disagree on them and it matters: the game is
     over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, all the
     players' together past :data:`POTION_STORIES`, or (``combos``: the tracker defers) the
     stories no longer hold every combination of the players' counts the pages show (one of
-    them may be the truth). Asked
+    them may be the truth); then all the players' counts together are asked about past half of
+    ``stories`` (the belief's limit, ``TrackerOptions.potion_stories``) rather than
+    :data:`POTION_STORIES`. Asked
     as what the player sees (full and empty tokens, R-POTION-1), one option per count, at
     most :data:`POTION_CHOICES` (the least likely counts then share the last option), about
-    the player with the most counts.
+    the player with the most counts. ``winners`` (the tracker defers): at the end only when
+    the counts change who won (the most unspent full potions among the qualified, R-END-3);
+    else they stay "one of these" in the history.
     During the game a spell that one count cannot pay decides them without a question (that
     story cannot explain the frame). ``hyps`` best first."""
     best = hyps[0]
     key = seen_key(best.state)
     same = [h for h in hyps if seen_key(h.state) == key and h.pending == best.pending]
     over = best.state.game.over
+    if over and winners:
+        over = len({_winners(h.state) for h in same}) > 1
     joint = {h.state.potions for h in same}
     tb = best.state.table
     shown = math.prod(len({p[seat] for p in joint}) for seat in range(len(tb.colours)))
     # every player's counts are shown ("blue 0 or 1, red 0 or 1"), so the belief must hold
     # every combination of them: when it holds fewer (the costliest, several spells at once,
     # fell out of ``keep``) the truth may be one it lost, and the players are asked
-    many = len(joint) > POTION_STORIES or (combos and shown > len(joint))
+    # a deferring belief holds the players' doubts together (one ``keep`` slot for a table's
+    # potion stories, companion.tracking.belief): a table's combinations are asked about when
+    # they grow past half of all the stories it may hold, or when one fell out
+    limit = max(POTION_STORIES, stories // 2) if combos else POTION_STORIES
+    many = len(joint) > limit or (combos and shown > len(joint))
     pick: tuple[int, list[list[Hypothesis]]] | None = None
     for seat in range(len(tb.colours)):
         groups: dict[object, list[Hypothesis]] = {}

@@ -196,6 +196,11 @@ potions, and the tracker leaves those uncommitted (its state is right, its commi
 not) until ``max_lag`` frames have passed."""
 
 
+ASK_AT_ONCE = TrackerOptions(defer=False)
+"""A tracker that asks about a hidden difference as soon as a later frame confirmed it (the
+mode before deferring became the default; ``companion bench tracking --no-defer``)."""
+
+
 def _truth(kind: str, i: int) -> tuple[Ambiguity, str, GameState, GameState]:
     amb = ambiguity(kind)
     options = list(amb.truths)
@@ -215,7 +220,7 @@ def test_the_two_histories_look_alike_but_hide_different_things(kind):
 @pytest.mark.parametrize("kind, i", CASES)
 def test_the_players_are_asked_and_their_answer_commits_that_history(kind, i):
     amb, option, truth, _ = _truth(kind, i)
-    tr = Tracker(amb.start)
+    tr = Tracker(amb.start, ASK_AT_ONCE)
     first = tr.observe(expected_observation(truth))
     assert first.question is None, "one frame could be a misread: no question yet"
     q = feed(tr, truth, 1).question
@@ -249,7 +254,7 @@ def test_a_done_pressed_before_the_answer_still_ends_the_turn(kind, i):
     # answer keeps the DONE, so the next still board hands the turn on, and the next player's
     # move is committed as theirs
     amb, option, truth, _ = _truth(kind, i)
-    tr = Tracker(amb.start)
+    tr = Tracker(amb.start, ASK_SOON)
     q = feed(tr, truth).question
     assert q is not None
     tr.end_turn()
@@ -282,7 +287,7 @@ def test_a_later_split_of_the_stack_decides_without_an_answer(kind, i, seen):
 
     later = split(truth)
     assert space_views(later) != space_views(split(other))
-    tr = Tracker(amb.start)
+    tr = Tracker(amb.start, ASK_AT_ONCE)
     asked = feed(tr, truth, seen).question
     assert (asked is not None) == (seen == 2)
     tr.end_turn()
@@ -326,7 +331,7 @@ def test_a_freed_wizard_is_settled_when_the_top_tower_moves_on(which, seen):
     later = lift_top(truth)
     # the 2nd tower's roof shows: two yellows, or a blue among them
     assert space_views(later) != space_views(lift_top(other))
-    tr = Tracker(b)
+    tr = Tracker(b, ASK_AT_ONCE)
     asked = feed(tr, truth, seen).question
     assert (asked is not None) == (seen == 2)
     tr.end_turn()

@@ -12,7 +12,7 @@ from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
 from companion.rules.observation import Observation, ObservationError, SpaceObservation
 from companion.sim.simulate import CameraNoise, noisy_observation, simulate
-from companion.tracking import Tracker, board_key, state_key
+from companion.tracking import Tracker, TrackerOptions, board_key, state_key
 from companion.tracking.noise import NoiseModel, Target, expected_observation, space_views
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
@@ -196,6 +196,11 @@ def _free_wizard_position():
     return st, a, b
 
 
+AT_THE_LIMIT = TrackerOptions(defer=True, max_hold=1)
+"""A deferring tracker whose belief holds a hidden difference for one frame at most: asked on
+the second (its wording and its answer are what these tests check)."""
+
+
 class TestQuestions:
     def test_freeing_a_wizard_from_one_of_two_tiers_is_asked_and_answered(self):
         st, a, b = _free_wizard_position()
@@ -206,7 +211,7 @@ class TestQuestions:
         assert space_views(lift_upper) == space_views(lift_lower)
         assert board_key(lift_upper) != board_key(lift_lower)
         for truth in (lift_upper, lift_lower):
-            tr = Tracker(st)
+            tr = Tracker(st, AT_THE_LIMIT)
             feed(tr, a)
             feed(tr, b)
             u = feed(tr, truth)
@@ -231,7 +236,7 @@ class TestQuestions:
         st, a, b = _free_wizard_position()
         upper_id = next(w for w, t in b.hidden_wizards(4) if t == 2 and w.startswith("blue"))
         truth, _ = apply(b, Cast("blue", "free_wizard", space=4, tier=3, wizard=upper_id))
-        tr = Tracker(st)
+        tr = Tracker(st, AT_THE_LIMIT)
         feed(tr, a)
         feed(tr, b)
         q = feed(tr, truth).question
