@@ -149,7 +149,7 @@ class TrackerOptions:
     cost_spell: float = 1.5
     cost_discard: float = 3.0
     cost_implicit_end: float = 9.0
-    board_turns: bool = False
+    board_turns: bool = True
     cost_complete_end: float = 0.7
     cost_open_complete: float = 1.5
     cost_late_done: float = 1.0

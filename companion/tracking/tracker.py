@@ -75,7 +75,7 @@ from companion.tracking.noise import Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.questions import Question, answer_key, pick_question
 from companion.tracking.reconcile import Saved, contradicted, cut, explain, recheck
-from companion.tracking.search import SearchCache, close_turn
+from companion.tracking.search import SearchCache, close_turn, next_moved, shown_ended
 
 __all__ = ["Tracker", "TrackerUpdate"]
 
@@ -189,6 +189,10 @@ class Tracker:
         if best.pending == (("done",),) and not (
             best.implicit and not st.turn.cards_used and not st.turn.casts and not st.turn.redrawn
         ):
+            closed = close_turn(self._srch, st, self.options)
+            if closed is not None:
+                return closed[0]
+        elif shown_ended(best, self._pace_now(), self.options):
             closed = close_turn(self._srch, st, self.options)
             if closed is not None:
                 return closed[0]
@@ -418,6 +422,8 @@ class Tracker:
             quiet = h.implicit and not t.cards_used and not t.casts and not t.redrawn
             late = opts.board_turns and not h.pending and not quiet
             at = late_step(h.trail) if late else None
+            if at is not None and not next_moved(h.trail, at):
+                at = None  # the turn end was not shown by the next player's move
             if at is not None:
                 step = h.trail[at]
                 fee = opts.cost_late_done
@@ -599,12 +605,6 @@ class Tracker:
         srch = self._srch
         modules = self._root.modules is not None
         pace = self._pace_now()
-        if pace or not opts.board_turns:
-            # a complete turn still open is a sign of a forgotten press only where the
-            # frames show whole turns (the press then comes before the frame; the usual pace
-            # until the frames tell): where they show every move it comes after the frame
-            # showing the last one
-            opts = replace(opts, cost_open_complete=0.0)
         if pace:
             # the turn's last move is seen before its press, which then follows: a turn end
             # without one is no likelier after a complete turn
