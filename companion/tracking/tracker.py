@@ -605,6 +605,10 @@ class Tracker:
         srch = self._srch
         modules = self._root.modules is not None
         pace = self._pace_now()
+        if pace is None:
+            # a complete turn ends cheaply without a press only once the frames are known
+            # to show whole turns: with a frame after every move the press follows the frame
+            opts = replace(opts, cost_complete_end=opts.cost_implicit_end)
         if pace:
             # the turn's last move is seen before its press, which then follows: a turn end
             # without one is no likelier after a complete turn
