@@ -454,20 +454,18 @@ def _close_at_start(srch: SearchCache, root: Node, opts: TrackerOptions) -> Node
     (``cost_complete_end``, R-TURN-2/5/6/8). It takes no search level (the next player's
     whole turn fits the frame's passes as after a press), and the camera saw the board
     between the two turns (the frame before), so the moves after it are not charged
-    ``cost_after_close``. None when the turn is not complete, a DONE press is pending, the
-    frames are not known to show whole turns (``cost_complete_end`` no cheaper than
-    ``cost_implicit_end``), the game is over or the turn cannot end. A story never ends a frame on such a close: the turn stays open until a
-    press or the next player's move shows it ended (docs/architecture.md, "The tracker")."""
+    ``cost_after_close``. None when the turn is not complete, the frames are not known to
+    show whole turns (``cost_complete_end`` no cheaper than ``cost_implicit_end``), the game
+    is over or the turn cannot end. A pending DONE press is then the next player's (the press
+    that would have ended this turn before the frame was forgotten). A story never ends a
+    frame on such a close: the turn stays open until a press or the next player's move shows
+    it ended (docs/architecture.md, "The tracker")."""
     st = root.state
     if not opts.board_turns or st.game.over or root.implicit or not turn_complete(st):
         return None
     if opts.cost_complete_end >= opts.cost_implicit_end:
         # the frames are not known to show whole turns (the tracker's pace): the press
         # follows the frame of the turn's last move, and the turn ends as any other
-        return None
-    if any(m[0] == "done" for m in root.pending):
-        # a press since the frame is most likely this turn's: it ends the turn as ever (a
-        # forgotten press and the next player's one would tell the same table)
         return None
     shut = _closed(srch, root, opts, implicit_end_cost(st, opts), root.pending, True)
     if shut is not None:
