@@ -32,12 +32,10 @@ from companion.tracking.belief import (
     Path,
     Step,
     board_key,
-    moves_shown,
     state_key,
 )
 from companion.tracking.candidates import (
     WITCH_HITS,
-    implicit_end_cost,
     protect_variants,
     spaces_of,
     transitions,
@@ -461,16 +459,28 @@ def _close_at_start(srch: SearchCache, root: Node, opts: TrackerOptions) -> Node
     frame on such a close: the turn stays open until a press or the next player's move shows
     it ended (docs/architecture.md, "The tracker")."""
     st = root.state
-    if not opts.board_turns or st.game.over or root.implicit or not turn_complete(st):
+    if not opts.board_turns or st.game.over or root.implicit or not played(st):
         return None
     if opts.cost_complete_end >= opts.cost_implicit_end:
         # the frames are not known to show whole turns (the tracker's pace): the press
         # follows the frame of the turn's last move, and the turn ends as any other
         return None
-    shut = _closed(srch, root, opts, implicit_end_cost(st, opts), root.pending, True)
+    # a turn that shows fewer moves than cards (two moves of one tower told as one card, a
+    # card discarded) ends the same way, its unplayed cards discarded (``cost_discard``
+    # each, close_turn): the camera cannot count the cards
+    shut = _closed(srch, root, opts, opts.cost_complete_end, root.pending, True)
     if shut is not None:
         shut.closes = 0.0
     return shut
+
+
+def played(st: GameState) -> bool:
+    """The current player's turn is complete (:func:`~companion.tracking.candidates.
+    turn_complete`) or has a card or a spell played: in frames of whole turns the frame that
+    shows it was taken at its end (the camera cannot count the cards: two moves of one tower
+    look like one card)."""
+    t = st.turn
+    return turn_complete(st) or t.cards_used > 0 or bool(t.casts)
 
 
 def _off_turn(st: GameState, a: Action) -> bool:
@@ -483,11 +493,10 @@ def shown_ended(hyp: Hypothesis, pace: bool | None, opts: TrackerOptions) -> boo
     """``board_turns``: the table shows ``hyp``'s turn as ended (the next player's, R-TURN-8)
     though no DONE press is pending (a dice press then is the next player's): its turn is
     complete (every card it allows played, redrawn, or ended by a move, R-TURN-2/5/6) and the
-    frames show whole turns, so the press, which usually comes before the frame, was
-    forgotten. ``pace``: the frames showed about every move (``action_pace``; None: not yet
-    known, then judged by the newest frame's moves: a frame after every move shows the turn's
-    last move before its press). Only shown: the belief keeps the turn open (a spell may still
-    come) until the press or the next player's first move ends it
+    frames show whole turns (``pace`` False: fewer frames than moves, ``action_pace``), so
+    the press, which usually comes before the frame, was forgotten (a frame after every move
+    shows the turn's last move before its press). Only shown: the belief keeps the turn open
+    (a spell may still come) until the press or the next player's first move ends it
     (:func:`_close_at_start`), so nothing is committed on this guess (docs/architecture.md,
     "The tracker")."""
     st = hyp.state
@@ -496,13 +505,10 @@ def shown_ended(hyp: Hypothesis, pace: bool | None, opts: TrackerOptions) -> boo
         or hyp.implicit
         or st.game.over
         or any(m[0] == "done" for m in hyp.pending)
-        or not turn_complete(st)
+        or not played(st)
     ):
         return False
-    if pace is not None:
-        return not pace
-    shown = [k for k in (moves_shown(step.actions) for step in hyp.trail) if k]
-    return bool(shown) and shown[-1] > opts.action_pace
+    return pace is False
 
 
 def next_moved(trail: Sequence[Step], at: int) -> bool:
