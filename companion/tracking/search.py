@@ -516,7 +516,7 @@ def next_moved(trail: Sequence[Step], at: int) -> bool:
     turn it began (in that step or the next one shown): the board showed that turn end, so a
     DONE press arriving now may be the one it missed (``cost_late_done``). A spell of the
     player before (off-turn, the master variant) shows no turn end."""
-    after: list[tuple[Action, GameState]] = []
+    after: list[Action] = []
     began: GameState | None = None
     for step in trail[at:]:
         for a, st in zip(step.actions, step.states, strict=True):
@@ -524,15 +524,15 @@ def next_moved(trail: Sequence[Step], at: int) -> bool:
                 if isinstance(a, EndTurn):
                     began = st
                 continue
-            after.append((a, st))
+            after.append(a)
     if began is None:
         return False
     colour = began.table.colours[began.turn.player]
-    for a, _ in after:
+    for a in after:
         if isinstance(a, EndTurn):
             return False
         if not isinstance(a, DiscardCard) and getattr(a, "player", None) is not None:
-            return bool(a.player == colour)  # type: ignore[attr-defined]
+            return bool(a.player == colour)
     return False
 
 
