@@ -25,8 +25,8 @@ With expansion modules the board includes the witch and raven tokens (a sealed w
 ``--modules all`` names every module.
 ``--defer`` makes the tracker hold hidden differences and ask only when they matter, and
 ``--no-defer`` ask as soon as a later frame confirmed one (``TrackerOptions.defer``; default:
-the tracker's default, off). ``--board-turns`` makes it read turn ends from the
-board as well as from the DONE button (``TrackerOptions.board_turns``; off by default).
+the tracker's default, off). It reads turn ends from the board as well as from the DONE button
+(``TrackerOptions.board_turns``, on by default); ``--no-board-turns`` reads them from DONE alone.
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.
 
@@ -123,8 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--board-turns",
-        action="store_true",
-        help="read turn ends from the board as well as from DONE (TrackerOptions.board_turns)",
+        action=argparse.BooleanOptionalAction,
+        default=TrackerOptions().board_turns,
+        help="read turn ends from the board as well as from DONE (TrackerOptions.board_turns; "
+        "--no-board-turns: from DONE alone)",
     )
     ap.add_argument("--json", action="store_true")
     return ap

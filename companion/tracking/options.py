@@ -73,21 +73,20 @@ class TrackerOptions:
     :param expect_done: players press DONE at the end of a turn (an unannounced turn end costs
         ``cost_implicit_end``).
     :param board_turns: read turn ends from the board as well as from the DONE button
-        (docs/architecture.md, "The tracker"): the ``cost_complete_end``,
-        ``cost_open_complete`` and ``cost_late_done`` below, and the end of a complete turn
-        searched with the move that completed it. Off by default until the whole test suite
-        holds with it (a game with every module and a misread frame still shows a turn too
-        far with it on).
-    :param cost_complete_end: prior cost of an unannounced end of a turn that has played every
-        card it allows (or was redrawn or ended by a move, R-TURN-2/5/6): nothing is left for
-        the player to do but a spell, so the turn has most likely ended and the DONE press was
-        forgotten or is still to come (docs/architecture.md, "The tracker"). Where the frames
-        show every move (``action_pace``) the press follows the frame of the last move, and
-        ``cost_implicit_end`` is charged instead.
-    :param cost_open_complete: charged (once) to a story that leaves a frame with such a
-        complete turn open and no DONE press pending, where the frames are known to show whole
-        turns (``action_pace``; the press then comes before the frame): the turn has more
-        likely ended than a spell is still to come.
+        (docs/architecture.md, "The tracker"): a complete turn (:func:`~companion.tracking.
+        candidates.turn_complete`) stays open in the stories, is shown ended while no press is
+        pending and the frames show whole turns, and the next frame's search starts from it
+        closed as well (``cost_complete_end``); a late press is placed where the next
+        player's move showed the end (``cost_late_done``). Off: turn ends come from the
+        button, an unannounced one costs ``cost_implicit_end``.
+    :param cost_complete_end: prior cost of an unannounced end of a complete turn (every card
+        it allows played, redrawn or ended by a move, R-TURN-2/5/6), searched before the
+        next frame's first move: nothing is left for the player to do but a spell, so the
+        turn has most likely ended and the DONE press was forgotten. Where the frames show
+        every move (``action_pace``), or before the tracker knows their pace, the press
+        follows the frame of the last move, and ``cost_implicit_end`` is charged instead.
+    :param cost_open_complete: unused (kept so that journals written with it load): a turn
+        left open is no longer charged, it is one story with its closed continuation.
     :param cost_late_done: prior cost of a DONE press placed one frame before it reached the
         tracker: the frame showing the next player's first move came before the press, and
         the turn end the story found there unannounced was the press's (its cost refunded).
@@ -154,7 +153,7 @@ class TrackerOptions:
     cost_spell: float = 1.5
     cost_discard: float = 3.0
     cost_implicit_end: float = 9.0
-    board_turns: bool = False
+    board_turns: bool = True
     cost_complete_end: float = 0.7
     cost_open_complete: float = 1.5
     cost_late_done: float = 1.0

@@ -30,12 +30,12 @@ from companion.tracking.belief import (
     Key,
     Marker,
     Path,
+    Step,
     board_key,
     state_key,
 )
 from companion.tracking.candidates import (
     WITCH_HITS,
-    implicit_end_cost,
     protect_variants,
     spaces_of,
     transitions,
@@ -111,8 +111,6 @@ class Node:
     alts: tuple[Path, ...] = ()
     """Other paths (actions, events, states) to this node's state about as likely
     (within ``commit_margin``): kept so a commit never claims one of them as fact."""
-    closed_ahead: bool = False
-    """The node's turn close was generated with it (a complete turn, :func:`_close_ahead`)."""
     late: float = 0.0
     """The prior paid for the first unannounced turn end of the path (0: none, or a DONE
     press was used after it): refunded when a DONE press that reaches the tracker after the
@@ -210,8 +208,6 @@ def search_frame(
     changed = target.changed_from(root_views) | target.unknown
     root = Node(hyp.state, 0.0, (), (), (), hyp.pending, hyp.implicit)
     root.obs_cost = target.cost(root_views)
-    # a complete turn left open is charged once: not again by the next frames of its stop
-    open_fee = 0.0 if _left_open(root, opts) else opts.cost_open_complete
     root.score = root.obs_cost
     root.rank = root.score
     terminals: list[Node] = []
@@ -246,6 +242,12 @@ def search_frame(
         return out
 
     def terminal_ok(n: Node) -> bool:
+        if opts.board_turns and n.implicit and n is not root:
+            # a turn ended unannounced with nothing moved after it: the board cannot show
+            # that yet (a spell may follow, or the press). The turn stays open, the next
+            # player's first move or the press ends it (_close_at_start), and the table
+            # shows a complete turn as ended meanwhile (Tracker.state)
+            return False
         return all(m[0] != "done" for m in n.pending)
 
     seen: dict[Key, Node] = {}
@@ -255,8 +257,6 @@ def search_frame(
         views = srch.view(child.state)
         child.obs_cost = target.cost(views)
         child.score = child.prior + child.obs_cost
-        if open_fee and _left_open(child, opts):
-            child.score += open_fee
         spell = bool(child.actions) and isinstance(child.actions[-1], Cast | Feather)
         child.rank = child.prior + partial(views, child.obs_cost, spell)
         key = (state_key(child.state), child.pending, child.implicit)
@@ -273,6 +273,12 @@ def search_frame(
     if terminal_ok(root):
         terminals.append(root)
     level = [root]
+    shut = _close_at_start(srch, root, opts)
+    if shut is not None:
+        score(shut)
+        if terminal_ok(shut):
+            terminals.append(shut)
+        level.append(shut)
     for lvl in range(depth):
         seen = {}
         # a move ending on a space the picture shows unchanged must be moved on again: never on
@@ -293,8 +299,25 @@ def search_frame(
                 node.state, node.pending, node.implicit, allowed, dests, opts
             ):
                 if action is None:
-                    if node.closed_ahead:
-                        continue  # closed when the move that completed the turn was found
+                    if implicit and node is root and shut is not None:
+                        continue  # closed before the first level (_close_at_start)
+                    if node.implicit and not implicit and len(pending) < len(node.pending):
+                        # the DONE of a turn already ended unannounced, nothing played
+                        # since: the press is used up, the new turn goes on
+                        child = Node(
+                            node.state,
+                            node.prior + prior,
+                            node.actions,
+                            node.events,
+                            node.states,
+                            pending,
+                            False,
+                            closes=node.closes,
+                            alts=node.alts,
+                            late=node.late,
+                        )
+                        score(child)
+                        continue
                     if opts.board_turns and implicit and node.closes:
                         prior = opts.cost_implicit_end  # a second turn end in one frame
                     closed = _closed(srch, node, opts, prior, pending, implicit)
@@ -309,6 +332,11 @@ def search_frame(
                     # players press DONE and the camera sees the board before the next player
                     # moves: moves after a turn end in the same gap are less likely
                     late = node.closes
+                    if opts.board_turns and node.implicit and _off_turn(base, action):
+                        # a turn end nobody announced shows only by the next player's move:
+                        # a spell of another player right after it (master variant) tells
+                        # nothing of it, and the end is as unlikely as any unannounced one
+                        late += opts.cost_implicit_end
                     child = Node(
                         nst,
                         node.prior + prior + late,
@@ -354,16 +382,6 @@ def search_frame(
                         # two cards, a spell, the feather and its card is longer than the pass)
                         queue.append(child)
                 score(child)
-                if opts.board_turns and action is not None and turn_complete(child.state):
-                    # the end of a complete turn takes no level: nothing is left to play, and
-                    # the press or the next player's first move belongs in the same pass as
-                    # the last card (a quick pass would otherwise end the search with a wrong
-                    # story: that move given to the player before as one more card, or a
-                    # turn left open and its press given to another)
-                    ahead = _close_ahead(srch, child, opts)
-                    if ahead is not None:
-                        child.closed_ahead = True
-                        score(ahead)
         if not seen:
             break
         # terminals are judged on the full picture, the beam on the partial cost
@@ -427,29 +445,95 @@ def _closed(
     )
 
 
-def _close_ahead(srch: SearchCache, node: Node, opts: TrackerOptions) -> Node | None:
-    """``node``'s complete turn ended at once, unannounced (``cost_complete_end``), when no
-    press is pending; None otherwise or when the turn cannot end. (A pending DONE closes it
-    at the next level as before: closing it here too let a quick pass end the search with
-    a turn of two cards where a spell after them was still to come.)"""
-    if node.state.game.over or node.pending:
+def _close_at_start(srch: SearchCache, root: Node, opts: TrackerOptions) -> Node | None:
+    """The searched hypothesis' complete turn ended unannounced before the frame's first move
+    (``board_turns``; :func:`~companion.tracking.candidates.turn_complete`): the player has
+    nothing left to play but a spell, so the next player's moves may follow at once
+    (``cost_complete_end``, R-TURN-2/5/6/8). It takes no search level (the next player's
+    whole turn fits the frame's passes as after a press), and the camera saw the board
+    between the two turns (the frame before), so the moves after it are not charged
+    ``cost_after_close``. None when the turn is not complete, the frames are not known to
+    show whole turns (``cost_complete_end`` no cheaper than ``cost_implicit_end``), the game
+    is over or the turn cannot end. A pending DONE press is then the next player's (the press
+    that would have ended this turn before the frame was forgotten). A story never ends a
+    frame on such a close: the turn stays open until a press or the next player's move shows
+    it ended (docs/architecture.md, "The tracker")."""
+    st = root.state
+    if not opts.board_turns or st.game.over or root.implicit or not played(st):
         return None
-    # cheap only as the frame's first turn end: one frame rarely shows more than a turn
-    cost = opts.cost_implicit_end if node.closes else implicit_end_cost(node.state, opts)
-    return _closed(srch, node, opts, cost, (), True)
+    if opts.cost_complete_end >= opts.cost_implicit_end:
+        # the frames are not known to show whole turns (the tracker's pace): the press
+        # follows the frame of the turn's last move, and the turn ends as any other
+        return None
+    # a turn that shows fewer moves than cards (two moves of one tower told as one card, a
+    # card discarded) ends the same way, its unplayed cards discarded (``cost_discard``
+    # each, close_turn): the camera cannot count the cards
+    shut = _closed(srch, root, opts, opts.cost_complete_end, root.pending, True)
+    if shut is not None:
+        shut.closes = 0.0
+    return shut
 
 
-def _left_open(node: Node, opts: TrackerOptions) -> bool:
-    """``node`` ends a frame with a complete turn still open and no DONE press pending
-    (:func:`~companion.tracking.candidates.turn_complete`): charged ``cost_open_complete``."""
-    st = node.state
-    return (
-        opts.board_turns
-        and bool(opts.cost_open_complete)
-        and not st.game.over
-        and not any(m[0] == "done" for m in node.pending)
-        and turn_complete(st)
-    )
+def played(st: GameState) -> bool:
+    """The current player's turn is complete (:func:`~companion.tracking.candidates.
+    turn_complete`) or has a card or a spell played: in frames of whole turns the frame that
+    shows it was taken at its end (the camera cannot count the cards: two moves of one tower
+    look like one card)."""
+    t = st.turn
+    return turn_complete(st) or t.cards_used > 0 or bool(t.casts)
+
+
+def _off_turn(st: GameState, a: Action) -> bool:
+    """``a`` is made by another player than the current one (an off-turn spell)."""
+    player = getattr(a, "player", None)
+    return player is not None and player != st.table.colours[st.turn.player]
+
+
+def shown_ended(hyp: Hypothesis, pace: bool | None, opts: TrackerOptions) -> bool:
+    """``board_turns``: the table shows ``hyp``'s turn as ended (the next player's, R-TURN-8)
+    though no DONE press is pending (a dice press then is the next player's): its turn is
+    complete (every card it allows played, redrawn, or ended by a move, R-TURN-2/5/6) and the
+    frames show whole turns (``pace`` False: fewer frames than moves, ``action_pace``), so
+    the press, which usually comes before the frame, was forgotten (a frame after every move
+    shows the turn's last move before its press). Only shown: the belief keeps the turn open
+    (a spell may still come) until the press or the next player's first move ends it
+    (:func:`_close_at_start`), so nothing is committed on this guess (docs/architecture.md,
+    "The tracker")."""
+    st = hyp.state
+    if (
+        not opts.board_turns
+        or hyp.implicit
+        or st.game.over
+        or any(m[0] == "done" for m in hyp.pending)
+        or not played(st)
+    ):
+        return False
+    return pace is False
+
+
+def next_moved(trail: Sequence[Step], at: int) -> bool:
+    """The first turn end of step ``at`` of ``trail`` is followed by a move of the player whose
+    turn it began (in that step or the next one shown): the board showed that turn end, so a
+    DONE press arriving now may be the one it missed (``cost_late_done``). A spell of the
+    player before (off-turn, the master variant) shows no turn end."""
+    after: list[Action] = []
+    began: GameState | None = None
+    for step in trail[at:]:
+        for a, st in zip(step.actions, step.states, strict=True):
+            if began is None:
+                if isinstance(a, EndTurn):
+                    began = st
+                continue
+            after.append(a)
+    if began is None:
+        return False
+    colour = began.table.colours[began.turn.player]
+    for a in after:
+        if isinstance(a, EndTurn):
+            return False
+        if not isinstance(a, DiscardCard) and getattr(a, "player", None) is not None:
+            return bool(a.player == colour)
+    return False
 
 
 def _select(nodes: Iterable[Node], beam: int, per_board: int) -> list[Node]:

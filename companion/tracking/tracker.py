@@ -75,7 +75,7 @@ from companion.tracking.noise import Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.questions import Question, answer_key, pick_question
 from companion.tracking.reconcile import Saved, contradicted, cut, explain, recheck
-from companion.tracking.search import SearchCache, close_turn
+from companion.tracking.search import SearchCache, close_turn, next_moved, shown_ended
 
 __all__ = ["Tracker", "TrackerUpdate"]
 
@@ -186,9 +186,10 @@ class Tracker:
         then put before the DONE (:meth:`end_turn`)."""
         best = min(self._hyps, key=lambda h: h.cost)
         st = best.state
-        if best.pending == (("done",),) and not (
+        pressed = best.pending == (("done",),) and not (
             best.implicit and not st.turn.cards_used and not st.turn.casts and not st.turn.redrawn
-        ):
+        )
+        if pressed or shown_ended(best, self._pace_now(guess=True), self.options):
             closed = close_turn(self._srch, st, self.options)
             if closed is not None:
                 return closed[0]
@@ -418,6 +419,8 @@ class Tracker:
             quiet = h.implicit and not t.cards_used and not t.casts and not t.redrawn
             late = opts.board_turns and not h.pending and not quiet
             at = late_step(h.trail) if late else None
+            if at is not None and not next_moved(h.trail, at):
+                at = None  # the turn end was not shown by the next player's move
             if at is not None:
                 step = h.trail[at]
                 fee = opts.cost_late_done
@@ -557,16 +560,12 @@ class Tracker:
         self._unexplained = 0
         self._recent = ()
 
-    def _per_action(self) -> bool:
-        """The camera has seen the table after about every move so far (``action_pace``):
-        the committed frames and the best story's held ones."""
-        return self._pace_now() is True
-
-    def _pace_now(self) -> bool | None:
+    def _pace_now(self, guess: bool = False) -> bool | None:
         """True when the camera has seen the table after about every move so far
         (``action_pace``: the committed frames and the best story's held ones), False when
         after more moves per frame (whole turns), None before ``pace_frames`` frames with
-        moves."""
+        moves; ``guess``: judged on the frames so far once one showed moves (where a turn
+        end is read from the board: a frame after every move shows one move)."""
         frames, moves = self._pace
         best = min(self._hyps, key=lambda h: h.cost)
         for step in best.trail:
@@ -575,7 +574,7 @@ class Tracker:
                 frames += 1
                 moves += k
         opts = self.options
-        if frames < opts.pace_frames:
+        if frames < (1 if guess else opts.pace_frames):
             return None
         return moves <= opts.action_pace * frames
 
@@ -599,12 +598,10 @@ class Tracker:
         srch = self._srch
         modules = self._root.modules is not None
         pace = self._pace_now()
-        if pace or not opts.board_turns:
-            # a complete turn still open is a sign of a forgotten press only where the
-            # frames show whole turns (the press then comes before the frame; the usual pace
-            # until the frames tell): where they show every move it comes after the frame
-            # showing the last one
-            opts = replace(opts, cost_open_complete=0.0)
+        if self._pace_now(guess=True) is not False:
+            # a complete turn ends cheaply without a press only where the frames show whole
+            # turns: with a frame after every move the press follows the frame
+            opts = replace(opts, cost_complete_end=opts.cost_implicit_end)
         if pace:
             # the turn's last move is seen before its press, which then follows: a turn end
             # without one is no likelier after a complete turn

@@ -79,3 +79,21 @@ def test_a_late_done_is_placed_before_the_next_players_first_move():
     assert st.turn.player == final.turn.player
     # the moves are given to the players who made them: the potions they filled are theirs
     assert st.potions == final.potions
+
+
+def test_a_turn_end_nobody_pressed_is_shown_but_committed_only_after_the_next_move():
+    # three players who never press DONE, whole-turn frames: the table shows the next
+    # player's turn after every complete turn, and a turn end is committed only once the
+    # next player's move showed it (every committed state happened, in order)
+    sim = simulate(
+        Config(player_count=3),
+        11,
+        CameraNoise(rate=0.0, gap="turn", done_rate=0.0),
+        max_actions=24,
+    )
+    assert not any(i.kind == "end_turn" for i in sim.inputs)
+    tracker, walk, wrong_stops = _play(sim.start, sim.truths, list(sim.inputs))
+    assert wrong_stops == []
+    assert walk.wrong == 0
+    ends = [c for c in tracker.history if isinstance(c.action, EndTurn)]
+    assert ends, "the turn ends the next players' moves showed are committed"
