@@ -657,7 +657,9 @@ class BoardPoseTracker:
             self._since_full = 0
             self.full_detections += 1
             found = {k: v for k, v in self.detector.detect(gray).items() if k in wanted}
-            if len(found) < len(wanted):
+            if len(found) < self.min_markers:
+                # only where the board would be lost: a hand over one marker leaves a pose
+                # from the others, and the lenient pass costs as much as the full one
                 extra = {k: v for k, v in self.detector.detect_lenient(gray).items() if k in wanted}
                 found = consistent_markers(found, extra, self.marker_corners_mm, self.camera)
         else:

@@ -96,8 +96,9 @@ def learned_tokens(
     tops: list[str],
 ) -> TokenReading:
     """The token network's reading (:mod:`companion.vision.token_cnn`; one batched forward pass
-    of the top-surface stacks ``x`` of ``spaces``) of the tokens in play. Webs are left out
-    (nothing stays on a web, R-MOD-WEB-3). Without tokens in play (the base game) only the
+    of the top-surface stacks ``x`` of ``spaces``, which leave out the webs: nothing stays on
+    a web, R-MOD-WEB-3, :func:`~companion.vision.detector.wizards.top_inputs`) of the tokens in
+    play. Without tokens in play (the base game) only the
     crest and plain roofs are read, for the roof head (the check of the roof's kind).
 
     :param tops: the top kind read on every space (in ``rd.geometry.spaces`` order).
@@ -105,11 +106,7 @@ def learned_tokens(
     g = rd.geometry
     kind = dict(zip(g.spaces, tops, strict=True))
     roofs_only = not rd.classes.tokens  # no token in play: only the roof head is wanted
-    keep = [
-        i
-        for i, s in enumerate(spaces)
-        if kind[s] != "web" and (not roofs_only or kind[s] in ("crest", "plain"))
-    ]
+    keep = [i for i, s in enumerate(spaces) if not roofs_only or kind[s] in ("crest", "plain")]
     if not keep:
         return TokenReading({}, {})
     p = model.read(x[keep])
