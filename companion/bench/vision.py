@@ -47,7 +47,14 @@ import numpy as np
 
 from companion.bench.reliability import print_reliability
 from companion.bench.vision_still import read_still
-from companion.bench.vision_tally import Tally, colour_confusion, write_wrong_spaces, wrong_spaces
+from companion.bench.vision_tally import (
+    Tally,
+    colour_confusion,
+    parse_seeds,
+    spread,
+    write_wrong_spaces,
+    wrong_spaces,
+)
 from companion.rules.model import MODULES
 from companion.sim.readings import OUTCOMES, sweep
 from companion.sim.scenes import (
@@ -104,6 +111,7 @@ class Run:
     token_method: str = ""
     wrong_spaces: list[dict[str, Any]] | None = None
     still: int = 0  # > 0: each board read as the gate's board over this many frames
+    learn: bool = False  # after each frame, learn the colours from its true board
 
 
 @dataclass
@@ -116,41 +124,6 @@ class SeedResult:
     hand: Counter[str] = field(default_factory=Counter)
     profile_failures: int = 0
     render_failures: int = 0
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``"1001-1010"``, ``"5,7,9"`` or a mix (``"1-3,8"``) -> the seeds, in order.
-
-    :raises ValueError: on anything else, an empty range or a seed below 1.
-    """
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "-" in part:
-            a, b = (int(x) for x in part.split("-", 1))
-            if b < a:
-                raise ValueError(f"empty seed range {part!r}")
-            out.extend(range(a, b + 1))
-        else:
-            out.append(int(part))
-    if not out or min(out) < 1:
-        raise ValueError(f"seeds must be >= 1, got {text!r}")
-    return out
-
-
-def spread(values: list[float]) -> dict[str, float | None]:
-    """Mean, min, max and sample standard deviation (None for one value) of the figures."""
-    a = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
-    if not len(a):
-        return {"mean": None, "min": None, "max": None, "sd": None}
-    return {
-        "mean": round(float(a.mean()), 3),
-        "min": round(float(a.min()), 3),
-        "max": round(float(a.max()), 3),
-        "sd": round(float(a.std(ddof=1)), 3) if len(a) > 1 else None,
-    }
 
 
 class _Camera:
@@ -208,6 +181,7 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
     from companion.vision.detector import Detector, DetectorConfig
     from companion.vision.geometry import BoardGeometry
     from companion.vision.profile import ProfileError
+    from companion.vision.profile_learn import learn_from_board
     from companion.vision.profile_setup import build_profile
 
     geometry = BoardGeometry.default()
@@ -283,6 +257,11 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
                 times = [(time.perf_counter() - t0) * 1000]
                 got = det.observation if det.ok else None
             pose = det.pose
+            if run.learn and pose is not None and det.white_bgr is not None:
+                taught = learn_from_board(
+                    frame, pose, det.white_bgr, track_geometry, detector.profile, res.observation
+                )
+                detector.set_profile(taught.profile)
             warp_ms = float("nan")
             if pose is not None:
                 t0 = time.perf_counter()
@@ -682,6 +661,12 @@ def main(argv: list[str]) -> int:
         "board at 8 frames/s, fresh camera noise on each (companion.bench.vision_still); "
         "default 0: each frame read once",
     )
+    ap.add_argument(
+        "--learn",
+        action="store_true",
+        help="after each frame, learn the colours from its true board as from a board the "
+        "tracker committed (companion.vision.profile_learn); later frames are read with them",
+    )
     args = ap.parse_args(argv)
     if args.withhold_below is not None and not 0.0 <= args.withhold_below <= 1.0:
         print("--withhold-below must be within 0..1", file=sys.stderr)
@@ -726,6 +711,7 @@ def main(argv: list[str]) -> int:
         token_method=args.token_method,
         wrong_spaces=[] if args.wrong_spaces is not None else None,
         still=max(args.still, 0),
+        learn=args.learn,
     )
     withhold = (
         args.withhold_below if args.withhold_below is not None else DetectorConfig().withhold_below
@@ -743,6 +729,7 @@ def main(argv: list[str]) -> int:
                 "withhold_below": withhold,
                 "frames_per_seed": args.frames,
                 "still_frames": run.still,
+                "learn": run.learn,
                 "conditions": rows,
                 "note": note,
             }
@@ -765,6 +752,7 @@ def main(argv: list[str]) -> int:
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,
         "still_frames": run.still,
+        "learn": run.learn,
         "profile_failures": pooled.profile_failures,
         "render_failures": pooled.render_failures,
         "groups": {k: pooled.groups[k].figures() for k in sorted(pooled.groups)},

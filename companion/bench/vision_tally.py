@@ -246,3 +246,38 @@ def write_wrong_spaces(path: Path | None, rows: list[dict[str, Any]] | None) -> 
     if path is not None and rows is not None:
         with path.open("w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(w) + "\n" for w in rows)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1001-1010"``, ``"5,7,9"`` or a mix (``"1-3,8"``) -> the seeds, in order.
+
+    :raises ValueError: on anything else, an empty range or a seed below 1.
+    """
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = (int(x) for x in part.split("-", 1))
+            if b < a:
+                raise ValueError(f"empty seed range {part!r}")
+            out.extend(range(a, b + 1))
+        else:
+            out.append(int(part))
+    if not out or min(out) < 1:
+        raise ValueError(f"seeds must be >= 1, got {text!r}")
+    return out
+
+
+def spread(values: list[float]) -> dict[str, float | None]:
+    """Mean, min, max and sample standard deviation (None for one value) of the figures."""
+    a = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
+    if not len(a):
+        return {"mean": None, "min": None, "max": None, "sd": None}
+    return {
+        "mean": round(float(a.mean()), 3),
+        "min": round(float(a.min()), 3),
+        "max": round(float(a.max()), 3),
+        "sd": round(float(a.std(ddof=1)), 3) if len(a) > 1 else None,
+    }

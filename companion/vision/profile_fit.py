@@ -52,7 +52,7 @@ from companion.vision.profile import (
 )
 
 
-def _polar_disc(rings: int = 5) -> NDArray[np.float64]:
+def polar_disc(rings: int = 5) -> NDArray[np.float64]:
     """Unit-disc sample offsets on ``rings`` rings (centre + 6, 12, 18, ... points)."""
     pts = [(0.0, 0.0)]
     for i in range(1, rings + 1):
@@ -77,13 +77,13 @@ def _wizard_fit(name: str, feats: NDArray[Any], prior: NDArray[Any]) -> ColourCl
     """A wizard colour from the pixels assigned to it: the dominant mode, unless leftover track,
     roof or wall pixels outnumber the wizard's own; then the mode that starts at the prior
     prototype. Of the two, the one whose chroma (rg, yb) lies nearer the prior wins."""
-    mode = _robust_fit(name, WIZARD, feats)
-    near = _robust_fit(name, WIZARD, feats, start=prior)
+    mode = robust_fit(name, WIZARD, feats)
+    near = robust_fit(name, WIZARD, feats, start=prior)
     p = np.asarray(prior, np.float64)[:2]
     return mode if np.linalg.norm(mode.mean[:2] - p) <= np.linalg.norm(near.mean[:2] - p) else near
 
 
-def _robust_fit(
+def robust_fit(
     name: str,
     group: str,
     feats: NDArray[Any],
@@ -174,7 +174,7 @@ class SetupView:
     def disc_pixels(self, space: int, z: float, r: float) -> NDArray[np.uint8]:
         """Pixels on a disc of radius ``r`` mm round a space at height ``z`` mm."""
         c = self.geometry.space_centre(space)
-        disc = _polar_disc(5)
+        disc = polar_disc(5)
         return self.gather(np.column_stack([c + disc * r, np.full(len(disc), z)]))
 
     def wall_pixels(self, space: int, shape: TowerShape, z0: float) -> NDArray[np.uint8]:
@@ -303,7 +303,7 @@ def _surface_pixels(view: SetupView, expected: Mapping[int, SpaceObservation]) -
             mark = g.crest_mark(space)
             if mark is not None:
                 out.mark.append(view.disc_pixels(space, 0.0, mark[1] * 0.6))
-                disc = _polar_disc(5)
+                disc = polar_disc(5)
                 ring = disc[np.linalg.norm(disc, axis=1) > 0.85]
                 c = g.space_centre(space)
                 r = g.surface_radius(0) * 0.9
@@ -328,7 +328,7 @@ def _fit_magic(view: SetupView, magic_spaces: list[int], classes: dict[str, Colo
         np.concatenate([view.disc_pixels(s, view.tier, roof_r * 0.2) for s in magic_spaces])
     )
     if middle.shape[0] >= 8:
-        classes["roof-magic-star"] = _robust_fit("roof-magic-star", ROOF, middle)
+        classes["roof-magic-star"] = robust_fit("roof-magic-star", ROOF, middle)
     ring = view.f(
         np.concatenate(
             [
@@ -341,7 +341,7 @@ def _fit_magic(view: SetupView, magic_spaces: list[int], classes: dict[str, Colo
     if "roof-magic-star" in classes:
         star = ColourProfile({"m": classes["roof-magic-star"]})
         ring = ring[star.distances(ring)[:, 0] > star.reject_d2]
-    classes["roof-magic"] = _robust_fit("roof-magic", ROOF, ring)
+    classes["roof-magic"] = robust_fit("roof-magic", ROOF, ring)
     # the magic tower's merlons and walls (a pale violet: the nearest wizard colour is purple
     # or blue): the tops of the merlons, less what the roof's two colours explain; the merlons'
     # ring lies between their inner and outer radius (see the tower's shape)
@@ -354,7 +354,7 @@ def _fit_magic(view: SetupView, magic_spaces: list[int], classes: dict[str, Colo
     painted = ColourProfile({n: classes[n] for n in MAGIC_ROOF if n in classes})
     tops = tops[painted.distances(tops).min(axis=1) > painted.reject_d2]
     if tops.shape[0] >= 8:
-        classes["wall-magic"] = _robust_fit("wall-magic", OTHER, tops)
+        classes["wall-magic"] = robust_fit("wall-magic", OTHER, tops)
 
 
 def _fit_surfaces(
@@ -376,18 +376,18 @@ def _fit_surfaces(
         ("track-web", TRACK, px.inserts.get("web", [])),
     ):
         if chunks:
-            classes[name] = _robust_fit(name, group, view.f(np.concatenate(chunks)))
+            classes[name] = robust_fit(name, group, view.f(np.concatenate(chunks)))
     # the printed landscape just outside the track band on both sides (the wizards' hulls on an
     # empty space reach it at an oblique view)
     border = np.concatenate([g.loop_edge(1.15, 160), g.loop_edge(-1.15, 160)])
     border_px = view.gather(np.column_stack([border, np.zeros(len(border))]))
     if len(border_px) >= 20:
-        classes["border"] = _robust_fit("border", TRACK, view.f(border_px))
+        classes["border"] = robust_fit("border", TRACK, view.f(border_px))
     castle_space = next((s for s, o in expected.items() if o.castle), None)
     if castle_space is not None:
         top = view.disc_pixels(castle_space, g.castle.height, g.castle.roof_diameter / 2 * 0.7)
         side = view.wall_pixels(castle_space, g.castle, 0.0)
-        classes["castle"] = _robust_fit("castle", OTHER, view.f(np.concatenate([top, side])))
+        classes["castle"] = robust_fit("castle", OTHER, view.f(np.concatenate([top, side])))
 
 
 def _fit_tokens(
@@ -416,7 +416,7 @@ def _fit_tokens(
     surf = ColourProfile({n: classes[n] for n in surf_names})
     c = g.space_centre(token_space)
     rr = g.surface_radius(0) * 0.9
-    dense = _polar_disc(16)
+    dense = polar_disc(16)
     pts = np.column_stack([c + dense * rr, np.full(len(dense), g.witch.thickness)])
     tf = view.f(view.gather(pts))
     tf = tf[tf[:, 2] >= MIN_LIGHT]
@@ -426,7 +426,7 @@ def _fit_tokens(
         # (the white disc is near the track's colour: two spreads from it, and lighter)
         pale = tf[(d_surf > TOKEN_D2) & (tf[:, 2] > track_light)]
         if pale.shape[0] >= 8:
-            raven = _robust_fit("raven", OTHER, pale)
+            raven = robust_fit("raven", OTHER, pale)
             classes["raven"] = raven
             keep = ColourProfile({"m": raven}).distances(tf)[:, 0] > surf.reject_d2
             tf, d_surf = tf[keep], d_surf[keep]
@@ -434,7 +434,7 @@ def _fit_tokens(
     if tok.witch:
         modes: list[ColourClass] = []
         while tf.shape[0] >= 8 and len(modes) < 3:
-            m = _robust_fit("witch", OTHER, tf)
+            m = robust_fit("witch", OTHER, tf)
             modes.append(m)
             tf = tf[ColourProfile({"m": m}).distances(tf)[:, 0] > surf.reject_d2]
         # the largest coloured mode (the hat, the token's shaded side and its shadow are
@@ -528,7 +528,7 @@ def _fit_wizards(
     cyl = np.array(
         [
             (x * roof_r * 0.9, y * roof_r * 0.9, zf)
-            for x, y in _polar_disc(5)
+            for x, y in polar_disc(5)
             for zf in np.linspace(0.1, 0.9, 5)
         ]
     )

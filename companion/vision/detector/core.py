@@ -31,7 +31,14 @@ from companion.vision.detector.config import (
     SpaceDetail,
     check_frame,
 )
-from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels, probe_frame
+from companion.vision.detector.frame import (
+    FrameProbes,
+    Reader,
+    Stacks,
+    TopPixels,
+    frame_white,
+    probe_frame,
+)
 from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
 from companion.vision.detector.tokens import (
@@ -54,6 +61,7 @@ from companion.vision.detector.wizards import (
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
 from companion.vision.profile import ColourProfile, white_from_pixels
+from companion.vision.profile_learn import colour_transform, recolour_input
 from companion.vision.quality import (
     CAMERA_MOVED,
     OUT_OF_FOCUS,
@@ -85,32 +93,6 @@ def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
             "NDArray[np.uint8]", cv2.resize(grey, (w // f, h // f), interpolation=cv2.INTER_AREA)
         )
     return cast("NDArray[np.uint8]", cv2.resize(grey, (fw, fh), interpolation=cv2.INTER_AREA))
-
-
-def _white(
-    frame: NDArray[np.uint8], tables: PoseTables, markers: Iterable[int]
-) -> NDArray[np.float64] | None:
-    """White reference from the white cells of the markers found in this frame (as
-    :func:`~companion.vision.profile.white_from_markers`, with each marker's pixels listed
-    once per pose): per marker the bright class of Otsu's threshold, the median over
-    markers. None when no marker gives 20 white pixels."""
-    flat = frame.reshape(-1, 3)
-    whites = []
-    for mid in markers:
-        idx = tables.white_px.get(int(mid))
-        if idx is None or len(idx) < 20:
-            continue
-        px = flat[idx]
-        g8 = (px.astype(np.uint16).sum(axis=1) // 3).astype(np.uint8).reshape(-1, 1)
-        thr, _ = cv2.threshold(g8, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-        bright = px[g8[:, 0] > thr]
-        if bright.shape[0] < 20:
-            continue
-        whites.append(np.median(bright, axis=0).astype(np.float64))
-    if not whites:
-        return None
-    out: NDArray[np.float64] = np.maximum(np.median(np.array(whites), axis=0), 1.0)
-    return out
 
 
 def wizard_margin(
@@ -367,6 +349,9 @@ class Detector:
         self.camera = camera
         self.geometry = geometry
         self.profile = profile
+        self._setup_profile = profile
+        # the learnt light's colours mapped back to the setup's, for the networks' input
+        self._recolour: NDArray[np.float32] | None = None
         self.config = config or DetectorConfig()
         self._tracker = tracker
         self._tracker_size: tuple[int, int] | None = None
@@ -437,6 +422,17 @@ class Detector:
             wizard_gain=wizard_gain,
             crest_gaps=[],
         )
+
+    def set_profile(self, profile: ColourProfile) -> None:
+        """Read the next frames with ``profile`` (e.g. learnt from a committed board,
+        :mod:`companion.vision.profile_learn`); the networks and the pose are kept, and the
+        networks' input is mapped back to the setup's colours
+        (:func:`~companion.vision.profile_learn.colour_transform`)."""
+        rd = self._reader
+        classes = ProfileClasses.build(profile, self.config)
+        self._reader = replace(rd, profile=profile, classes=classes)
+        self.profile = profile
+        self._recolour = colour_transform(self._setup_profile, profile)
 
     # -- pose ------------------------------------------------------------------------------------
 
@@ -539,7 +535,7 @@ class Detector:
             tables = self._tables_for(pose, (h, w))
         except (ValueError, cv2.error, np.linalg.LinAlgError) as exc:
             return Detection(BOARD_LOST, f"pose unusable: {exc}")
-        white = _white(frame, tables, res.markers)
+        white = frame_white(frame, tables, res.markers)
         if white is None:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
         refusal, quality = self._check_quality(grey, pose, white, res.markers.values())
@@ -579,6 +575,8 @@ class Detector:
         if self._wizard_model is not None or token_model is not None:
             # one resampling of the top surfaces for both networks
             top_spaces, x = top_inputs(self._sampler, rd, fp, stacks)
+            if self._recolour is not None and x.size:
+                x = recolour_input(x, self._recolour)
             if self._wizard_model is not None:
                 learned = learned_wizards(self._wizard_model, rd, top_spaces, x)
             if token_model is not None:

@@ -10,6 +10,7 @@ functions over them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import cv2
@@ -200,3 +201,29 @@ def probe_frame(
         wc=nearest[n1 + n2 :].reshape(wp.shape[:-1]),
         wlight=pf[n1 + n2 :, 2].reshape(wp.shape[:-1]),
     )
+
+
+def frame_white(
+    frame: NDArray[np.uint8], tables: PoseTables, markers: Iterable[int]
+) -> NDArray[np.float64] | None:
+    """White reference from the white cells of the markers found in this frame (as
+    :func:`~companion.vision.profile.white_from_markers`, with each marker's pixels listed
+    once per pose): per marker the bright class of Otsu's threshold, the median over
+    markers. None when no marker gives 20 white pixels."""
+    flat = frame.reshape(-1, 3)
+    whites = []
+    for mid in markers:
+        idx = tables.white_px.get(int(mid))
+        if idx is None or len(idx) < 20:
+            continue
+        px = flat[idx]
+        g8 = (px.astype(np.uint16).sum(axis=1) // 3).astype(np.uint8).reshape(-1, 1)
+        thr, _ = cv2.threshold(g8, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+        bright = px[g8[:, 0] > thr]
+        if bright.shape[0] < 20:
+            continue
+        whites.append(np.median(bright, axis=0).astype(np.float64))
+    if not whites:
+        return None
+    out: NDArray[np.float64] = np.maximum(np.median(np.array(whites), axis=0), 1.0)
+    return out
