@@ -80,11 +80,14 @@ class CameraConfig:
 @dataclass(frozen=True)
 class CalibrationConfig:
     """``[calibration]``: files written by ``companion calibrate``; empty = built-in default
-    (the simulated camera's own file for the simulated table)."""
+    (the simulated camera's own file for the simulated table). ``learn_colours``: the colour
+    profile follows the light from the boards the tracker works out (``docs/vision.md``,
+    "Learning from committed boards")."""
 
     camera: str = ""
     board: str = ""
     profile: str = ""
+    learn_colours: bool = True
 
 
 @dataclass(frozen=True)
@@ -468,11 +471,14 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
     )
 
     cal = _table(raw, "calibration")
-    _no_unknown(cal, "calibration", {"camera", "board", "profile"})
+    _no_unknown(cal, "calibration", {"camera", "board", "profile", "learn_colours"})
     calibration = CalibrationConfig(
         camera=_str(cal, "calibration", "camera", ""),
         board=_str(cal, "calibration", "board", ""),
         profile=_str(cal, "calibration", "profile", ""),
+        learn_colours=_bool(
+            cal, "calibration", "learn_colours", CalibrationConfig.learn_colours
+        ),
     )
 
     h = _table(raw, "hardware")

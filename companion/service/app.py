@@ -36,9 +36,11 @@ from gpiozero import GPIOZeroError
 
 from companion.config import Config
 from companion.hardware import Hardware, create_hardware, on_raspberry_pi
+from companion.rules import observe
 from companion.service.core import CompanionService
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import CommandResult
+from companion.service.learning import ColourTeacher
 from companion.service.memory import return_big_buffers_to_the_system
 from companion.service.pipeline import CameraThread, FrameReader, TakenFrame, VisionWorker
 from companion.service.record import Recorder
@@ -53,13 +55,13 @@ from companion.service.vision import (
     sampled_profile,
 )
 from companion.vision.camera_controls import load_controls
-from companion.vision.detector import Detector
+from companion.vision.detector import Detection, Detector
 from companion.vision.profile import ProfileError
 from companion.vision.profile_setup import build_profile
 from companion.vision.session_pace import PacedSessionSource
 from companion.vision.setupcheck import setup_check
 from companion.vision.sources import SessionSource, open_source
-from companion.vision.stability import StabilityGate
+from companion.vision.stability import GateDecision, StabilityGate
 from companion.web.app import create_app
 from companion.web.server import BackgroundServer, base_url, print_join_codes
 from companion.web.service import CommandError
@@ -121,6 +123,7 @@ class Companion:
         self._supervisor: threading.Thread | None = None
         self._started = False
         self.mode = ""
+        self.teacher: ColourTeacher | None = None
 
     # ------------------------------------------------------------------------------------------
 
@@ -306,9 +309,29 @@ class Companion:
             prepare=svc.post_candidate if self.config.service.work_ahead else None,
         )
         self.vision.before_frame = before_frame
+        if self.config.calibration.learn_colours:
+            self._teach_colours(self.vision)
         svc.set_camera_jpeg(self.camera_jpeg)
         self.camera.start()
         self.vision.start()
+
+    def _teach_colours(self, worker: VisionWorker) -> None:
+        """The colour profile follows the light from the boards the tracker works out
+        (:mod:`companion.service.learning`): each board shown without "checking…" is offered,
+        and the vision thread learns from a still frame that reads the same."""
+        teacher = ColourTeacher(report=self.service.post_note)
+        self.teacher = teacher
+
+        def offer(svc: CompanionService) -> None:
+            shown = svc.published
+            if shown is not None and shown.state is not None and not svc.checking:
+                teacher.offer(observe(shown.state))
+
+        def learn(frame: TakenFrame, det: Detection, gate: GateDecision) -> None:
+            teacher.after_frame(worker.detector, frame.image, det, gate)
+
+        self.service.add_listener(offer)
+        worker.after_frame = learn
 
     def stop_pipeline(self) -> None:
         """Stop the vision worker and the camera thread (the source stays open)."""

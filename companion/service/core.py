@@ -55,6 +55,7 @@ from companion.service.inputs import (
     CommandResult,
     DiceInput,
     DoneInput,
+    NoteInput,
     ObservationInput,
     Outcome,
     PanelInput,
@@ -281,6 +282,10 @@ class CompanionService(TrackerHandoff):
     def post_camera_status(self, text: str) -> None:
         """The camera's status changed (camera thread)."""
         self.post(CameraStatusInput(text))
+
+    def post_note(self, text: str) -> None:
+        """A line for the log and the journal (any thread; e.g. what the colours learnt)."""
+        self.post(NoteInput(text))
 
     def _done(self, item: ServiceInput) -> None:
         if isinstance(item, GAME_INPUTS):
@@ -520,7 +525,7 @@ class CompanionService(TrackerHandoff):
         if isinstance(item, CandidateInput):
             self._prepare(item.observation)
             return False
-        watched = not isinstance(item, PanelInput | CameraStatusInput)
+        watched = not isinstance(item, PanelInput | CameraStatusInput | NoteInput)
         if self.on_input is not None and watched:
             self.on_input(item)
         if isinstance(item, GAME_INPUTS) and self._to_tracker(item):
@@ -549,6 +554,11 @@ class CompanionService(TrackerHandoff):
                     if self._camera_status != text:
                         self._camera_status = text
                         self._bump_locked()
+            case NoteInput(text=text):
+                self._remember({"lines": [text]})
+                with self._cond:
+                    self._log.append(text)
+                    self._bump_locked()
             case PanelInput() | StopInput():
                 pass
         if self.on_result is not None and watched:

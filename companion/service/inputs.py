@@ -91,6 +91,16 @@ class CameraStatusInput:
 
 
 @dataclass(frozen=True)
+class NoteInput:
+    """A line for the log and the journal from outside the game (e.g. what the colour profile
+    learnt from a committed board, :mod:`companion.service.learning`)."""
+
+    text: str
+    kind: ClassVar[str] = "note"
+    posted_at: float = field(default_factory=time.monotonic, compare=False)
+
+
+@dataclass(frozen=True)
 class PanelInput:
     """Any other panel event (the LED panel's snapshot is read when idle)."""
 
@@ -144,7 +154,13 @@ GameInput = ObservationInput | DiceInput | DoneInput | UndoInput | CommandInput
 thread; not while the tracker works on it)."""
 
 ServiceInput = (
-    GameInput | CandidateInput | CameraStatusInput | PanelInput | StopInput | TrackedInput
+    GameInput
+    | CandidateInput
+    | CameraStatusInput
+    | NoteInput
+    | PanelInput
+    | StopInput
+    | TrackedInput
 )
 """Every item of the service queue."""
 
@@ -164,7 +180,7 @@ def payload_json(item: ServiceInput) -> object:
             return None if event is None else dict(event)
         case CommandInput(command=command):
             return dict(command)
-        case CameraStatusInput(text=text):
+        case CameraStatusInput(text=text) | NoteInput(text=text):
             return text
         case PanelInput(event=event):
             return dict(event)

@@ -335,6 +335,9 @@ class VisionWorker:
         self.idle = threading.Event()
         self._last_image: NDArray[np.uint8] | None = None
         self.before_frame: Callable[[TakenFrame], None] | None = None
+        self.after_frame: Callable[[TakenFrame, Detection, GateDecision], None] | None = None
+        """Called (vision thread) with each frame, its reading and the gate's decision, after
+        the board was posted (the colour teacher, :mod:`companion.service.learning`)."""
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="vision", daemon=True)
@@ -421,4 +424,6 @@ class VisionWorker:
         if decision.observation is not None:
             self.observations += 1
             self.post(decision.observation)
+        if self.after_frame is not None:
+            self.after_frame(frame, detection, decision)
         return decision

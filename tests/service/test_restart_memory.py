@@ -175,3 +175,16 @@ def test_phones_that_joined_keep_working_after_a_restart_and_the_host_revokes_li
         401,
         403,
     )
+
+
+def test_what_the_colours_learnt_is_in_the_log_and_survives_a_restart(cfg):
+    """A line from outside the game (the colour teacher's) reaches every page's log at once
+    and is kept in the journal."""
+    svc = started(cfg)
+    line = "colours learnt from the board (moved, in spreads): red wizards 1.2"
+    svc.post_note(line)
+    svc.drain()
+    assert svc.snapshot(Audience.public())["log"][-1] == line
+    svc.close()
+    again = started(cfg)
+    assert line in again.snapshot(Audience.public())["log"]
