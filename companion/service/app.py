@@ -318,19 +318,22 @@ class Companion:
     def _teach_colours(self, worker: VisionWorker) -> None:
         """The colour profile follows the light from the boards the tracker works out
         (:mod:`companion.service.learning`): each board shown without "checking…" is offered,
-        and the vision thread learns from a still frame that reads the same."""
-        teacher = ColourTeacher(report=self.service.post_note)
-        self.teacher = teacher
+        and the vision thread learns from a still frame that reads the same. One teacher for
+        every pipeline this companion starts."""
+        teacher = self.teacher
+        if teacher is None:
+            teacher = self.teacher = ColourTeacher(report=self.service.post_note)
 
-        def offer(svc: CompanionService) -> None:
-            shown = svc.published
-            if shown is not None and shown.state is not None and not svc.checking:
-                teacher.offer(observe(shown.state))
+            def offer(svc: CompanionService) -> None:
+                shown = svc.published
+                if shown is not None and shown.state is not None and not svc.checking:
+                    teacher.offer(observe(shown.state))
+
+            self.service.add_listener(offer)
 
         def learn(frame: TakenFrame, det: Detection, gate: GateDecision) -> None:
             teacher.after_frame(worker.detector, frame.image, det, gate)
 
-        self.service.add_listener(offer)
         worker.after_frame = learn
 
     def stop_pipeline(self) -> None:
