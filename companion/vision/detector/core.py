@@ -32,6 +32,7 @@ from companion.vision.detector.config import (
     check_frame,
 )
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels, probe_frame
+from companion.vision.detector.glare import wash_excess
 from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
 from companion.vision.detector.tokens import (
@@ -584,7 +585,17 @@ class Detector:
             if token_model is not None:
                 tokens = learned_tokens(token_model, rd, top_spaces, x, tops)
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned, tokens)
-        glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
+        # a lamp's reflection that pales a top without clipping it is glare too
+        lim = self.limits
+        excess = wash_excess(frame[pixels.ys, pixels.xs], pixels.hulls, tops, fp.white)
+        for si, space in enumerate(rd.geometry.spaces):
+            if excess[si] >= lim.wash_excess and space in details:
+                details[space] = replace(details[space], washed=round(float(excess[si]), 3))
+        glare = {
+            s: max(d.clipped, lim.glare_share) if d.washed else d.clipped
+            for s, d in details.items()
+            if d.clipped > 0 or d.washed
+        }
         quality = replace(quality, glare=glare)
         full = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
         obs, withheld, refusal = full, {}, ""
@@ -696,7 +707,7 @@ class Detector:
         glare = sorted(
             s
             for s, d in details.items()
-            if d.clipped >= self.limits.glare_share and s in obs.spaces
+            if (d.clipped >= self.limits.glare_share or d.washed) and s in obs.spaces
         )
         if glare:
             return glare_message(glare)
