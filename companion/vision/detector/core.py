@@ -32,7 +32,7 @@ from companion.vision.detector.config import (
     check_frame,
 )
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels, probe_frame
-from companion.vision.detector.glare import wash_excess
+from companion.vision.detector.glare import washed_tops
 from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
 from companion.vision.detector.tokens import (
@@ -587,10 +587,9 @@ class Detector:
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned, tokens)
         # a lamp's reflection that pales a top without clipping it is glare too
         lim = self.limits
-        excess = wash_excess(frame[pixels.ys, pixels.xs], pixels.hulls, tops, fp.white)
-        for si, space in enumerate(rd.geometry.spaces):
-            if excess[si] >= lim.wash_excess and space in details:
-                details[space] = replace(details[space], washed=round(float(excess[si]), 3))
+        lit_px = frame[pixels.ys, pixels.xs]
+        for s, v in washed_tops(lit_px, pixels.hulls, tops, fp.white, spaces, lim).items():
+            details[s] = replace(details[s], washed=v)
         glare = {
             s: max(d.clipped, lim.glare_share) if d.washed else d.clipped
             for s, d in details.items()

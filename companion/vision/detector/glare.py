@@ -17,12 +17,14 @@ relative to what the surface reflects), against the median of that over the tops
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from companion.rules.observation import SpaceObservation
 from companion.vision.detector.pose import Hull
+from companion.vision.quality import QualityLimits
 
 ROOF_KINDS = frozenset({"crest", "plain", "magic"})
 TRACK_KINDS = frozenset({"crest-space", "plain-space", "fountain"})
@@ -71,3 +73,25 @@ def wash_excess(
         if len(idx) >= MIN_PEERS:
             out[idx] = level[idx] - float(np.median(level[idx]))
     return out
+
+
+def washed_tops(
+    pixels: NDArray[np.uint8],
+    hulls: Sequence[Hull | None],
+    tops: Sequence[str],
+    white: NDArray[np.float64],
+    read: Mapping[int, SpaceObservation],
+    limits: QualityLimits,
+) -> dict[int, float]:
+    """The spaces whose top a lamp's reflection washes out: space -> its :func:`wash_excess`
+    where that is ``limits.wash_excess`` or more.
+
+    :param read: the spaces as read, in the order of ``hulls`` and ``tops`` (the board's
+        spaces). The top the raven token was read on is not compared: the token's white disc
+        (R-MOD-RAVEN-1) is lighter than any roof.
+    """
+    kinds = [t if not o.raven else "" for t, o in zip(tops, read.values(), strict=True)]
+    excess = wash_excess(pixels, hulls, kinds, white)
+    return {
+        s: round(float(e), 3) for s, e in zip(read, excess, strict=True) if e >= limits.wash_excess
+    }
