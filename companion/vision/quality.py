@@ -64,10 +64,10 @@ class QualityLimits:
     :param bright_share: share of the spaces clipped (``glare_share`` or more of their top)
         that, with the white paper at ``bright_white``, makes the frame over-exposed.
     :param wash_excess: how much lighter (fractions of the markers' white) a top's brightest
-        tenth may be than the median top of its kind in the same frame before the top counts
-        as washed out by a lamp's reflection (glare, though no pixel is clipped;
-        :mod:`companion.vision.detector.glare`). On rendered tables without glare 99 % of
-        the tops stay within 0.09 of their kind's median.
+        tenth may be than the upper quartile of the tops of its kind in the same frame before
+        the top counts as washed out by a lamp's reflection (glare, though no pixel is
+        clipped; :mod:`companion.vision.detector.glare`). On rendered tables without glare
+        99.5 % of the tops stay within 0.055 of it, the lightest 0.10 above it.
     """
 
     dark_white: float = 55.0

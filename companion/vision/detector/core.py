@@ -32,7 +32,7 @@ from companion.vision.detector.config import (
     check_frame,
 )
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels, probe_frame
-from companion.vision.detector.glare import washed_tops
+from companion.vision.detector.glare import on_top_surface, washed_tops
 from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
 from companion.vision.detector.tokens import (
@@ -588,7 +588,8 @@ class Detector:
         # a lamp's reflection that pales a top without clipping it is glare too
         lim = self.limits
         lit_px = frame[pixels.ys, pixels.xs]
-        for s, v in washed_tops(lit_px, pixels.hulls, tops, fp.white, spaces, lim).items():
+        on_top = on_top_surface(rd.geometry, pose, stacks.towers_of, pixels)
+        for s, v in washed_tops(lit_px, pixels.hulls, tops, fp.white, spaces, lim, on_top).items():
             details[s] = replace(details[s], washed=v)
         glare = {
             s: max(d.clipped, lim.glare_share) if d.washed else d.clipped
