@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 from companion.rules import Config, setup
-from companion.rules.observation import Observation
+from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.render import random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import OK, UNSURE, Detector, DetectorConfig
 from companion.vision.detector.core import wizard_margin
-from companion.vision.detector.glare import wash_excess
+from companion.vision.detector.glare import wash_excess, washed_tops
 from companion.vision.detector.heights import _model_heights
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile_setup import build_profile
@@ -191,6 +191,14 @@ def test_a_top_lighter_than_its_kind_is_washed_out() -> None:
     keep = np.ones(len(pixels), bool)
     keep[60:80] = False
     assert wash_excess(pixels, hulls, tops, white, keep)[3] == 0.0
+    # the raven token's white disc is lighter than any roof: its top is not compared
+    read = {
+        s: SpaceObservation(towers=1 if t in ("crest", "plain") else 0, top=t, raven=s == 3)
+        for s, t in enumerate(tops)
+    }
+    assert washed_tops(pixels, hulls, tops, white, read, QualityLimits()) == {}
+    read[3] = replace(read[3], raven=False)
+    assert list(washed_tops(pixels, hulls, tops, white, read, QualityLimits())) == [3]
     with pytest.raises(ValueError):
         wash_excess(pixels[:-1], hulls, tops, white)
     with pytest.raises(ValueError):
