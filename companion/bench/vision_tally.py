@@ -234,6 +234,7 @@ def wrong_spaces(truth: Observation, det: Any, where: Mapping[str, Any]) -> list
                 "wizard_area": {k: round(v, 2) for k, v in (d.wizard_area if d else {}).items()},
                 "wizard_margin": round(d.wizard_margin, 3) if d else None,
                 "clipped": round(d.clipped, 3) if d else None,
+                "washed": round(d.washed, 3) if d else None,
                 "token_sure": round(d.token_sure, 3) if d else None,
             }
         )

@@ -63,6 +63,11 @@ class QualityLimits:
         went up), not lit by one lamp's reflection (glare is local).
     :param bright_share: share of the spaces clipped (``glare_share`` or more of their top)
         that, with the white paper at ``bright_white``, makes the frame over-exposed.
+    :param wash_excess: how much lighter (fractions of the markers' white) a top's brightest
+        tenth may be than the upper quartile of the tops of its kind in the same frame before
+        the top counts as washed out by a lamp's reflection (glare, though no pixel is
+        clipped; :mod:`companion.vision.detector.glare`). On rendered tables without glare
+        99.5 % of the tops stay within 0.055 of it, the lightest 0.10 above it.
     """
 
     dark_white: float = 55.0
@@ -77,6 +82,7 @@ class QualityLimits:
     still_grey: float = 8.0
     bright_white: float = 240.0
     bright_share: float = 0.5
+    wash_excess: float = 0.12
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,8 @@ class FrameQuality:
     :param edge_px: median marker edge width in px, None when no marker could be measured.
     :param marker_cell_px: median side of one marker cell in px (markers are 6x6 cells with
         the border), None without markers.
-    :param glare: space -> share of clipped pixels on its top surface (only spaces with some).
+    :param glare: space -> share of clipped pixels on its top surface (only spaces with some;
+        at least ``glare_share`` on a top a lamp's reflection washes out without clipping).
     :param moved_px: shift of the board against the setup pose in px (0 without a reference).
     """
 

@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 from companion.rules import Config, setup
+from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.render import random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import OK, UNSURE, Detector, DetectorConfig
 from companion.vision.detector.core import wizard_margin
+from companion.vision.detector.glare import wash_excess, washed_tops
 from companion.vision.detector.heights import _model_heights
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile_setup import build_profile
@@ -41,6 +43,7 @@ class Table:
     geometry: BoardGeometry
     setup_frame: np.ndarray
     frame: np.ndarray
+    truth: Observation
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +55,12 @@ def table() -> Table:
     t = random_setup(nrng, geometry, tilt_range=(5.0, 15.0))
     first = render(setup(Config(player_count=PLAYERS), seed=None), nrng, setup=t, hand=False)
     profile = build_profile(first.frame, t.camera, geometry, colours)
-    frame = render(random_game_state(prng, PLAYERS), nrng, setup=t, hand=False).frame
+    game = render(random_game_state(prng, PLAYERS), nrng, setup=t, hand=False)
+    frame = game.frame
     # refusals for low confidence are not what these tests look at
     det = Detector(t.camera, geometry, profile, config=DetectorConfig(min_confidence=0.0))
     assert det.detect(first.frame).status == OK  # the setup frame sets the references
-    return Table(det, geometry, first.frame, frame)
+    return Table(det, geometry, first.frame, frame, game.observation)
 
 
 def _fresh(t: Table) -> Detector:
@@ -115,6 +119,90 @@ def test_glare_on_a_space_is_refused_and_names_the_space_without_withholding(
     assert str(space) in got.message
     # the clipped space is unknown, not "no wizard": it is named, never read as empty
     assert got.quality is not None and got.quality.glare and space in got.quality.glare
+
+
+def _lamp(frame: np.ndarray, xy: tuple[float, float], sigma: float, peak: float) -> np.ndarray:
+    """A warm lamp's reflection added in linear light around ``xy`` (a Gaussian spot of
+    ``sigma`` px), kept below the clipping level: the colours pale, no pixel clips."""
+    lin = (frame.astype(np.float32) / 255.0) ** 2.2
+    h, w = frame.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    spot = peak * np.exp(-0.5 * ((xx - xy[0]) ** 2 + (yy - xy[1]) ** 2) / sigma**2)
+    lin += spot[..., None] * np.array([0.75, 0.9, 1.0], np.float32)
+    out = np.clip(lin, 0.0, 1.0) ** (1 / 2.2) * 255.0
+    return np.minimum(out, QualityLimits().clip_level - 10).astype(np.uint8)
+
+
+def _wizard_spaces(table: Table) -> list[int]:
+    return sorted(s for s, o in table.truth.spaces.items() if o.wizards)
+
+
+def test_a_lamp_that_pales_a_wizard_without_clipping_withholds_its_space_as_glare(
+    table: Table,
+) -> None:
+    det = _fresh(table)
+    clean = det.detect(table.frame)
+    assert clean.status == OK and clean.pose is not None
+    assert all(d.washed == 0 for d in clean.details.values())  # no lamp: nothing washed
+    spaces = _wizard_spaces(table)
+    assert spaces
+    for space in spaces:
+        x, y = clean.pose.board_to_image(np.asarray([table.geometry.space_centre(space)]))[0]
+        lit = _lamp(table.frame, (x, y), 20.0, 1.0)
+        got = det.detect(lit)
+        assert got.status == OK and got.observation is not None
+        assert got.details[space].clipped == 0  # the check for clipped pixels cannot see it
+        # the pale wizard is unknown, never "no wizard": the space is left out as glare
+        assert space not in got.observation.spaces
+        assert got.withheld[space] == f"glare on space {space}"
+        assert got.quality is not None and got.quality.glare and space in got.quality.glare
+
+
+def test_a_lamp_that_pales_a_wizard_is_refused_as_glare_without_withholding(
+    table: Table,
+) -> None:
+    d = table.detector
+    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, withhold_below=0.0))
+    assert det.detect(table.setup_frame).status == OK
+    pose = det.detect(table.frame).pose
+    assert pose is not None
+    space = _wizard_spaces(table)[0]
+    x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(space)]))[0]
+    got = det.detect(_lamp(table.frame, (x, y), 20.0, 1.0))
+    assert got.status == UNSURE and got.observation is None
+    assert got.message.startswith("glare on space") and str(space) in got.message
+
+
+def test_a_top_lighter_than_its_kind_is_washed_out() -> None:
+    white = np.array([200.0, 200.0, 200.0])
+    tops = ["crest", "plain", "crest", "plain", "crest", "crest-space", "plain-space", "web"]
+    hulls = [(np.zeros(20, np.int32), np.zeros(20, np.int32), 1.0, 1.0)] * len(tops)
+    # the fourth roof paled by a lamp, the fifth in a taller neighbour's shadow
+    grey = [150, 150, 152, 190, 120, 120, 120, 250]
+    pixels = np.concatenate([np.full((20, 3), g, np.uint8) for g in grey])
+    out = wash_excess(pixels, hulls, tops, white)
+    limit = QualityLimits().wash_excess
+    assert out[3] >= limit + 0.05
+    assert max(out[[0, 1, 2, 4]]) < 0.01
+    # two track spaces are too few to say what a track space looks like; a web is not read
+    assert list(out[5:]) == [0.0, 0.0, 0.0]
+    # only the pixels on the top surface count: a white table cloth seen past a roof is not
+    # a lamp's reflection on it
+    keep = np.ones(len(pixels), bool)
+    keep[60:80] = False
+    assert wash_excess(pixels, hulls, tops, white, keep)[3] == 0.0
+    # the raven token's white disc is lighter than any roof: its top is not compared
+    read = {
+        s: SpaceObservation(towers=1 if t in ("crest", "plain") else 0, top=t, raven=s == 3)
+        for s, t in enumerate(tops)
+    }
+    assert washed_tops(pixels, hulls, tops, white, read, QualityLimits()) == {}
+    read[3] = replace(read[3], raven=False)
+    assert list(washed_tops(pixels, hulls, tops, white, read, QualityLimits())) == [3]
+    with pytest.raises(ValueError):
+        wash_excess(pixels[:-1], hulls, tops, white)
+    with pytest.raises(ValueError):
+        wash_excess(pixels, hulls[:-1], tops, white)
 
 
 def test_an_over_exposed_frame_is_refused_as_too_bright_not_as_glare(table: Table) -> None:

@@ -303,7 +303,10 @@ class SpaceDetail:
     (``wizard_margin``, in wizards), whether the setup's tower total changed the count
     (``forced``) and the share of clipped pixels on the top surface (``clipped``); the next
     most likely tower count (``rival_towers``, -1 when unknown); how sure the token network's
-    reading of the witch and the raven token there is (``token_sure``, 1 when not read)."""
+    reading of the witch and the raven token there is (``token_sure``, 1 when not read); how
+    much lighter than the tops of its kind a lamp's reflection made the top (``washed``,
+    fractions of the markers' white, 0 below ``QualityLimits.wash_excess``: then the space is
+    glare, docs/vision.md "Glare")."""
 
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
@@ -316,6 +319,7 @@ class SpaceDetail:
     clipped: float = 0.0
     rival_towers: int = -1
     token_sure: float = 1.0
+    washed: float = 0.0
 
 
 @dataclass(frozen=True)

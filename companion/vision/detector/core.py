@@ -39,6 +39,7 @@ from companion.vision.detector.frame import (
     frame_white,
     probe_frame,
 )
+from companion.vision.detector.glare import on_top_surface, washed_tops
 from companion.vision.detector.heights import stack_heights
 from companion.vision.detector.pose import PoseTables, build_tables, hull, project
 from companion.vision.detector.tokens import (
@@ -582,7 +583,17 @@ class Detector:
             if token_model is not None:
                 tokens = learned_tokens(token_model, rd, top_spaces, x, tops)
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned, tokens)
-        glare = {s: d.clipped for s, d in details.items() if d.clipped > 0}
+        # a lamp's reflection that pales a top without clipping it is glare too
+        lim = self.limits
+        lit_px = frame[pixels.ys, pixels.xs]
+        on_top = on_top_surface(rd.geometry, pose, stacks.towers_of, pixels)
+        for s, v in washed_tops(lit_px, pixels.hulls, tops, fp.white, spaces, lim, on_top).items():
+            details[s] = replace(details[s], washed=v)
+        glare = {
+            s: max(d.clipped, lim.glare_share) if d.washed else d.clipped
+            for s, d in details.items()
+            if d.clipped > 0 or d.washed
+        }
         quality = replace(quality, glare=glare)
         full = Observation(spaces=spaces, time=float(time_s), frame=int(index), unstable=True)
         obs, withheld, refusal = full, {}, ""
@@ -694,7 +705,7 @@ class Detector:
         glare = sorted(
             s
             for s, d in details.items()
-            if d.clipped >= self.limits.glare_share and s in obs.spaces
+            if (d.clipped >= self.limits.glare_share or d.washed) and s in obs.spaces
         )
         if glare:
             return glare_message(glare)
