@@ -120,6 +120,15 @@ class TrackerOptions:
         board misread the same way twice is not enough.
     :param anchor_confidence: the least detector confidence (0..1) of a space reading a
         re-anchor may rest on.
+    :param frame_budget: transitions (a candidate action tried on a searched state) one
+        frame's search may try in all passes (0: no bound), and as many again for a recheck
+        (:mod:`companion.tracking.reconcile`): the bound on a frame's time. Each searched
+        root gets its share, each level of its search its share of what is left, best-ranked
+        nodes first; a frame that ran out is counted (``Tracker.cut_frames``).
+    :param cache_entries: the search's caches (applied actions, expected views) are emptied
+        before a frame once they hold more than this (0: only past
+        ``companion.tracking.search.HARD_ENTRIES``): with ``frame_budget`` their memory is
+        bounded by both.
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
@@ -173,6 +182,8 @@ class TrackerOptions:
     recheck_beam: int = 60
     anchor_frames: int = 4
     anchor_confidence: float = 0.8
+    frame_budget: int = 40000
+    cache_entries: int = 20000
 
     @property
     def cost_page(self) -> float:
