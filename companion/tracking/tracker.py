@@ -347,9 +347,9 @@ class Tracker:
         self._unexplained = 0
         self._last_obs = parsed
         self._hyps = new[0]
-        # every story disagrees with what the last frames read alike (anchor.doubted), or a
-        # narrowed search (frame_budget) may have missed the true story: nothing is committed
-        hold = self._srch.cut or doubted(self._recent, self._hyps, self._srch.view, self.options)
+        # every story disagrees with what the last frames read alike: nothing is committed
+        # until the next frames tell a misread from a lost belief (anchor.doubted)
+        hold = doubted(self._recent, self._hyps, self._srch.view, self.options)
         committed, steps = ((), 0) if hold else self._commit()
         # the belief before this frame, for a recheck of this frame and the next
         saved = cut(before, steps, seen_key(self._root))
