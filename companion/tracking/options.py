@@ -129,6 +129,10 @@ class TrackerOptions:
         before a frame once they hold more than this (0: only past
         ``companion.tracking.search.HARD_ENTRIES``): with ``frame_budget`` their memory is
         bounded by both.
+    :param max_belief: held steps (:func:`~companion.tracking.belief.belief_steps`: every
+        story's trail since the last commit, its alternative trails included) the belief keeps
+        at most (0: no limit): the costliest stories beyond ``commit_margin`` are dropped
+        first (:func:`~companion.tracking.belief.capped`).
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
@@ -184,6 +188,7 @@ class TrackerOptions:
     anchor_confidence: float = 0.8
     frame_budget: int = 40000
     cache_entries: int = 20000
+    max_belief: int = 1500
 
     @property
     def cost_page(self) -> float:

@@ -12,9 +12,9 @@ import pytest
 
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
-from companion.sim.simulate import CameraNoise, SimGame, simulate
+from companion.sim.simulate import CameraNoise, SimGame, SimInput, simulate
 from companion.tracking import Tracker, TrackerOptions, board_key
-from companion.tracking.belief import Hypothesis
+from companion.tracking.belief import Hypothesis, Step, belief_steps, capped
 from companion.tracking.noise import Target
 from companion.tracking.reconcile import explain
 from companion.tracking.search import SearchCache
@@ -72,11 +72,8 @@ def test_bounded_caches_and_a_narrowed_search_commit_no_wrong_board() -> None:
     with a frame budget that narrows the largest frames and small caches: the caches never
     hold more than their bound plus one frame's search (a frame and its recheck), no committed
     board is wrong and the table shown at the end is the true one."""
-    sim = simulate(Config(player_count=3), 2000, CameraNoise(rate=0.01, gap="turn"), "greedy")
-    start, budget, entries = 20, 8000, 2000
-    at = {id(t): i for i, t in enumerate(sim.truths)}
-    inputs = [inp for inp in sim.inputs if start < at[id(inp.truth)] <= start + 20]
-    assert inputs[0].kind == "end_turn" and inputs[-1].kind == "observation"
+    sim, start, inputs = _base_segment()
+    budget, entries = 8000, 2000
     tr = Tracker(
         replace(sim.truths[start], cards=None),
         TrackerOptions(frame_budget=budget, cache_entries=entries),
@@ -93,3 +90,51 @@ def test_bounded_caches_and_a_narrowed_search_commit_no_wrong_board() -> None:
     assert tr.cut_frames > 0, "the budget was reached (else this tests nothing)"
     assert walk.wrong_board == 0
     assert board_key(tr.state) == board_key(inputs[-1].truth)
+
+
+def _base_segment() -> tuple[SimGame, int, list[SimInput]]:
+    sim = simulate(Config(player_count=3), 2000, CameraNoise(rate=0.01, gap="turn"), "greedy")
+    start = 20
+    at = {id(t): i for i, t in enumerate(sim.truths)}
+    inputs = [inp for inp in sim.inputs if start < at[id(inp.truth)] <= start + 20]
+    assert inputs[0].kind == "end_turn" and inputs[-1].kind == "observation"
+    return sim, start, inputs
+
+
+def test_a_capped_belief_keeps_the_best_stories_and_the_right_board() -> None:
+    """Five turns of a 3-player base game with a belief limit well under what the stories
+    hold (about 90 held steps after a turn with a hidden difference): after every input the
+    belief holds at most its limit, or only stories a commit must agree with (those are never
+    dropped: the players' question decides them); no committed board is wrong and the table
+    shown at the end is the true one."""
+    sim, start, inputs = _base_segment()
+    opts = TrackerOptions(max_belief=30)
+    tr = Tracker(replace(sim.truths[start], cards=None), opts)
+    walk = TruthWalk(sim.truths[start:])
+    for inp in inputs:
+        update = answer_as_players(tr, inp.give(tr), inp.truth, [])
+        for c in update.committed:
+            walk.check(c.state, c.potions)
+        hyps = tr._hyps
+        if belief_steps(hyps) > opts.max_belief:
+            assert all(h.cost - hyps[0].cost <= opts.commit_margin for h in hyps)
+    assert walk.wrong_board == 0
+    assert board_key(tr.state) == board_key(inputs[-1].truth)
+
+
+def test_the_cap_drops_the_costliest_stories_beyond_the_commit_margin() -> None:
+    """:func:`capped`: stories beyond ``commit_margin`` go costliest first until the belief
+    fits; the ones within it stay even past the limit."""
+    st = simulate(Config(player_count=2), 1, CameraNoise(rate=0.0, gap="turn"), "greedy").start
+    step = Step(st, (), (), ())
+
+    def hyp(cost: float, steps: int) -> Hypothesis:
+        return Hypothesis(st, cost, (step,) * steps, (), False)
+
+    opts = TrackerOptions(max_belief=10, commit_margin=4.0)
+    hyps = (hyp(0.0, 4), hyp(1.0, 4), hyp(6.0, 4), hyp(9.0, 4))
+    assert [h.cost for h in capped(hyps, opts)] == [0.0, 1.0]
+    near = (hyp(0.0, 6), hyp(3.0, 6), hyp(8.0, 1))
+    assert [h.cost for h in capped(near, opts)] == [0.0, 3.0]
+    assert capped(hyps, replace(opts, max_belief=0)) == hyps
+    assert capped(hyps[:2], opts) == hyps[:2]
