@@ -127,8 +127,8 @@ class TrackerOptions:
         nodes first; a frame that ran out is counted (``Tracker.cut_frames``).
     :param cache_entries: the search's caches (applied actions, expected views) are emptied
         before a frame once they hold more than this (0: only past
-        ``companion.tracking.search.HARD_ENTRIES``): with ``frame_budget`` their memory is
-        bounded by both.
+        ``companion.tracking.search.HARD_APPLIED`` / ``HARD_ENTRIES``, also within a frame):
+        their memory is bounded by both.
     :param max_belief: held steps (:func:`~companion.tracking.belief.belief_steps`: every
         story's trail since the last commit, its alternative trails included) the belief keeps
         at most (0: no limit): the costliest stories beyond ``commit_margin`` are dropped
@@ -187,7 +187,7 @@ class TrackerOptions:
     anchor_frames: int = 4
     anchor_confidence: float = 0.8
     frame_budget: int = 40000
-    cache_entries: int = 20000
+    cache_entries: int = 10000
     max_belief: int = 1500
 
     @property

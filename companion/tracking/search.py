@@ -45,8 +45,11 @@ from companion.tracking.noise import SpaceView, Target, space_views
 from companion.tracking.options import TrackerOptions
 
 HARD_ENTRIES = 50000
-"""A cache is emptied whenever it grows past this, within a frame too (an unbounded frame
-budget)."""
+"""The expected-views cache is emptied whenever it grows past this, within a frame too."""
+HARD_APPLIED = 20000
+"""The applied-actions cache is emptied whenever it grows past this, within a frame too: an
+entry holds a new state (~1.1 KB with every module) and few are asked for again (about one
+apply in nine in a 4-player game with every module), where nine views in ten are."""
 
 
 class SearchCache:
@@ -54,8 +57,8 @@ class SearchCache:
     budget.
 
     The caches are bounded: :meth:`start_frame` empties one that holds more than ``entries``
-    (``TrackerOptions.cache_entries``), and a frame adds at most its budget's worth, so they
-    never grow past ``entries`` plus one frame's search. The budget
+    (``TrackerOptions.cache_entries``), a frame adds at most its budget's worth, and either is
+    emptied within a frame past :data:`HARD_APPLIED` / :data:`HARD_ENTRIES`. The budget
     (``TrackerOptions.frame_budget``) counts the transitions a frame's passes try
     (:meth:`spend`); :attr:`cut` tells that it ran out and a search was narrowed
     (docs/architecture.md, "The tracker")."""
@@ -107,7 +110,7 @@ class SearchCache:
             got: tuple[GameState, tuple[Event, ...]] | None = (nxt, tuple(ev))
         except IllegalAction:
             got = None
-        if len(self.applied) > HARD_ENTRIES:
+        if len(self.applied) > HARD_APPLIED:
             self.applied.clear()
         self.applied[key] = got
         return got
