@@ -100,8 +100,8 @@ def explain(
     # the last frame) is not what the full pass from the best roots would keep
     base = min(h.cost for h in hyps)
     left = budget
-    for i, (anywhere, depth, good, nroots) in enumerate(passes):
-        later = len(passes) - 1 - i
+    for k, (anywhere, depth, good, nroots) in enumerate(passes):
+        later = len(passes) - 1 - k
         pass_left = left * (QUICK_SHARE if not anywhere else 1.0 / (1 + later))
         spent = 0.0
         out = []
