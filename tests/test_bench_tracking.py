@@ -23,6 +23,7 @@ def _game(
         "questions": questions,
         "questions_by_kind": {},
         "reanchors": reanchors,
+        "narrowed_frames": 0,
     }
 
 
@@ -38,9 +39,7 @@ def test_ranges_and_player_mix() -> None:
 
 
 def test_summary_and_spread_over_seeds() -> None:
-    a = seeds.summarise(
-        [_game(10, 10, 1), _game(10, 9, 4, wrong=2, reanchors=1)], [5.0, 1.0, 3.0]
-    )
+    a = seeds.summarise([_game(10, 10, 1), _game(10, 9, 4, wrong=2, reanchors=1)], [5.0, 1.0, 3.0])
     assert a["turns_correct_pct"] == 95.0
     assert a["reanchors"] == 1
     assert a["games_exact_hidden"] == 1
@@ -62,3 +61,5 @@ def test_bad_seeds_change_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert "needs --seeds" in capsys.readouterr().err
     assert main(["bench", "tracking", "--seeds", "1-2", "--modules", "dragons"]) == 2
     assert "dragons" in capsys.readouterr().err
+    assert main(["bench", "tracking", "--seeds", "1-2", "--frame-budget", "-1"]) == 2
+    assert "--frame-budget" in capsys.readouterr().err

@@ -18,7 +18,8 @@ kind were put, over all games: ``companion.tracking.questions.QUESTION_KINDS``),
 wrong only in trapped wizards that the page shows as alternatives, the true one among them:
 ``TrackerUpdate.hidden_unsure``),
 ``reanchors`` (how often a lost belief was re-anchored on the board the camera reads:
-``Tracker.reanchors``, docs/architecture.md "The tracker"),
+``Tracker.reanchors``, docs/architecture.md "The tracker"), ``narrowed_frames`` (frames whose
+search ran out of ``TrackerOptions.frame_budget``, set with ``--frame-budget``; 0: no bound),
 ``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
 bench's peak resident memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
@@ -128,6 +129,13 @@ def _parser() -> argparse.ArgumentParser:
         help="read turn ends from the board as well as from DONE (TrackerOptions.board_turns; "
         "--no-board-turns: from DONE alone)",
     )
+    ap.add_argument(
+        "--frame-budget",
+        type=int,
+        default=TrackerOptions().frame_budget,
+        help="candidate actions one frame's search may try (TrackerOptions.frame_budget; 0: "
+        "no bound)",
+    )
     ap.add_argument("--json", action="store_true")
     return ap
 
@@ -146,6 +154,8 @@ def main(argv: list[str]) -> int:
         seeds = parse_range(args.seeds, "--seeds") if args.seeds is not None else None
         if seeds is None and players[0] != players[1]:
             raise ValueError("--players: a range A-B needs --seeds")
+        if args.frame_budget < 0:
+            raise ValueError("--frame-budget: at least 0")
         games = args.games if args.games is not None else (1 if seeds else 10)
         if games < 1:
             raise ValueError("--games: at least 1")
@@ -180,7 +190,13 @@ def main(argv: list[str]) -> int:
                 return 2
             figures.append(
                 run_game(
-                    sim, timings, TrackerOptions(defer=args.defer, board_turns=args.board_turns)
+                    sim,
+                    timings,
+                    TrackerOptions(
+                        defer=args.defer,
+                        board_turns=args.board_turns,
+                        frame_budget=args.frame_budget,
+                    ),
                 )
             )
         report = {
@@ -250,7 +266,7 @@ def _seed_line(r: dict[str, Any]) -> str:
         f"turns {r['turns_correct']}/{r['turns']} ({r['turns_correct_pct']} %) "
         f"hidden {r['games_exact_hidden']}/{r['games']} "
         f"wrong {r['wrong_commits']} (board {r['wrong_board_commits']}) "
-        f"re-anchors {r['reanchors']} "
+        f"re-anchors {r['reanchors']} narrowed {r['narrowed_frames']} "
         f"questions med {q['median']} max {q['max']} "
         f"({' '.join(f'{k} {v}' for k, v in r['questions_by_kind'].items() if v)}) "
         f"reconcile p50 {r['reconcile_ms_p50']} p99 {r['reconcile_ms_p99']} ms "

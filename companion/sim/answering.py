@@ -156,6 +156,7 @@ class GameFigures(TypedDict):
     questions: int
     questions_by_kind: dict[str, int]
     reanchors: int
+    narrowed_frames: int
 
 
 def run_game(
@@ -218,4 +219,5 @@ def run_game(
         "questions": len(questions),
         "questions_by_kind": dict(Counter(questions.values())),
         "reanchors": tracker.reanchors,
+        "narrowed_frames": tracker.cut_frames,
     }

@@ -19,6 +19,7 @@ SPREAD_KEYS = (
     "wrong_commits",
     "wrong_board_commits",
     "reanchors",
+    "narrowed_frames",
     "questions_median",
     "questions_max",
     "reconcile_ms_p50",
@@ -80,6 +81,7 @@ def summarise(per_game: Sequence[GameFigures], timings: Sequence[float]) -> dict
         "wrong_commits": sum(g["wrong_commits"] for g in per_game),
         "wrong_board_commits": sum(g["wrong_board_commits"] for g in per_game),
         "reanchors": sum(g["reanchors"] for g in per_game),
+        "narrowed_frames": sum(g["narrowed_frames"] for g in per_game),
         "questions_per_game": {
             "mean": round(statistics.fmean(qs), 3) if qs else 0.0,
             "median": statistics.median(qs) if qs else 0,

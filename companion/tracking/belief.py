@@ -387,6 +387,30 @@ def _by_family(
     return tuple(out)
 
 
+def belief_steps(hyps: Iterable[Hypothesis]) -> int:
+    """The size of a belief: the held steps of all its stories' trails, alternative trails
+    included (each step holds a state or more; ``TrackerOptions.max_belief``)."""
+    return sum(len(h.trail) * (1 + len(h.alts)) for h in hyps)
+
+
+def capped(hyps: tuple[Hypothesis, ...], opts: TrackerOptions) -> tuple[Hypothesis, ...]:
+    """``hyps`` (best first, costs relative to the best) within ``max_belief`` held steps:
+    the costliest stories beyond ``commit_margin`` dropped until it fits, the best-scored
+    kept. The stories a commit must agree with are never dropped (a commit then could claim
+    what one of them denies): a belief of those alone past the limit is left to the players'
+    question (``max_lag``, ``max_hold``)."""
+    if opts.max_belief <= 0:
+        return hyps
+    size = belief_steps(hyps)
+    if size <= opts.max_belief:
+        return hyps
+    out = list(hyps)
+    while size > opts.max_belief and len(out) > 1 and out[-1].cost > opts.commit_margin:
+        size -= belief_steps(out[-1:])
+        out.pop()
+    return tuple(out)
+
+
 def prune(
     hyps: Iterable[Hypothesis],
     opts: TrackerOptions,
@@ -400,8 +424,8 @@ def prune(
     stories, and the best story of up to ``hold_boards`` other boards. Without: at most
     ``keep`` stories, those more than ``potion_margin`` behind the cheapest story of their table
     dropped; with expansion ``modules`` at most ``keep_per_board`` per board (twice that for a
-    board's other potion counts) while other boards wait. ``fallback`` when ``hyps`` is
-    empty."""
+    board's other potion counts) while other boards wait. Then within ``max_belief`` held
+    steps (:func:`capped`). ``fallback`` when ``hyps`` is empty."""
     merged: dict[Key, Hypothesis] = {}
     for h in hyps:
         key = (state_key(h.state), h.pending, h.implicit)
@@ -423,7 +447,7 @@ def prune(
             replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
         ]
         alive.sort(key=lambda h: (h.cost, len(h.pending)))
-        return _by_family(alive, opts, modules)
+        return capped(_by_family(alive, opts, modules), opts)
     # stories that show the same table and differ only in the potions (a card or a spell the
     # camera cannot tell apart) are kept as the table's potion alternatives while they are
     # within ``potion_margin`` of the cheapest of them: a few counts shown as "one of these",
@@ -442,7 +466,7 @@ def prune(
     if len(alive) <= opts.keep or not modules:
         # base game: potion variants of the true board must stay (a per-board limit made an
         # end-to-end game commit most of its states wrong: the true potions fell out)
-        return tuple(alive[: opts.keep])
+        return capped(tuple(alive[: opts.keep]), opts)
     # stories that differ only in what the camera cannot see (potions, feathers, the
     # order of moves) must not crowd out another board: a frame that misses a piece makes
     # a wrong board cheapest for a moment, and the true one must survive to the next frame
@@ -466,7 +490,7 @@ def prune(
             rest.append(h)
     out.extend(rest[: opts.keep - len(out)])
     out.sort(key=lambda h: (h.cost, len(h.pending)))
-    return tuple(out)
+    return capped(tuple(out), opts)
 
 
 def potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:

@@ -120,6 +120,19 @@ class TrackerOptions:
         board misread the same way twice is not enough.
     :param anchor_confidence: the least detector confidence (0..1) of a space reading a
         re-anchor may rest on.
+    :param frame_budget: transitions (a candidate action tried on a searched state) one
+        frame's search may try in all passes (0: no bound), and as many again for a recheck
+        (:mod:`companion.tracking.reconcile`): the bound on a frame's time. Each searched
+        root gets its share, each level of its search its share of what is left, best-ranked
+        nodes first; a frame that ran out is counted (``Tracker.cut_frames``).
+    :param cache_entries: the search's caches (applied actions, expected views) are emptied
+        before a frame once they hold more than this (0: only past
+        ``companion.tracking.search.HARD_APPLIED`` / ``HARD_ENTRIES``, also within a frame):
+        their memory is bounded by both.
+    :param max_belief: held steps (:func:`~companion.tracking.belief.belief_steps`: every
+        story's trail since the last commit, its alternative trails included) the belief keeps
+        at most (0: no limit): the costliest stories beyond ``commit_margin`` are dropped
+        first (:func:`~companion.tracking.belief.capped`).
     """
 
     noise: NoiseModel = field(default_factory=NoiseModel)
@@ -173,6 +186,9 @@ class TrackerOptions:
     recheck_beam: int = 60
     anchor_frames: int = 4
     anchor_confidence: float = 0.8
+    frame_budget: int = 40000
+    cache_entries: int = 10000
+    max_belief: int = 1500
 
     @property
     def cost_page(self) -> float:

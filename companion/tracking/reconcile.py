@@ -33,6 +33,12 @@ from companion.tracking.noise import SpaceView, Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.search import SearchCache, replay, search_frame
 
+QUICK_SHARE = 0.2
+"""The share of a frame's budget a quick pass may try (the full pass gets the rest)."""
+ROOT_SHARE = 0.5
+"""The share of what its pass has left that each searched root may try (at least its equal
+share among the roots still to search)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Explained:
@@ -53,12 +59,16 @@ def explain(
     modules: bool,
     unexplained: int,
     wide: bool = False,
+    budget: float = float("inf"),
 ) -> Explained:
     """Every hypothesis' stories that explain ``target``: from the quick passes, else the full
     pass, else the deep pass after an unexplained frame (``unexplained``: frames in a row the
     tracker could not explain; :func:`~companion.tracking.search.search_frame`). ``wide``:
     the full pass only, with ``recheck_beam`` (:func:`recheck`). ``modules``: expansion
-    modules are in play (longer turns)."""
+    modules are in play (longer turns). ``budget``: transitions the passes may try in all
+    (``TrackerOptions.frame_budget``): each quick pass a fifth of what is left, the full pass
+    the rest (half of it with a deep pass after it), and within a pass each searched root,
+    the likeliest first, half of what its pass has left (the last root all of it)."""
     # expansion turns are longer: a feather's extra card, free spells, fountain casts
     more = opts.module_depth if modules else 0
     # (destinations anywhere, depth, good enough, roots): the quick passes only end moves
@@ -89,7 +99,11 @@ def explain(
     # from the best root: an exact picture from a root 11 nats behind (another story of
     # the last frame) is not what the full pass from the best roots would keep
     base = min(h.cost for h in hyps)
-    for anywhere, depth, good, nroots in passes:
+    left = budget
+    for k, (anywhere, depth, good, nroots) in enumerate(passes):
+        later = len(passes) - 1 - k
+        pass_left = left * (QUICK_SHARE if not anywhere else 1.0 / (1 + later))
+        spent = 0.0
         out = []
         best_obs = float("inf")
         best_near = float("inf")
@@ -108,9 +122,15 @@ def explain(
                 groups[gkey].append(h)
             elif i < nroots:
                 groups[gkey] = [h]
-        for members in groups.values():
+        for g, members in enumerate(groups.values()):
             lead = members[0]
+            # the likeliest root may take half of what is left, every other root at least its
+            # equal share: a narrowed search still follows the best story as far as a whole
+            # turn needs, and keeps the other likely stories' continuations
+            srch.allow((pass_left - spent) * max(ROOT_SHARE, 1.0 / (len(groups) - g)))
+            before = srch.tried
             found = search_frame(srch, lead, target, opts, depth, anywhere, wide)
+            spent += srch.tried - before
             for n in found:
                 if n.obs_cost < best_obs:
                     best_obs = n.obs_cost
@@ -134,6 +154,8 @@ def explain(
                             alt_paths.append((a, got_r[1], got_r[2]))
                     step = Step(rst, n.actions, revs, rsts, tuple(alt_paths), n.late)
                     out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
+        srch.allow(float("inf"))
+        left -= spent
         if (best_obs if anywhere else best_near) <= good:
             break
     return Explained(tuple(out), best_obs, best_mismatch)
@@ -193,15 +215,18 @@ def recheck(
     target: Target,
     opts: TrackerOptions,
     modules: bool,
+    budget: float = float("inf"),
 ) -> tuple[Hypothesis, ...]:
     """The stories a wider search finds for the last two frames (``saved.target``, then
     ``target``) from the belief before them (``saved``), costs in the base of the current
     belief (before its prune): they compete with the current stories, and the better ones
-    stay. Empty when the wider search explains the earlier frame no better."""
+    stay. Empty when the wider search explains the earlier frame no better. ``budget``:
+    transitions both searches may try (two thirds for the wider one)."""
     roots = tuple(replace(h, pending=h.pending + saved.markers) for h in saved.hyps)
     if not roots:
         return ()
-    first = explain(srch, roots, saved.target, opts, modules, 0, wide=True)
+    before = srch.tried
+    first = explain(srch, roots, saved.target, opts, modules, 0, wide=True, budget=budget * 2 / 3)
     if not first.hyps or first.best_obs > saved.target.bad_frame:
         return ()
     low = min(h.cost for h in first.hyps)
@@ -210,7 +235,7 @@ def recheck(
     # the earlier frame, ``saved.offset`` above the saved belief's base)
     shift = low - saved.offset
     mid = tuple(replace(h, cost=h.cost + shift) for h in kept)
-    second = explain(srch, mid, target, opts, modules, 0)
+    second = explain(srch, mid, target, opts, modules, 0, budget=budget - (srch.tried - before))
     if second.best_obs > target.bad_frame:
         return ()
     return second.hyps

@@ -44,17 +44,60 @@ from companion.tracking.candidates import (
 from companion.tracking.noise import SpaceView, Target, space_views
 from companion.tracking.options import TrackerOptions
 
+HARD_ENTRIES = 50000
+"""The expected-views cache is emptied whenever it grows past this, within a frame too."""
+HARD_APPLIED = 20000
+"""The applied-actions cache is emptied whenever it grows past this, within a frame too: an
+entry holds a new state (~1.1 KB with every module) and few are asked for again (about one
+apply in nine in a 4-player game with every module), where nine views in ten are."""
+
 
 class SearchCache:
-    """Shared caches for one tracker: applied actions and expected views."""
+    """Shared caches for one tracker (applied actions, expected views) and the frame's search
+    budget.
 
-    def __init__(self) -> None:
+    The caches are bounded: :meth:`start_frame` empties one that holds more than ``entries``
+    (``TrackerOptions.cache_entries``), a frame adds at most its budget's worth, and either is
+    emptied within a frame past :data:`HARD_APPLIED` / :data:`HARD_ENTRIES`. The budget
+    (``TrackerOptions.frame_budget``) counts the transitions a frame's passes try
+    (:meth:`spend`); :attr:`cut` tells that it ran out and a search was narrowed
+    (docs/architecture.md, "The tracker")."""
+
+    def __init__(self, entries: int = 0) -> None:
         self.applied: dict[tuple[GameState, Action], tuple[GameState, tuple[Event, ...]] | None]
         self.applied = {}
         self.views: dict[Key, list[SpaceView]] = {}
         # most spaces look the same in most searched states: one tuple per distinct space view
         # (the cached views held ~930k tuples, 82 MB, in a 4-player game with every module)
         self.shared: dict[SpaceView, SpaceView] = {}
+        self.entries = entries
+        self.left: float = float("inf")
+        """Transitions the running search may still try (:meth:`allow`)."""
+        self.cut = False
+        """A search of this frame ran out of its budget and left nodes unexpanded."""
+        self.tried = 0
+        """Transitions tried by the searches of this frame (:meth:`start_frame` resets it)."""
+
+    def start_frame(self) -> None:
+        """Before a frame's search: caches past their bound are emptied (whole: the entries a
+        frame reuses are the ones it adds itself), the budget flag reset."""
+        self.cut = False
+        self.tried = 0
+        self.left = float("inf")
+        if self.entries <= 0:
+            return
+        if len(self.applied) > self.entries:
+            self.applied.clear()
+        if len(self.views) > self.entries:
+            self.views.clear()
+            self.shared.clear()
+
+    def allow(self, n: float) -> float:
+        """Let the next search try at most ``n`` transitions (inf: no bound); the previous
+        allowance left unspent is returned."""
+        was = self.left
+        self.left = n
+        return was
 
     def apply(self, st: GameState, a: Action) -> tuple[GameState, tuple[Event, ...]] | None:
         """The rules engine's ``apply(st, a)`` (state after, events), or None when the engine
@@ -67,7 +110,7 @@ class SearchCache:
             got: tuple[GameState, tuple[Event, ...]] | None = (nxt, tuple(ev))
         except IllegalAction:
             got = None
-        if len(self.applied) > 50000:
+        if len(self.applied) > HARD_APPLIED:
             self.applied.clear()
         self.applied[key] = got
         return got
@@ -79,7 +122,7 @@ class SearchCache:
         key = (st.stacks, st.wizards, st.castle, None if ms is None else (ms.witch, ms.raven))
         got = self.views.get(key)
         if got is None:
-            if len(self.views) > 50000:
+            if len(self.views) > HARD_ENTRIES:
                 self.views.clear()
                 self.shared.clear()
             shared = self.shared
@@ -279,13 +322,24 @@ def search_frame(
         if terminal_ok(shut):
             terminals.append(shut)
         level.append(shut)
+    # the frame's budget (SearchCache.allow): each level may try its share of what is left,
+    # so a narrowed search still reaches the whole turn's depth with its best-ranked nodes
+    # (a beam cut short at the first levels would keep only short, wrong stories)
+    allowance = srch.left
+    used = 0
     for lvl in range(depth):
         seen = {}
         # a move ending on a space the picture shows unchanged must be moved on again: never on
         # the last level
         far = anywhere and lvl < depth - 1
         queue = list(level)
+        share = (allowance - used) / (depth - lvl)
+        tried = 0
         for node in queue:
+            if tried >= share:
+                # the level's nodes come best-ranked first: the rest are left unexpanded
+                srch.cut = True
+                break
             node_views = srch.view(node.state)
             touched = frozenset(
                 i + 1 for i, (v, r) in enumerate(zip(node_views, root_views, strict=True)) if v != r
@@ -298,6 +352,7 @@ def search_frame(
             for base, action, prior, pending, implicit in transitions(
                 node.state, node.pending, node.implicit, allowed, dests, opts
             ):
+                tried += 1
                 if action is None:
                     if implicit and node is root and shut is not None:
                         continue  # closed before the first level (_close_at_start)
@@ -382,6 +437,7 @@ def search_frame(
                         # two cards, a spell, the feather and its card is longer than the pass)
                         queue.append(child)
                 score(child)
+        used += tried
         if not seen:
             break
         # terminals are judged on the full picture, the beam on the partial cost
@@ -412,6 +468,8 @@ def search_frame(
             score(done)
             if terminal_ok(done):
                 terminals.append(done)
+    srch.left = allowance - used
+    srch.tried += used
     return terminals
 
 

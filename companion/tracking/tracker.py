@@ -164,12 +164,13 @@ class Tracker:
         self._last_obs: Observation | None = None
         self._pace = (0, 0)
         """Committed frames that showed moves, and their moves (``action_pace``)."""
-        self._srch = SearchCache()
+        self._srch = SearchCache(self.options.cache_entries)
         self._saved: Saved | None = None
         """The belief before the last explained frame (:func:`~companion.tracking.reconcile.
         recheck`)."""
         self._recent: tuple[Target, ...] = ()  # the last frames, oldest first (_way_back)
         self._reanchors = 0
+        self._cut_frames = 0
 
     @classmethod
     def new(cls, config: Config, options: TrackerOptions | None = None) -> Tracker:
@@ -331,6 +332,7 @@ class Tracker:
             self._recent = (self._recent + (target,))[-self.options.anchor_frames :]
         before = self._hyps
         new = self._reconcile(target)
+        self._cut_frames += self._srch.cut
         if new is None:
             self._unexplained += 1
             if self._unexplained >= self.options.wait_frames and self._last_mismatch:
@@ -373,6 +375,11 @@ class Tracker:
         self._history = (self._history + (c,))[-500:]
         self._committed_count += 1
         return c
+
+    @property
+    def cut_frames(self) -> int:
+        """Frames whose search ran out of ``TrackerOptions.frame_budget`` and was narrowed."""
+        return self._cut_frames
 
     @property
     def reanchors(self) -> int:
@@ -611,7 +618,9 @@ class Tracker:
                 cost_before_done=opts.cost_after_done,
                 cost_complete_end=opts.cost_implicit_end,
             )
-        got = explain(srch, self._hyps, target, opts, modules, self._unexplained)
+        srch.start_frame()
+        budget = float(opts.frame_budget) if opts.frame_budget > 0 else float("inf")
+        got = explain(srch, self._hyps, target, opts, modules, self._unexplained, budget=budget)
         if not got.hyps or got.best_obs > target.bad_frame:
             mismatch = got.mismatch
             if not mismatch:
@@ -624,7 +633,7 @@ class Tracker:
         if saved is not None:
             best = min(out, key=lambda h: h.cost)
             if contradicted(target, saved.target, srch.view(best.state), opts):
-                out.extend(recheck(srch, saved, target, opts, modules))
+                out.extend(recheck(srch, saved, target, opts, modules, budget))
         offset = min(h.cost for h in out)
         return self._prune(out), offset
 
@@ -676,8 +685,6 @@ class Tracker:
         health: str,
         explained: bool = True,
     ) -> TrackerUpdate:
-        if health == "ok" and self._question is not None:
-            health = "ok"
         return TrackerUpdate(
             committed=committed,
             undone=undone,
