@@ -66,11 +66,22 @@ def explain(
     # moved on in the same turn (two moves of one tower, 16 -> 4 -> 8) leaves that space
     # unchanged, and a guided search then finds only wrong stories (another root's hidden
     # wizards, moves after the DONE): the 2-player bench lost 40 % of its turns to them
-    passes = [(False, d, opts.exact, len(hyps)) for d in opts.quick_depths] + [
-        (True, opts.depth + more, target.bad_frame, opts.full_roots),
+    # (…, staged): the staged pass searches the full pass's turns again, its beam ranking a
+    # piece staged on a space the picture shows unchanged as "still to explain" after any
+    # move, not only after a spell (search_frame). Towers carried by a card on to an empty
+    # space and on by another card, in a turn that also holds a spell, leave that space
+    # empty: the plain beam charges the stop in full, the three-move turn falls out of it,
+    # and a wrong story that needs a misread or two explains the frame instead. So when the
+    # full pass finds no exact picture, the staged pass (from the best ``deep_roots``) adds
+    # its stories, and the two passes' stories compete
+    passes: list[tuple[bool, int, float, int, bool]] = [
+        (False, d, opts.exact, len(hyps), False) for d in opts.quick_depths
+    ] + [
+        (True, opts.depth + more, opts.exact, opts.full_roots, False),
+        (True, opts.depth + more, target.bad_frame, opts.deep_roots, True),
     ]
     if wide:
-        passes = passes[-1:]
+        passes = [(True, opts.depth + more, target.bad_frame, opts.full_roots, True)]
         opts = replace(opts, beam=opts.recheck_beam)
     elif unexplained >= 1:
         # the previous frame was not explained either: not a hand in the picture but more
@@ -81,7 +92,7 @@ def explain(
             # turns to cross, and with spells a turn takes ``depth`` transitions (6-player
             # games lost the rest of the game to this)
             deep = max(deep, 2 * opts.depth)
-        passes.append((True, deep, target.bad_frame, opts.deep_roots))
+        passes.append((True, deep, target.bad_frame, opts.deep_roots, False))
     out: list[Hypothesis] = []
     best_obs = float("inf")
     best_mismatch: tuple[int, ...] = ()
@@ -89,10 +100,11 @@ def explain(
     # from the best root: an exact picture from a root 11 nats behind (another story of
     # the last frame) is not what the full pass from the best roots would keep
     base = min(h.cost for h in hyps)
-    for anywhere, depth, good, nroots in passes:
-        out = []
-        best_obs = float("inf")
-        best_near = float("inf")
+    for anywhere, depth, good, nroots, staged in passes:
+        if not staged:
+            out = []
+            best_obs = float("inf")
+            best_near = float("inf")
         roots = sorted(hyps, key=lambda h: h.cost)
         # hypotheses that differ only in potions share one search: the best of them is
         # searched, the others replay its explanations (a spell they cannot pay fails);
@@ -110,7 +122,7 @@ def explain(
                 groups[gkey] = [h]
         for members in groups.values():
             lead = members[0]
-            found = search_frame(srch, lead, target, opts, depth, anywhere, wide)
+            found = search_frame(srch, lead, target, opts, depth, anywhere, staged)
             for n in found:
                 if n.obs_cost < best_obs:
                     best_obs = n.obs_cost
