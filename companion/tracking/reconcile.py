@@ -100,8 +100,9 @@ def explain(
     # from the best root: an exact picture from a root 11 nats behind (another story of
     # the last frame) is not what the full pass from the best roots would keep
     base = min(h.cost for h in hyps)
+    best_near = float("inf")
     for anywhere, depth, good, nroots, staged in passes:
-        if not staged:
+        if not staged or not out:
             out = []
             best_obs = float("inf")
             best_near = float("inf")

@@ -361,7 +361,9 @@ class Tracker:
     def _way_back(self) -> Committed | None:
         """Re-anchor a lost belief on the last frames (:func:`~companion.tracking.anchor.
         find_way_back`): the ``reanchor`` entry (added to the history), or None."""
-        got = find_way_back(self._recent, self._hyps, self._srch.view, self.options)
+        got = find_way_back(
+            self._recent, self._hyps, self._srch.view, self.options, self._closed_turn
+        )
         if got is None:
             return None
         spaces, hyps = got
@@ -373,6 +375,10 @@ class Tracker:
         self._history = (self._history + (c,))[-500:]
         self._committed_count += 1
         return c
+
+    def _closed_turn(self, st: GameState) -> GameState | None:
+        got = close_turn(self._srch, st, self.options)
+        return None if got is None else got[0]
 
     @property
     def reanchors(self) -> int:
