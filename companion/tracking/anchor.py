@@ -9,7 +9,8 @@ to frame; a wrong belief does not. :func:`lost_spaces` finds the spaces that sev
 frames read alike, with confidence, and that every held story disagrees with;
 :func:`anchor_states` builds the legal states (``check_invariants`` of the rules core is the
 judge) that show what the camera reads there, keeping the belief's hidden pieces (trapped
-wizards, potions, whose turn, the cards played) wherever they are consistent with it. A
+wizards, potions, the cards played) wherever they are consistent with it, and whose turn after
+the DONE presses the lost belief collected (:func:`presses_done`). A
 wizard the camera no longer shows and whose place the belief cannot tell is placed every way
 the board allows, one state each (held together and shown as unsure, like any hidden
 difference).
