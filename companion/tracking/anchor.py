@@ -9,7 +9,8 @@ to frame; a wrong belief does not. :func:`lost_spaces` finds the spaces that sev
 frames read alike, with confidence, and that every held story disagrees with;
 :func:`anchor_states` builds the legal states (``check_invariants`` of the rules core is the
 judge) that show what the camera reads there, keeping the belief's hidden pieces (trapped
-wizards, potions, whose turn, the cards played) wherever they are consistent with it. A
+wizards, potions, the cards played) wherever they are consistent with it, and whose turn after
+the DONE presses the lost belief collected (:func:`presses_done`). A
 wizard the camera no longer shows and whose place the belief cannot tell is placed every way
 the board allows, one state each (held together and shown as unsure, like any hidden
 difference).
@@ -25,7 +26,7 @@ from itertools import combinations, product
 
 from companion.rules.invariants import check_invariants
 from companion.rules.model import MAX_ON_TOP, GameState, position, space_of, tier_of
-from companion.tracking.belief import Hypothesis
+from companion.tracking.belief import Hypothesis, Marker
 from companion.tracking.noise import COLOUR_INDEX, SpaceView, Target, space_views
 from companion.tracking.options import TrackerOptions
 
@@ -118,14 +119,19 @@ def find_way_back(
     hyps: Sequence[Hypothesis],
     view: Callable[[GameState], Sequence[SpaceView]],
     opts: TrackerOptions,
+    close: Callable[[GameState], GameState | None] | None = None,
 ) -> tuple[tuple[int, ...], tuple[Hypothesis, ...]] | None:
     """The re-anchored belief when ``hyps`` (every held story) is lost: the spaces that the
     ``anchor_frames`` frames of ``recent`` (oldest first) read alike with confidence and every
     story disagrees with (:func:`lost_spaces`), and the stories of the board the camera reads
     now (:func:`current_reading`, :func:`anchor_states`: the best story's hidden pieces kept
-    where consistent, its pending DONE and dice presses too), likeliest first, equally
-    likely. None when some story agrees with the camera, too few frames were seen, or no
-    legal board shows the reading (the belief is kept)."""
+    where consistent), likeliest first, equally likely. The best story's pending presses came
+    before the frames the board is read from, so the board shows what they did: each DONE
+    press ends a turn (``close``: the turn ended as the button does, R-TURN-4/8; a turn the
+    story already ended unannounced uses up one press), the dice presses were for moves on
+    that board, and none stays pending (:func:`presses_done`). None when some story agrees with
+    the camera, too few frames were seen, or no legal board shows the reading (the belief is
+    kept)."""
     if opts.anchor_frames <= 0 or len(recent) < opts.anchor_frames or not hyps:
         return None
     reading = steady_reading(recent, opts.anchor_confidence)
@@ -140,7 +146,38 @@ def find_way_back(
     states = anchor_states(best.state, now, opts.keep)
     if not states:
         return None
-    return spaces, tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
+    if close is None:
+        return spaces, tuple(Hypothesis(st, 0.0, (), best.pending, best.implicit) for st in states)
+    out = [presses_done(st, best.pending, best.implicit, close) for st in states]
+    return spaces, tuple(Hypothesis(st, 0.0, (), (), False) for st in out)
+
+
+def presses_done(
+    state: GameState,
+    pending: Sequence[Marker],
+    implicit: bool,
+    close: Callable[[GameState], GameState | None],
+) -> GameState:
+    """``state`` after the DONE presses among ``pending`` (each ends the turn: ``close``),
+    the first of them used up by a turn that already ended unannounced (``implicit``). A
+    lost belief collects the presses of the turns it could not explain; a board anchored on
+    the frames after them that kept them pending would have every one of those turns still
+    to end in the next frame's search, and the next frames would stay unexplained (the
+    belief re-anchored again and again, whose turn wrong). A turn that cannot end (the game
+    is over) stays as it is."""
+    st = state
+    used = implicit
+    for m in pending:
+        if m[0] != "done":
+            continue
+        if used:
+            used = False
+            continue
+        got = close(st)
+        if got is None:
+            break
+        st = got
+    return st
 
 
 def doubted(

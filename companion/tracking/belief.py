@@ -580,3 +580,49 @@ def hypothesis_from(h: Mapping[str, Any]) -> Hypothesis:
         bool(h["implicit"]),
         tuple(tuple(_step_from(s) for s in t) for t in h.get("alts", [])),
     )
+
+
+def potions_unsure(
+    st: GameState, hyps: Sequence[Hypothesis]
+) -> dict[str, tuple[tuple[int, int, int], ...]]:
+    """The players whose potions are not certain in the belief ``hyps`` whose shown state is
+    ``st`` (``Tracker.potions_unsure``): ``{colour: ((full, empty, spent), …)}``, ``st``'s
+    count first, then the others of the stories that show the same table (:func:`seen_key`;
+    a card or a spell the camera cannot tell apart, R-SPELL-6). Empty when they agree."""
+    key = seen_key(st)
+    best = min(hyps, key=lambda h: h.cost)
+    others = [h.state for h in hyps if h is not best and seen_key(h.state) == key]
+    if best.state is not st:
+        # the state a pending DONE leaves: the other stories' potions as they are now (a
+        # turn close changes no potion)
+        others = [h.state for h in hyps if seen_key(h.state) == seen_key(best.state)]
+    out: dict[str, tuple[tuple[int, int, int], ...]] = {}
+    for seat, colour in enumerate(st.table.colours):
+        vals = [st.potions[seat]]
+        for o in others:
+            if o.potions[seat] not in vals:
+                vals.append(o.potions[seat])
+        if len(vals) > 1:
+            out[colour] = tuple(vals)
+    return out
+
+
+def hidden_unsure(
+    st: GameState, hyps: Sequence[Hypothesis], margin: float
+) -> dict[str, tuple[tuple[tuple[int, int], ...], ...]]:
+    """The colours whose trapped wizards are not certain (``Tracker.hidden_unsure``):
+    ``{colour: (((space, tier), …), …)}``, every placement of that colour's trapped wizards
+    (:func:`trapped_places`) the stories within ``margin`` nats of the best allow, ``st``'s
+    first. Empty when they all agree."""
+    hs = sorted(hyps, key=lambda h: h.cost)
+    near = [h.state for h in hs if h.cost - hs[0].cost <= margin]
+    out: dict[str, tuple[tuple[tuple[int, int], ...], ...]] = {}
+    for seat, colour in enumerate(st.table.colours):
+        vals = [trapped_places(st, seat)]
+        for o in near:
+            v = trapped_places(o, seat)
+            if v not in vals:
+                vals.append(v)
+        if len(vals) > 1:
+            out[colour] = tuple(vals)
+    return out

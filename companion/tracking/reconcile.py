@@ -67,7 +67,8 @@ def explain(
     the full pass only, with ``recheck_beam`` (:func:`recheck`). ``modules``: expansion
     modules are in play (longer turns). ``budget``: transitions the passes may try in all
     (``TrackerOptions.frame_budget``): each quick pass a fifth of what is left, the full pass
-    the rest (half of it with a deep pass after it), and within a pass each searched root,
+    the rest (half of it with a deep pass after it; the staged pass what the full pass left),
+    and within a pass each searched root,
     the likeliest first, half of what its pass has left (the last root all of it)."""
     # expansion turns are longer: a feather's extra card, free spells, fountain casts
     more = opts.module_depth if modules else 0
@@ -76,11 +77,22 @@ def explain(
     # moved on in the same turn (two moves of one tower, 16 -> 4 -> 8) leaves that space
     # unchanged, and a guided search then finds only wrong stories (another root's hidden
     # wizards, moves after the DONE): the 2-player bench lost 40 % of its turns to them
-    passes = [(False, d, opts.exact, len(hyps)) for d in opts.quick_depths] + [
-        (True, opts.depth + more, target.bad_frame, opts.full_roots),
+    # (…, staged): the staged pass searches the full pass's turns again, its beam ranking a
+    # piece staged on a space the picture shows unchanged as "still to explain" after any
+    # move, not only after a spell (search_frame). Towers carried by a card on to an empty
+    # space and on by another card, in a turn that also holds a spell, leave that space
+    # empty: the plain beam charges the stop in full, the three-move turn falls out of it,
+    # and a wrong story that needs a misread or two explains the frame instead. So when the
+    # full pass finds no exact picture, the staged pass (from the best ``deep_roots``) adds
+    # its stories, and the two passes' stories compete
+    passes: list[tuple[bool, int, float, int, bool]] = [
+        (False, d, opts.exact, len(hyps), False) for d in opts.quick_depths
+    ] + [
+        (True, opts.depth + more, opts.exact, opts.full_roots, False),
+        (True, opts.depth + more, target.bad_frame, opts.deep_roots, True),
     ]
     if wide:
-        passes = passes[-1:]
+        passes = [(True, opts.depth + more, target.bad_frame, opts.full_roots, True)]
         opts = replace(opts, beam=opts.recheck_beam)
     elif unexplained >= 1:
         # the previous frame was not explained either: not a hand in the picture but more
@@ -91,7 +103,7 @@ def explain(
             # turns to cross, and with spells a turn takes ``depth`` transitions (6-player
             # games lost the rest of the game to this)
             deep = max(deep, 2 * opts.depth)
-        passes.append((True, deep, target.bad_frame, opts.deep_roots))
+        passes.append((True, deep, target.bad_frame, opts.deep_roots, False))
     out: list[Hypothesis] = []
     best_obs = float("inf")
     best_mismatch: tuple[int, ...] = ()
@@ -99,14 +111,18 @@ def explain(
     # from the best root: an exact picture from a root 11 nats behind (another story of
     # the last frame) is not what the full pass from the best roots would keep
     base = min(h.cost for h in hyps)
+    best_near = float("inf")
     left = budget
-    for k, (anywhere, depth, good, nroots) in enumerate(passes):
-        later = len(passes) - 1 - k
+    for k, (anywhere, depth, good, nroots, staged) in enumerate(passes):
+        # the staged pass runs only when the full pass found no exact picture: the passes
+        # before it share the budget as if it were not there, and it takes what they left
+        later = sum(1 for p in passes[k + 1 :] if not p[4])
         pass_left = left * (QUICK_SHARE if not anywhere else 1.0 / (1 + later))
         spent = 0.0
-        out = []
-        best_obs = float("inf")
-        best_near = float("inf")
+        if not staged or not out:
+            out = []
+            best_obs = float("inf")
+            best_near = float("inf")
         roots = sorted(hyps, key=lambda h: h.cost)
         # hypotheses that differ only in potions share one search: the best of them is
         # searched, the others replay its explanations (a spell they cannot pay fails);
@@ -129,7 +145,7 @@ def explain(
             # turn needs, and keeps the other likely stories' continuations
             srch.allow((pass_left - spent) * max(ROOT_SHARE, 1.0 / (len(groups) - g)))
             before = srch.tried
-            found = search_frame(srch, lead, target, opts, depth, anywhere, wide)
+            found = search_frame(srch, lead, target, opts, depth, anywhere, staged)
             spent += srch.tried - before
             for n in found:
                 if n.obs_cost < best_obs:

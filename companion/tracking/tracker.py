@@ -58,6 +58,7 @@ from companion.tracking.belief import (
     Hypothesis,
     Marker,
     Step,
+    hidden_unsure,
     hypothesis_from,
     hypothesis_json,
     late_step,
@@ -65,10 +66,10 @@ from companion.tracking.belief import (
     marker_json,
     moves_shown,
     potions_from,
+    potions_unsure,
     prune,
     same_story,
     seen_key,
-    trapped_places,
 )
 from companion.tracking.commit import Committed, commit
 from companion.tracking.noise import Target
@@ -230,23 +231,7 @@ class Tracker:
         with :attr:`state`'s count first, then the others of the stories that show the same
         table (:func:`~companion.tracking.belief.seen_key`; a card or a spell the camera
         cannot tell apart, R-SPELL-6). Empty when every such story agrees."""
-        st = self.state
-        key = seen_key(st)
-        best = min(self._hyps, key=lambda h: h.cost)
-        others = [h.state for h in self._hyps if h is not best and seen_key(h.state) == key]
-        if best.state is not st:
-            # the state a pending DONE leaves: the other stories' potions as they are now (a
-            # turn close changes no potion)
-            others = [h.state for h in self._hyps if seen_key(h.state) == seen_key(best.state)]
-        out: dict[str, tuple[tuple[int, int, int], ...]] = {}
-        for seat, colour in enumerate(st.table.colours):
-            vals = [st.potions[seat]]
-            for o in others:
-                if o.potions[seat] not in vals:
-                    vals.append(o.potions[seat])
-            if len(vals) > 1:
-                out[colour] = tuple(vals)
-        return out
+        return potions_unsure(self.state, self._hyps)
 
     @property
     def hidden_unsure(self) -> dict[str, tuple[tuple[tuple[int, int], ...], ...]]:
@@ -257,19 +242,7 @@ class Tracker:
         later move tells them apart (:func:`~companion.tracking.questions.pick_question`);
         the pages show "under the tower on space 8 or 13", never one of them as certain.
         Empty when they all agree."""
-        st = self.state
-        hs = sorted(self._hyps, key=lambda h: h.cost)
-        near = [h.state for h in hs if h.cost - hs[0].cost <= self.options.commit_margin]
-        out: dict[str, tuple[tuple[tuple[int, int], ...], ...]] = {}
-        for seat, colour in enumerate(st.table.colours):
-            vals = [trapped_places(st, seat)]
-            for o in near:
-                v = trapped_places(o, seat)
-                if v not in vals:
-                    vals.append(v)
-            if len(vals) > 1:
-                out[colour] = tuple(vals)
-        return out
+        return hidden_unsure(self.state, self._hyps, self.options.commit_margin)
 
     def question_candidates(self) -> tuple[tuple[GameState, ...], ...]:
         """Per option of the open question, the states that answer stands for (host page,
@@ -363,7 +336,9 @@ class Tracker:
     def _way_back(self) -> Committed | None:
         """Re-anchor a lost belief on the last frames (:func:`~companion.tracking.anchor.
         find_way_back`): the ``reanchor`` entry (added to the history), or None."""
-        got = find_way_back(self._recent, self._hyps, self._srch.view, self.options)
+        got = find_way_back(
+            self._recent, self._hyps, self._srch.view, self.options, self._closed_turn
+        )
         if got is None:
             return None
         spaces, hyps = got
@@ -375,6 +350,10 @@ class Tracker:
         self._history = (self._history + (c,))[-500:]
         self._committed_count += 1
         return c
+
+    def _closed_turn(self, st: GameState) -> GameState | None:
+        got = close_turn(self._srch, st, self.options)
+        return None if got is None else got[0]
 
     @property
     def cut_frames(self) -> int:

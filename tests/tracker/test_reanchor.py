@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from companion.rules.actions import MoveTower
+from companion.rules.actions import DiscardCard, EndTurn, IllegalAction, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.invariants import check_invariants
 from companion.rules.model import CARD_KINDS, Config, GameState
@@ -179,16 +179,18 @@ def test_no_wrong_board_is_committed_while_the_camera_keeps_contradicting_it():
     frames = [i for i, inp in enumerate(inputs) if inp.kind == "observation"]
     upto = inputs[: frames[3] + 1]  # two still boards, a move between them
 
-    def run(opts: TrackerOptions) -> list[Committed]:
+    def run(opts: TrackerOptions, upto: list[SimInput]) -> list[Committed]:
         tr = Tracker(_swap_tops(truth, a, b), opts)
         return [c for inp in upto for c in inp.give(tr).committed]
 
-    # without the safety net the move is committed on the lost belief: a wrong board as certain
-    blind = run(replace(OPTS, anchor_frames=0))
+    # without the safety net the moves are committed on the lost belief once its stories
+    # agree (two still boards later): wrong boards as certain
+    longer = inputs[: frames[5] + 1]
+    blind = run(replace(OPTS, anchor_frames=0), longer)
     assert any(c.action is not None for c in blind)
-    assert all(board_key(c.state) != board_key(inp.truth) for c in blind for inp in upto[-1:])
+    assert all(board_key(c.state) != board_key(inp.truth) for c in blind for inp in longer[-1:])
     # with it nothing is committed on the contradicted stories; the belief is re-anchored
-    got = run(OPTS)
+    got = run(OPTS, upto)
     assert [c.events[0].kind for c in got] == ["reanchor"]
     assert board_key(got[0].state) == board_key(upto[-1].truth)
 
@@ -210,3 +212,67 @@ def test_a_trapped_wizard_shown_again_is_held_unsure_which_one_it_was():
     assert {trapped_places(s, yellow) for s in got} == {((3, 1), (5, 1)), ((3, 1), (3, 1))}
     assert all(trapped_places(s, 1 - yellow) == trapped_places(st, 1 - yellow) for s in got)
     assert all(space_views(s) == reading and not check_invariants(s) for s in got)
+
+
+def test_the_done_presses_a_lost_belief_collected_end_their_turns_at_the_reanchor():
+    """Two players. Three turns end with no move the camera sees (DONE pressed three times)
+    while the belief is lost (two pairs of roofs the other way round: no frame is explained).
+    The board the camera reads after them already shows those turns, so the re-anchored
+    table is the other player's turn, and her move in the next frames is followed."""
+    inputs, a, b = _trapped_truth()
+    start = replace(inputs[0].truth, cards=None)
+    truth = done(done(done(start)))
+    assert truth.stacks == start.stacks and truth.turn.player != start.turn.player
+    spaces = [
+        s
+        for s in range(1, start.table.length + 1)
+        if start.stacks[s - 1] and s not in (a, b) and start.castle != s
+    ]
+    c, d = next(
+        (c, d)
+        for c in spaces
+        for d in spaces
+        if c < d
+        and space_views(start)[c - 1][1] not in ("magic",)
+        and space_views(start)[d - 1][1] not in ("magic", space_views(start)[c - 1][1])
+        and space_views(start)[c - 1][1] not in (space_views(start)[a - 1][1],)
+    )
+    tr = Tracker(_swap_tops(_swap_tops(start, a, b), c, d), OPTS)
+    for _ in range(3):
+        tr.end_turn()
+    seen = expected_observation(truth)
+    got = [tr.observe(seen) for _ in range(OPTS.anchor_frames)]
+    assert got[-1].health == "re-anchored on the board the camera reads"
+    assert board_key(tr.state) == board_key(truth)
+    assert tr.state.turn.player == truth.turn.player
+    # she moves a tower one space and presses DONE: followed
+    move = next(
+        m
+        for s in range(1, truth.table.length + 1)
+        for m in (MoveTower(truth.current_player, s, 1, 1, T1),)
+        if truth.stacks[s - 1] and _legal(truth, m)
+    )
+    after = done(apply(truth, move)[0])
+    tr.end_turn()
+    for _ in range(2):
+        u = tr.observe(expected_observation(after))
+    assert u.explained and board_key(tr.state) == board_key(after)
+    assert tr.state.turn.player == after.turn.player
+
+
+T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
+
+
+def _legal(st: GameState, action: MoveTower) -> bool:
+    try:
+        apply(st, action)
+    except IllegalAction:
+        return False
+    return True
+
+
+def done(state: GameState) -> GameState:
+    """The DONE button: unplayed cards are discarded, the turn ends (R-TURN-3/4)."""
+    while state.turn.cards_used < state.table.actions_per_turn and not state.turn.ended:
+        state, _ = apply(state, DiscardCard(state.current_player, None))
+    return apply(state, EndTurn())[0]
