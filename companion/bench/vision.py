@@ -156,20 +156,11 @@ class _Camera:
 
     def finish(self, res: RenderResult, phase: str) -> np.ndarray:
         """The delivered frame of a render (made with ``ideal=self.pi``)."""
-        from companion.sim.render.camera_model import apply_camera, board_quad
+        from companion.sim.render.camera_model import camera_frame
 
         if self.effects is None:
             return res.frame
-        quad = board_quad(res.camera, res.pose.rvec, res.pose.tvec, self.board_mm)
-        return apply_camera(
-            res.frame,
-            self.effects,
-            self.crng,
-            phase=phase,
-            quad=quad,
-            board_mm=self.board_mm,
-            focal_px=float(res.camera.K[0, 0]),
-        )
+        return camera_frame(res, self.effects, self.crng, self.board_mm, phase)
 
 
 def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:

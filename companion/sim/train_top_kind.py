@@ -36,8 +36,7 @@ from companion.sim.render.camera_model import (
     CONDITIONS,
     SEVERITIES,
     CameraEffects,
-    apply_camera,
-    board_quad,
+    camera_frame,
     play_setup,
     random_effects,
     session_setup,
@@ -139,17 +138,7 @@ def _shoot(
 ) -> tuple[NDArray[np.uint8], Observation]:
     """One frame of ``state`` as the Pi camera model delivers it, and the renderer's truth."""
     res = render(state, nrng, setup=table, hand=False, ideal=True)
-    board = table.geometry.board_size
-    quad = board_quad(res.camera, res.pose.rvec, res.pose.tvec, board)
-    frame = apply_camera(
-        res.frame,
-        effects,
-        crng,
-        phase=phase,
-        quad=quad,
-        board_mm=board,
-        focal_px=float(res.camera.K[0, 0]),
-    )
+    frame = camera_frame(res, effects, crng, table.geometry.board_size, phase)
     return frame, res.observation
 
 

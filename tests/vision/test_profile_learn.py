@@ -14,8 +14,7 @@ from companion.rules import Config, Observation, setup
 from companion.service.learning import ColourTeacher
 from companion.sim.render import render
 from companion.sim.render.camera_model import (
-    apply_camera,
-    board_quad,
+    camera_frame,
     play_setup,
     random_effects,
     session_setup,
@@ -56,16 +55,7 @@ def drifted_session(seed: int, boards: int) -> Session:
 
     def shoot(state: Any, tab: Any, phase: str) -> tuple[np.ndarray, Observation]:
         res = render(state, nrng, setup=tab, hand=False, ideal=True)
-        quad = board_quad(res.camera, res.pose.rvec, res.pose.tvec, geometry.board_size)
-        frame = apply_camera(
-            res.frame,
-            effects,
-            crng,
-            phase=phase,
-            quad=quad,
-            board_mm=geometry.board_size,
-            focal_px=float(res.camera.K[0, 0]),
-        )
+        frame = camera_frame(res, effects, crng, geometry.board_size, phase)
         return frame, res.observation
 
     config = Config(player_count=4)

@@ -153,7 +153,7 @@ def _base_roofs_wrong(seed: int) -> tuple[list[int], list[int]]:
     """A base game's setup and one game frame through the Pi camera model with moderate JPEG
     compression: the spaces whose roof (crest or plain) is emitted wrong by the detector with
     the token network's roof head (``cnn``) and with the hand-built stage alone (``hand``)."""
-    from companion.sim.render.camera_model import apply_camera, board_quad, random_effects
+    from companion.sim.render.camera_model import camera_frame, random_effects
 
     geometry = BoardGeometry.default()
     rng, prng = np.random.default_rng(seed), random.Random(seed)
@@ -163,16 +163,7 @@ def _base_roofs_wrong(seed: int) -> tuple[list[int], list[int]]:
     table = random_setup(rng, geometry, tilt_range=(5.0, 25.0))
 
     def camera(res: RenderResult, phase: str) -> np.ndarray:
-        quad = board_quad(res.camera, res.pose.rvec, res.pose.tvec, geometry.board_size)
-        return apply_camera(
-            res.frame,
-            effects,
-            crng,
-            phase=phase,
-            quad=quad,
-            board_mm=geometry.board_size,
-            focal_px=float(res.camera.K[0, 0]),
-        )
+        return camera_frame(res, effects, crng, geometry.board_size, phase)
 
     first = camera(render(state, rng, setup=table, hand=False, ideal=True), "setup")
     profile = build_profile(first, table.camera, geometry, list(state.table.colours))

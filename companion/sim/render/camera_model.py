@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 
 from companion.sim.render.camera import bump_pose
+from companion.sim.render.frame import RenderResult
 from companion.sim.render.light import TableSetup, kelvin_to_bgr, random_setup
 from companion.vision.camera import CameraModel
 from companion.vision.geometry import BoardGeometry
@@ -575,3 +576,24 @@ def apply_camera(
     balanced = np.minimum(got * gains.astype(np.float32), np.float32(1.0))
     out = tone_curve(cv2.transform(balanced, ccm.astype(np.float32)))
     return _compress(out, effects)
+
+
+def camera_frame(
+    res: RenderResult,
+    effects: CameraEffects,
+    rng: np.random.Generator,
+    board_mm: tuple[float, float],
+    phase: str = "play",
+) -> np.ndarray:
+    """:func:`apply_camera` on a render made with ``ideal=True``: the board's corners, the
+    board's size and the focal length taken from the render. Returns ``(H, W, 3) uint8 BGR``."""
+    quad = board_quad(res.camera, res.pose.rvec, res.pose.tvec, board_mm)
+    return apply_camera(
+        res.frame,
+        effects,
+        rng,
+        phase=phase,
+        quad=quad,
+        board_mm=board_mm,
+        focal_px=float(res.camera.K[0, 0]),
+    )
