@@ -79,10 +79,9 @@ def play_and_check(c, seed: int, players: int, modules: tuple[str, ...] = ()) ->
     snap = phone.state("public")
     assert snap["state"]["stacks"] == dump_state(truth)["stacks"]
     assert c.vision.frames > c.vision.observations > 0
-    # the colours were checked against the boards the tracker worked out (and followed them)
+    # the colours were checked against the boards the tracker worked out (what moved goes to
+    # the log, which keeps its last 40 lines: tests/service/test_restart_memory.py)
     assert c.teacher is not None and c.teacher.learnt >= 1
-    if c.teacher.last_line.startswith("colours learnt"):
-        assert any(line.startswith("colours learnt") for line in snap["log"])
 
 
 def test_a_rendered_4_player_game_with_all_modules_is_tracked_through_the_web(companion_factory):
