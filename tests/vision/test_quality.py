@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -25,6 +26,7 @@ from companion.vision.detector.core import wizard_margin
 from companion.vision.detector.glare import wash_excess, washed_tops
 from companion.vision.detector.heights import _model_heights
 from companion.vision.geometry import BoardGeometry
+from companion.vision.markers import BoardPose
 from companion.vision.profile_setup import build_profile
 from companion.vision.quality import (
     FrameQuality,
@@ -63,11 +65,19 @@ def table() -> Table:
     return Table(det, geometry, first.frame, frame, game.observation)
 
 
-def _fresh(t: Table) -> Detector:
+def _fresh(t: Table, **config: Any) -> Detector:
+    """A new detector on the table's setup (its config changed by ``config``)."""
     d = t.detector
-    det = Detector(d.camera, d.geometry, d.profile, config=d.config)
+    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, **config))
     assert det.detect(t.setup_frame).status == OK
     return det
+
+
+def _centre_px(pose: BoardPose | None, t: Table, space: int) -> tuple[float, float]:
+    """Where ``space``'s centre lies in a frame of the table with ``pose`` (px)."""
+    assert pose is not None
+    x, y = pose.board_to_image(np.asarray([t.geometry.space_centre(space)]))[0]
+    return float(x), float(y)
 
 
 def test_the_undegraded_frame_is_read(table: Table) -> None:
@@ -104,13 +114,9 @@ def test_glare_on_a_space_withholds_that_space_and_names_it(table: Table) -> Non
 def test_glare_on_a_space_is_refused_and_names_the_space_without_withholding(
     table: Table,
 ) -> None:
-    d = table.detector
-    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, withhold_below=0.0))
-    assert det.detect(table.setup_frame).status == OK
-    pose = det.detect(table.frame).pose
-    assert pose is not None
+    det = _fresh(table, withhold_below=0.0)
     space = 12
-    x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(space)]))[0]
+    x, y = _centre_px(det.detect(table.frame).pose, table, space)
     glare = table.frame.copy()
     cv2.circle(glare, (int(x), int(y)), 40, (255, 255, 255), -1)
     got = det.detect(glare)
@@ -147,8 +153,7 @@ def test_a_lamp_that_pales_a_wizard_without_clipping_withholds_its_space_as_glar
     spaces = _wizard_spaces(table)
     assert spaces
     for space in spaces:
-        x, y = clean.pose.board_to_image(np.asarray([table.geometry.space_centre(space)]))[0]
-        lit = _lamp(table.frame, (x, y), 20.0, 1.0)
+        lit = _lamp(table.frame, _centre_px(clean.pose, table, space), 20.0, 1.0)
         got = det.detect(lit)
         assert got.status == OK and got.observation is not None
         assert got.details[space].clipped == 0  # the check for clipped pixels cannot see it
@@ -161,14 +166,10 @@ def test_a_lamp_that_pales_a_wizard_without_clipping_withholds_its_space_as_glar
 def test_a_lamp_that_pales_a_wizard_is_refused_as_glare_without_withholding(
     table: Table,
 ) -> None:
-    d = table.detector
-    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, withhold_below=0.0))
-    assert det.detect(table.setup_frame).status == OK
-    pose = det.detect(table.frame).pose
-    assert pose is not None
+    det = _fresh(table, withhold_below=0.0)
     space = _wizard_spaces(table)[0]
-    x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(space)]))[0]
-    got = det.detect(_lamp(table.frame, (x, y), 20.0, 1.0))
+    xy = _centre_px(det.detect(table.frame).pose, table, space)
+    got = det.detect(_lamp(table.frame, xy, 20.0, 1.0))
     assert got.status == UNSURE and got.observation is None
     assert got.message.startswith("glare on space") and str(space) in got.message
 
@@ -300,13 +301,9 @@ def test_a_refused_frame_changes_no_game_and_its_reason_is_on_the_health_line(
     from companion.service.pipeline import TakenFrame, VisionWorker
     from companion.vision.stability import StabilityGate
 
-    d = table.detector
     # without withholding: glare refuses the whole board
-    det = Detector(d.camera, d.geometry, d.profile, config=replace(d.config, withhold_below=0.0))
-    assert det.detect(table.setup_frame).status == OK
-    pose = det.detect(table.frame).pose
-    assert pose is not None
-    x, y = pose.board_to_image(np.asarray([table.geometry.space_centre(5)]))[0]
+    det = _fresh(table, withhold_below=0.0)
+    x, y = _centre_px(det.detect(table.frame).pose, table, 5)
     glare = table.frame.copy()
     cv2.circle(glare, (int(x), int(y)), 40, (255, 255, 255), -1)
     posted: list[object] = []
