@@ -6,6 +6,7 @@ showing a wrong board as certain. 3-player bot games (seed 2000, a frame pair af
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -79,10 +80,7 @@ def test_bounded_caches_and_a_narrowed_search_commit_no_wrong_board() -> None:
         TrackerOptions(frame_budget=budget, cache_entries=entries),
     )
     walk = TruthWalk(sim.truths[start:])
-    for inp in inputs:
-        update = answer_as_players(tr, inp.give(tr), inp.truth, [])
-        for c in update.committed:
-            walk.check(c.state, c.potions)
+    for _ in _replay(tr, inputs, walk):
         srch = tr._srch
         assert srch.tried <= 2 * (budget + 600)
         assert len(srch.applied) <= entries + 2 * (budget + 600)
@@ -101,6 +99,16 @@ def _base_segment() -> tuple[SimGame, int, list[SimInput]]:
     return sim, start, inputs
 
 
+def _replay(tr: Tracker, inputs: list[SimInput], walk: TruthWalk) -> Iterator[SimInput]:
+    """Give ``tr`` each input (the players answer its questions truly), check every commit
+    against the true game, and yield after each input."""
+    for inp in inputs:
+        update = answer_as_players(tr, inp.give(tr), inp.truth, [])
+        for c in update.committed:
+            walk.check(c.state, c.potions)
+        yield inp
+
+
 def test_a_capped_belief_keeps_the_best_stories_and_the_right_board() -> None:
     """Five turns of a 3-player base game with a belief limit well under what the stories
     hold (about 90 held steps after a turn with a hidden difference): after every input the
@@ -111,10 +119,7 @@ def test_a_capped_belief_keeps_the_best_stories_and_the_right_board() -> None:
     opts = TrackerOptions(max_belief=30)
     tr = Tracker(replace(sim.truths[start], cards=None), opts)
     walk = TruthWalk(sim.truths[start:])
-    for inp in inputs:
-        update = answer_as_players(tr, inp.give(tr), inp.truth, [])
-        for c in update.committed:
-            walk.check(c.state, c.potions)
+    for _ in _replay(tr, inputs, walk):
         hyps = tr._hyps
         if belief_steps(hyps) > opts.max_belief:
             assert all(h.cost - hyps[0].cost <= opts.commit_margin for h in hyps)
