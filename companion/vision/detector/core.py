@@ -561,11 +561,8 @@ class Detector:
         pixels = label_tops(rd, fp, stacks)
         # over-exposed pixels (white in every channel: a lamp's reflection) are unknown,
         # never "no wizard"
-        clipped = (
-            frame[pixels.ys, pixels.xs].min(axis=1) >= self.limits.clip_level
-            if len(pixels.ys)
-            else np.zeros(0, bool)
-        )
+        top_px = frame[pixels.ys, pixels.xs]
+        clipped = top_px.min(axis=1) >= self.limits.clip_level
         tops, sure = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
         if self._top_model is not None:
             learned_tops(self._top_model, fp, stacks, rd.geometry, tops, sure)
@@ -585,9 +582,8 @@ class Detector:
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned, tokens)
         # a lamp's reflection that pales a top without clipping it is glare too
         lim = self.limits
-        lit_px = frame[pixels.ys, pixels.xs]
         on_top = on_top_surface(rd.geometry, pose, stacks.towers_of, pixels)
-        for s, v in washed_tops(lit_px, pixels.hulls, tops, fp.white, spaces, lim, on_top).items():
+        for s, v in washed_tops(top_px, pixels.hulls, tops, fp.white, spaces, lim, on_top).items():
             details[s] = replace(details[s], washed=v)
         glare = {
             s: max(d.clipped, lim.glare_share) if d.washed else d.clipped

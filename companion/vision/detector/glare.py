@@ -101,23 +101,25 @@ def on_top_surface(
     :param towers: per space (the board's order) the tower count read: the surface's tier.
     """
     keep = np.zeros(len(px.ys), bool)
+    read = [si for si, hh in enumerate(px.hulls) if hh is not None]
+    if not read:
+        return keep
     ring = unit_ring(24)
-    pos = 0
-    for si, hh in enumerate(px.hulls):
-        if hh is None:
-            continue
-        n = len(hh[0])
+    # every read top's rim and centre in one projection (one call per frame, not per space)
+    pts = []
+    for si in read:
         tier = towers[si]
         c = geometry.space_centre(geometry.spaces[si])
         r = geometry.surface_radius(tier) - (1.0 if tier else 3.0)
         z = geometry.tier_z(tier)
-        pts = np.column_stack([c + ring * r, np.full(len(ring), z)])
-        rim = project(pose, np.vstack([pts, [[c[0], c[1], z]]]))
-        centre, rim = rim[-1], rim[:-1]
+        pts.append(np.vstack([np.column_stack([c + ring * r, np.full(len(ring), z)]), [[*c, z]]]))
+    img = project(pose, np.vstack(pts)).reshape(len(read), len(ring) + 1, 2)
+    starts = np.cumsum([0] + [0 if hh is None else len(hh[0]) for hh in px.hulls])
+    for k, si in enumerate(read):
+        centre, rim = img[k, -1], img[k, :-1]
         half = float(np.min(np.hypot(*(rim - centre).T)))
-        d = np.hypot(px.xs[pos : pos + n] - centre[0], px.ys[pos : pos + n] - centre[1])
-        keep[pos : pos + n] = d <= half
-        pos += n
+        a, b = starts[si], starts[si + 1]
+        keep[a:b] = np.hypot(px.xs[a:b] - centre[0], px.ys[a:b] - centre[1]) <= half
     return keep
 
 
