@@ -1,10 +1,16 @@
 """Training of the tower-count network on domain-randomised rendered tables (offline, seeded).
 
-Reproduces ``companion/vision/stack_cnn.onnx``::
+Reproduces ``companion/vision/stack_cnn.onnx`` (360 tables, seeds 30 000 000-30 000 359)::
 
-    python -m companion.sim.train_stack_cnn --sessions 240 --per-session 8 --data stacks.npz
+    python -m companion.sim.train_stack_cnn --sessions 180 --data stacks.npz --out first.onnx
+    python -m companion.sim.train_stack_cnn --sessions 180 --base 30000180 --epochs 10 \
+        --data stacks-2.npz stacks.npz
 
-(needs the ``train`` extra: ``torch`` and ``onnx``). It renders seeded random tables with
+(needs the ``train`` extra: ``torch`` and ``onnx``). The first command renders tables
+30 000 000-30 000 179 into ``stacks.npz`` (its model, on those alone, is not the shipped one),
+the second renders 30 000 180-30 000 359 into ``stacks-2.npz`` and trains on both caches, in
+that order (the order numbers the tables, and so the training's shuffle); ten epochs over the
+360 tables are as many steps as the default twenty over 180. Each table is rendered with
 :mod:`companion.sim.render` through the Pi camera model
 (:mod:`companion.sim.render.camera_model`; each session at the defaults or with one randomly
 chosen condition at a random severity: the domain randomisation), with random tilts, lights,
@@ -12,13 +18,14 @@ player counts (2..6) and, in a share of the sessions, a random set of the expans
 The detector reads each frame as at the table; the tier stacks
 (:func:`~companion.vision.stack_cnn.tier_stacks`) of every space that is neither under the raven
 castle nor an insert are cut from the frame it read, through the pose it found, and labelled
-with the renderer's true tower count. A small CNN is fitted with PyTorch on the first four
-fifths of the tables (by session), a softmax temperature on the last fifth (held out: its
-figure is printed), and the network is exported to ONNX for ``cv2.dnn``.
+with the renderer's true tower count. A small CNN is fitted with PyTorch on four tables in
+five, a softmax temperature on every fifth table (held out: its figure is printed), and the
+network is exported to ONNX for ``cv2.dnn``.
 
 Seeds: sessions ``TRAIN_SEED_BASE + i``, disjoint from the tests' (< 1000), the bench's
 (``seed * 1000 + i`` with seed < 10 000), the feature height model's (from 10 000 000) and the
-top-kind model's (from 20 000 000).
+top-kind model's (from 20 000 000), the wizard network's (from 31 000 000) and the token
+network's (from 32 000 000).
 """
 
 from __future__ import annotations
