@@ -21,8 +21,11 @@ below 1000, so with ``--seed >= 1`` the bench never sees a test frame.
 their spread across seeds (mean, min, max, sd). Each frame is *exact* (every space read and
 right), *partial* (spaces withheld, every space emitted right), *wrong* (a space emitted and
 wrong) or *refused* (nothing emitted; its reason is counted), with the share of spaces withheld
-(:mod:`companion.bench.vision_tally`); the same frames are also scored at other withholding
-thresholds (``withhold_sweep``: the trade-off between wrong boards and withheld spaces).
+and the share of frames with a *forced* space, one whose tower count the setup's tower total
+changed (R-COMP-1/3; ``forced_frame_pct``, ``forced_spaces``: such a space is capped at
+``DetectorConfig.forced_confidence``, so withheld) (:mod:`companion.bench.vision_tally`); the
+same frames are also scored at other withholding thresholds (``withhold_sweep``: the trade-off
+between wrong boards and withheld spaces).
 ``--withhold-below 0`` reads as the detector did before it could withhold a space.
 ``--camera pi`` (the default) renders the ideal lens image and passes it
 through the Raspberry Pi camera model (:mod:`companion.sim.render.camera_model`) at its
@@ -82,6 +85,7 @@ SPREAD_KEYS = (
     "board_exact_pct",
     "board_partial_pct",
     "withheld_space_pct",
+    "forced_frame_pct",
     "tower_count_error_pct",
     "top_kind_error_pct",
     "wizards_error_pct",
@@ -263,8 +267,9 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
                 for sp, c in ((det.quality.glare if det.quality else None) or {}).items()
                 if c >= detector.limits.glare_share
             )
+            forced = [sp for sp, d in det.details.items() if d.forced]
             for k in keys:
-                out.groups[k].add(res.observation, got, det.reading, lit)
+                out.groups[k].add(res.observation, got, det.reading, lit, forced)
                 out.groups[k].ms.extend(times)
                 out.groups[k].warp_ms.append(warp_ms)
             if run.wrong_spaces is not None and det.reading is not None:
@@ -404,6 +409,7 @@ COLS = [
     ("wrong_board_pct", "wrong%"),
     ("refused_pct", "refused%"),
     ("withheld_space_pct", "withheld%"),
+    ("forced_frame_pct", "forced%"),
     ("median_ms", "med ms"),
     ("p95_ms", "p95 ms"),
     ("ratio_to_warp", "x warp"),

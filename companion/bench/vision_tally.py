@@ -54,6 +54,9 @@ class Tally:
     boards_partial: int = 0
     withheld: int = 0
     emitted_spaces: int = 0
+    frames_forced: int = 0
+    spaces_forced: int = 0
+    forced_right: int = 0
     reads: list[FrameRead] = field(default_factory=list)
     refusals: Counter[str] = field(default_factory=Counter)
     ms: list[float] = field(default_factory=list)
@@ -68,11 +71,22 @@ class Tally:
         got: Observation | None,
         full: Observation | None = None,
         glare: Iterable[int] = (),
+        forced: Iterable[int] = (),
     ) -> None:
         """One frame: the truth, the board emitted (None: refused) and the detector's full
         reading (withheld spaces included; None when the board was not read) with the spaces
-        under glare."""
+        under glare and those whose tower count the setup's tower total changed (``forced``,
+        R-COMP-1/3)."""
         self.frames += 1
+        forced = [s for s in forced if s in truth.spaces]
+        self.frames_forced += int(bool(forced))
+        self.spaces_forced += len(forced)
+        if full is not None:
+            self.forced_right += sum(
+                1
+                for s in forced
+                if s in full.spaces and full.spaces[s].towers == truth.spaces[s].towers
+            )
         self.reads.append(frame_read(truth, full, glare))
         outcome = board_outcome(truth, got)
         if got is None:
@@ -150,6 +164,13 @@ class Tally:
             "board_partial_pct": round(100 * self.boards_partial / f, 2),
             "boards_partial": self.boards_partial,
             "withheld_space_pct": round(100 * self.withheld / max(self.emitted_spaces, 1), 3),
+            # frames with a space whose tower count the setup's total changed, such spaces (%
+            # of all spaces) and how many of them ended with the right count
+            "forced_frame_pct": round(100 * self.frames_forced / f, 2),
+            "forced_frames": self.frames_forced,
+            "forced_space_pct": round(100 * self.spaces_forced / n, 3),
+            "forced_spaces": self.spaces_forced,
+            "forced_right": self.forced_right,
             "frames_not_read": self.not_read,
             "refused_pct": round(100 * self.not_read / f, 2),
             "wrong_board_pct": round(100 * self.wrong_emitted / f, 2),

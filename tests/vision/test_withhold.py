@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from companion.bench.vision_tally import Tally
 from companion.rules import Config, setup
 from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.readings import (
@@ -217,3 +218,16 @@ class TestBenchOutcomes:
         assert rows[0]["wrong_pct"] == rows[0]["exact_pct"] == rows[0]["refused_pct"] == 33.33
         assert rows[1]["wrong_pct"] == 0.0 and rows[1]["partial_pct"] == 33.33
         assert rows[1]["withheld_space_pct"] == 12.5  # 1 of the 8 spaces of 2 boards
+
+    def test_the_bench_counts_the_frames_whose_tower_total_forced_a_count(self) -> None:
+        t = self.TRUTH
+        tally = Tally()
+        tally.add(t, t, t)
+        # the setup's total moved a tower from space 1 (right after the move) and space 2
+        moved = Observation({**t.spaces, 2: replace(t.spaces[2], towers=t.spaces[2].towers + 1)})
+        tally.add(t, None, moved, forced=[1, 2])
+        tally.add(t, None, None)
+        tally.ms, tally.warp_ms = [5.0, 6.0, 7.0], [1.0]
+        fg = tally.figures()
+        assert (fg["forced_frames"], fg["forced_spaces"], fg["forced_right"]) == (1, 2, 1)
+        assert fg["forced_frame_pct"] == 33.33
