@@ -306,7 +306,8 @@ class SpaceDetail:
     reading of the witch and the raven token there is (``token_sure``, 1 when not read); how
     much lighter than the tops of its kind a lamp's reflection made the top (``washed``,
     fractions of the markers' white, 0 below ``QualityLimits.wash_excess``: then the space is
-    glare, docs/vision.md "Glare")."""
+    glare, docs/vision.md "Glare"); what the colour areas measured there as the wizard
+    network's second input (``wizard_cues``, :func:`~companion.vision.wizard_cnn.hand_cues`)."""
 
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
@@ -320,6 +321,7 @@ class SpaceDetail:
     rival_towers: int = -1
     token_sure: float = 1.0
     washed: float = 0.0
+    wizard_cues: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
