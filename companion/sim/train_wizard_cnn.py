@@ -305,12 +305,15 @@ def load_tops_network(net: Any, path: Path) -> None:
         raise ValueError(f"{path.name}: not a wizard network of the tops only")
     with torch.no_grad():
         for node, conv, norm in zip(convs, mine, norms, strict=True):
+            bias, mean, var = conv.bias, norm.running_mean, norm.running_var
+            if bias is None or mean is None or var is None:
+                raise ValueError("the network's convolutions need biases and running statistics")
             conv.weight.copy_(torch.tensor(w[node.input[1]]))
-            conv.bias.copy_(torch.tensor(w[node.input[2]]))
+            bias.copy_(torch.tensor(w[node.input[2]]))
             norm.weight.fill_(1.0)
             norm.bias.zero_()
-            norm.running_mean.zero_()
-            norm.running_var.fill_(1.0 - norm.eps)
+            mean.zero_()
+            var.fill_(1.0 - norm.eps)
         first = torch.tensor(w[gemms[0].input[1]])
         lin[0].weight.zero_()
         lin[0].weight[:, : first.shape[1]].copy_(first)
