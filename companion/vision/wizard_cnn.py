@@ -15,6 +15,10 @@ one wizard's. This module is the learned alternative (``DetectorConfig.wizard_me
   tower-count ROI, :mod:`companion.vision.stack_cnn`): the near side is always at the bottom;
 * each channel is divided by the frame's white reference (the markers' white paper), so the
   exposure and the white balance drop out;
+* beside the crops the network takes what the colour areas measured on the same top
+  (:func:`hand_cues`: per colour its area in wizards and its count, the colours in the game,
+  the clipped pixels, the areas' distance from a count boundary, one wizard's size, the top
+  kind), joined to its pooled features, so that it learns where the colour areas are right;
 * the network gives, for each of the six wizard colours (:data:`COLOURS`), the probabilities of
   ``0..MAX_PER_COLOUR`` wizards of that colour on the top (a softmax per colour, with a
   temperature fitted on held-out renders folded in). Colours not in the game are known to be
