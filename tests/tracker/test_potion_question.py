@@ -145,11 +145,12 @@ def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
         assert sum(len(g) for g in groups) == len(stories), "every story is behind an option"
 
 
-def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
+def test_a_deferring_tracker_asks_potions_only_at_the_end_whatever_combinations_it_holds():
     """Blue and yellow may each have spent a potion (a card or a spell each): the pages show
-    "0 or 1" for both, so a deferring belief must hold all four combinations. While it does,
-    nothing is asked; when the costliest (both spells) fell out of the belief, the truth may be
-    that one, and the players are asked."""
+    "0 or 1" for both. Each player's count depends on his own moves alone, so the deferring
+    belief holds every count of every player (``belief.covering``), not every combination:
+    during the game nothing is asked, however many counts a player has; at the end a count
+    that changes who won is asked."""
     st = Tracker.new(Config(player_count=3)).state
     b, y = st.potions[0], st.potions[1]
     spent_b = (b[0] - 1, b[1], b[2] + 1)
@@ -159,9 +160,8 @@ def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
         Hypothesis(replace(st, potions=(pb, py, *st.potions[2:])), 0.5 * i, (), (), False)
         for i, (pb, py) in enumerate(combos)
     ]
-    assert potions_question(stories, combos=True) is None, "every combination held: not asked"
-    assert potions_question(stories[:3]) is None, "not deferring: a few counts are not asked"
-    got = potions_question(stories[:3], combos=True)
-    assert got is not None, "a combination the pages show is no longer a story"
-    _text, options, groups = got
-    assert len(options) == 2 and sum(len(g) for g in groups) == 3
+    assert potions_question(stories[:3], end_only=True) is None, "a combination fell out"
+    many = _stories([(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1), (0, 3, 2)])
+    assert potions_question(many, end_only=True) is None, "five counts: shown, not asked"
+    over = _stories([(1, 4, 0), (0, 4, 1)], over=True)
+    assert potions_question(over, end_only=True) is not None, "asked at the end"
