@@ -142,7 +142,7 @@ class TrackerOptions:
     potion_margin: float = 4.0
     max_lag: int = 12
     lag_questions: bool = True
-    defer: bool = False
+    defer: bool = True
     max_hold: int = 30
     potion_stories: int = 48
     hold_boards: int = 3
