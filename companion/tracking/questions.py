@@ -38,8 +38,8 @@ QUESTION_KINDS = (
 )
 """Why a question is asked (:func:`pick_question`): held stories that disagree on the board
 (hidden pieces), on one player's potions or on whose turn, at the belief's limit or the end of
-the game (:func:`lag_question`); potions at the end of the game or grown past their limit
-(:func:`potions_question`); rivals about as likely that differ in hidden pieces at the end."""
+the game (:func:`lag_question`); potions at the end of the game or (not deferring) grown past
+their limit (:func:`potions_question`); rivals about as likely that differ in hidden pieces at the end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +267,11 @@ def pick_question(
       disagree on (:func:`lag_question`), the potions (:func:`potions_question`), hidden
       pieces of rivals within ``ask_margin``;
     * the belief would grow past its limit: stories held for more than ``max_hold`` steps
-      (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``, a
-      player's potion counts past their limit (:func:`potions_question`).
+      (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``.
+
+    The potions alone are asked about only at the end (:func:`potions_question`, ``end_only``):
+    the belief holds every count of every player no frame ruled out, and a spell one count
+    cannot pay rules it out without a question.
 
     At most :data:`CHOICES` options. ``hyps`` any order. Without ``opts.defer`` the
     players are asked as soon as the stories differ (:func:`_ask_soon`).
