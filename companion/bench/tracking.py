@@ -32,7 +32,7 @@ With expansion modules the board includes the witch and raven tokens (a sealed w
 ``--modules all`` names every module.
 ``--defer`` makes the tracker hold hidden differences and ask only when they matter, and
 ``--no-defer`` ask as soon as a later frame confirmed one (``TrackerOptions.defer``; default:
-the tracker's default, on). It reads turn ends from the board as well as from the DONE button
+the tracker's default, off). It reads turn ends from the board as well as from the DONE button
 (``TrackerOptions.board_turns``, on by default); ``--no-board-turns`` reads them from DONE alone.
 ``--pages 0.1667`` lets the bots play page cards with the witch (as ``companion rules play``
 does); the simulator alone plays none.

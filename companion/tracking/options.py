@@ -55,7 +55,7 @@ class TrackerOptions:
         potions, whose turn) are never committed on the best's cost: they are held, and the
         players are asked after ``max_lag`` held steps (with ``defer``: when that matters,
         :func:`~companion.tracking.questions.pick_question`).
-    :param defer: (the default) hold stories that differ in what is hidden (and potions) and
+    :param defer: hold stories that differ in what is hidden (and potions) and
         ask only when it matters (``max_hold``, ``hold_boards``, the end of the game;
         docs/architecture.md, "The tracker"), and keep each table's potion stories together:
         one ``keep`` slot per table, every count of every player that no frame rules out
@@ -146,7 +146,7 @@ class TrackerOptions:
     potion_margin: float = 4.0
     max_lag: int = 12
     lag_questions: bool = True
-    defer: bool = True
+    defer: bool = False
     max_hold: int = 30
     potion_stories: int = 48
     hold_boards: int = 3

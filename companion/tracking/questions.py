@@ -39,7 +39,8 @@ QUESTION_KINDS = (
 """Why a question is asked (:func:`pick_question`): held stories that disagree on the board
 (hidden pieces), on one player's potions or on whose turn, at the belief's limit or the end of
 the game (:func:`lag_question`); potions at the end of the game or (not deferring) grown past
-their limit (:func:`potions_question`); rivals about as likely that differ in hidden pieces at the end."""
+their limit (:func:`potions_question`); rivals about as likely that differ in hidden pieces at
+the end."""
 
 
 @dataclass(frozen=True, slots=True)

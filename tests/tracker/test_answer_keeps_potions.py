@@ -49,7 +49,7 @@ def test_the_history_after_answers_claims_only_potions_the_table_had():
     # up to a still frame about 16 turns in (after a DONE press the truth is ahead of it)
     last = max(i for i in range(50) if sim.inputs[i].kind == "observation")
     tr, asked, wrong = _play(sim, last + 1)
-    assert asked, "the players answered (the deferring tracker asks once here, about the board)"
+    assert len(asked) >= 2
     assert tr.history, "the game is being committed"
     assert not wrong, f"commits with potions the table never had at inputs {wrong}"
     truth = sim.inputs[last].truth
