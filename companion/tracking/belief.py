@@ -331,49 +331,6 @@ def _plausible(fam: Sequence[Hypothesis], margin: float) -> list[Hypothesis]:
     return [h for h, c in zip(fam, _seat_costs(fam), strict=True) if c <= margin]
 
 
-def covering(
-    fam: Sequence[Hypothesis], margin: float, count_margin: float
-) -> tuple[list[Hypothesis], int]:
-    """One potion family's stories (best first) in the order the belief keeps them, and how
-    many of the first must be kept: the best, then for every player and every count of his
-    that a story of the family allows within ``count_margin`` of the family's best (the
-    belief's own ``margin``: a count is judged only as any story is) the cheapest story with
-    it, then the other combinations whose every player's count costs at most ``margin`` on
-    its own (:func:`_plausible`), least doubtful first.
-
-    A player's count depends only on his own moves (a spell is paid, a trapping reward earned,
-    by the caster alone: R-SPELL-1, R-TOWER-9), so the counts the first stories hold are every
-    count the family allows, player by player; a later spell that one of them cannot pay rules
-    out that player's count alone. No frame tells a card from the spell that moves alike
-    (R-SPELL-6), so a count is never dropped for its price: a player who cast one such spell
-    after another is ``cost_spell`` behind the cheapest story for each, and the pages would
-    otherwise show the count he never had as certain for the rest of the game."""
-    if not fam:
-        return [], 0
-    costs = _seat_costs(fam)
-    first: list[Hypothesis] = [fam[0]]
-    seen = [{p} for p in fam[0].state.potions]
-    low = fam[0].cost
-    for seat in range(len(seen)):
-        for h in fam:
-            p = h.state.potions[seat]
-            if p in seen[seat] or h.cost - low > count_margin:
-                continue
-            first.append(h)
-            for s2, p2 in enumerate(h.state.potions):
-                seen[s2].add(p2)
-    taken = {id(h) for h in first}
-    rest = sorted(
-        (
-            (c, i, h)
-            for i, (h, c) in enumerate(zip(fam, costs, strict=True))
-            if id(h) not in taken and c <= margin
-        ),
-        key=lambda t: (t[0], t[1]),
-    )
-    return first + [h for _, _, h in rest], len(first)
-
-
 POTION_FLOOR = 8
 """With ``defer``, every kept table holds at least this many of its potion stories (three
 players' card-or-spell doubts at once), also beyond ``TrackerOptions.potion_stories``."""
@@ -384,37 +341,31 @@ def _by_family(
 ) -> tuple[Hypothesis, ...]:
     """The deferring belief's prune (``TrackerOptions.defer``; ``alive`` best first, costs
     relative to the best): potion families (:func:`family_key`) take the ``keep`` slots, one
-    slot each with their potion stories in :func:`covering`'s order, so the potions of several
-    players' card-or-spell doubts at once stay together with their table instead of crowding
-    it and each other out. A family within ``commit_margin`` of the best keeps every count of
-    every player (:func:`covering`), whatever it costs and however many stories that takes;
-    beyond that at most ``potion_stories`` stories in all, but at least
+    slot each with all their plausible potion stories (:func:`_plausible`), so the potions of
+    several players' card-or-spell doubts at once stay together with their table instead of
+    crowding it and each other out; at most ``potion_stories`` stories in all, but at least
     :data:`POTION_FLOOR` for each table. With expansion
     ``modules`` at most ``keep_per_board`` families per board while other boards wait. Then the
     best family of up to ``hold_boards`` other boards within ``commit_margin`` (hidden pieces
     held, not asked about)."""
-    fams = [covering(f, opts.potion_margin, opts.margin) for f in families(alive)]
+    fams = [_plausible(f, opts.potion_margin) for f in families(alive)]
     out: list[Hypothesis] = []
     taken: list[bool] = [False] * len(fams)
     per_board: dict[Key, int] = {}
     slots = 0
-    low = alive[0].cost if alive else 0.0
 
     def take(i: int) -> None:
         nonlocal slots
-        stories, must = fams[i]
         # a table further behind still holds the combinations of a few players' doubts:
         # it may become the best, and its lost potions could then not be had back
         room = max(opts.potion_stories - len(out), POTION_FLOOR)
-        if stories[0].cost - low <= opts.commit_margin:
-            room = max(room, must)
-        out.extend(stories[:room])
+        out.extend(fams[i][:room])
         taken[i] = True
         slots += 1
-        k = board_key(stories[0].state)
+        k = board_key(fams[i][0].state)
         per_board[k] = per_board.get(k, 0) + 1
 
-    for i, (fam, _) in enumerate(fams):
+    for i, fam in enumerate(fams):
         if slots >= opts.keep:
             break
         if modules and per_board.get(board_key(fam[0].state), 0) >= opts.keep_per_board:
@@ -426,8 +377,8 @@ def _by_family(
         if not taken[i]:
             take(i)
     boards = opts.hold_boards
-    for i, (fam, _) in enumerate(fams):
-        if boards <= 0 or fam[0].cost - low > opts.commit_margin:
+    for i, fam in enumerate(fams):
+        if boards <= 0 or fam[0].cost - alive[0].cost > opts.commit_margin:
             break
         if not taken[i] and board_key(fam[0].state) not in per_board:
             take(i)
@@ -445,33 +396,14 @@ def belief_steps(hyps: Iterable[Hypothesis]) -> int:
 def capped(hyps: tuple[Hypothesis, ...], opts: TrackerOptions) -> tuple[Hypothesis, ...]:
     """``hyps`` (best first, costs relative to the best) within ``max_belief`` held steps:
     the costliest stories beyond ``commit_margin`` dropped until it fits, the best-scored
-    kept (with ``defer`` each story judged by its potion family's cheapest, the costliest
-    family's stories first: a table's potion counts go only with the table). The stories a
-    commit must agree with are never dropped (a commit then could claim what one of them
-    denies): a belief of those alone past the limit is left to the players' question
-    (``max_lag``, ``max_hold``)."""
+    kept. The stories a commit must agree with are never dropped (a commit then could claim
+    what one of them denies): a belief of those alone past the limit is left to the players'
+    question (``max_lag``, ``max_hold``)."""
     if opts.max_belief <= 0:
         return hyps
     size = belief_steps(hyps)
     if size <= opts.max_belief:
         return hyps
-    if opts.defer:
-        # a potion story is judged with its table (its family's cheapest story): the
-        # counts of a table within ``commit_margin`` are never dropped for their price
-        lows: dict[Key, float] = {}
-        for h in hyps:
-            fk = family_key(h)
-            lows[fk] = min(lows.get(fk, h.cost), h.cost)
-        order = sorted(hyps, key=lambda h: (lows[family_key(h)], h.cost))
-        while (
-            size > opts.max_belief
-            and len(order) > 1
-            and lows[family_key(order[-1])] > opts.commit_margin
-        ):
-            size -= belief_steps(order[-1:])
-            order.pop()
-        kept = set(map(id, order))
-        return tuple(h for h in hyps if id(h) in kept)
     out = list(hyps)
     while size > opts.max_belief and len(out) > 1 and out[-1].cost > opts.commit_margin:
         size -= belief_steps(out[-1:])
@@ -511,16 +443,8 @@ def prune(
         return fallback
     best = min(h.cost for h in merged.values())
     if opts.defer:
-        # a potion story goes with its table: the family is judged by its cheapest story, a
-        # count by nothing but the frames (:func:`covering`)
-        lows: dict[Key, float] = {}
-        for h in merged.values():
-            fk = family_key(h)
-            lows[fk] = min(lows.get(fk, h.cost), h.cost)
         alive = [
-            replace(h, cost=h.cost - best)
-            for h in merged.values()
-            if lows[family_key(h)] - best <= opts.margin
+            replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
         ]
         alive.sort(key=lambda h: (h.cost, len(h.pending)))
         return capped(_by_family(alive, opts, modules), opts)

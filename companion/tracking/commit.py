@@ -251,7 +251,7 @@ def commit(
     potions of all the stories (any cost) that show its table (``Committed.potions``), and
     the stories that differ only in potions (a card or a spell the camera cannot tell apart,
     R-SPELL-6) stay in the belief after the commit, to be decided by a spell's cost, or
-    asked when the game ends (not deferring: also when they grow too many)
+    asked when they grow too many or the game ends
     (:func:`~companion.tracking.questions.potions_question`)."""
     committed: list[Committed] = []
     steps: list[Step] = []

@@ -22,12 +22,10 @@ class TrackerOptions:
     :param margin: hypotheses costing more than the best + ``margin`` are dropped.
     :param commit_margin: the stories within this of the best are the ones a commit must agree
         with (``companion.tracking.commit``).
-    :param potion_margin: without ``defer``, a story that shows the same table as a cheaper
-        one and differs only in the potions is dropped when it costs more than this above it
-        (nats). With ``defer`` no player's count is dropped for its price (each count a story of
-        the table allows within ``margin`` is kept, ``companion.tracking.belief.covering``):
-        this only bounds the further combinations of the players' counts a table keeps, each
-        player's count judged on its own (``companion.tracking.belief.doubt_costs``).
+    :param potion_margin: a story that shows the same table as a cheaper one and differs only
+        in the potions is dropped when it costs more than this above it (nats; with ``defer``
+        judged for each player's count on its own, ``companion.tracking.belief.doubt_costs``):
+        the potion alternatives the tracker keeps and shows are the likely ones.
     :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
         tracker ask the players.
     :param beam: search nodes kept per depth.
@@ -55,17 +53,15 @@ class TrackerOptions:
         potions, whose turn) are never committed on the best's cost: they are held, and the
         players are asked after ``max_lag`` held steps (with ``defer``: when that matters,
         :func:`~companion.tracking.questions.pick_question`).
-    :param defer: hold stories that differ in what is hidden (and potions) and
-        ask only when it matters (``max_hold``, ``hold_boards``, the end of the game;
-        docs/architecture.md, "The tracker"), and keep each table's potion stories together:
-        one ``keep`` slot per table, every count of every player that no frame rules out
-        (``companion.tracking.belief.covering``), potions asked about only at the end.
+    :param defer: hold stories that differ in what is hidden (and potions) and ask only when
+        it matters (``max_hold``, ``hold_boards``, the end of the game; docs/architecture.md,
+        "The tracker"), and keep each table's potion stories together, judged player by
+        player (``companion.tracking.belief.doubt_costs``): one ``keep`` slot per table.
         Off: the players are asked about hidden pieces once a later frame confirmed the move,
         and about held stories after ``max_lag`` steps; each potion combination is a story of
         its own among the ``keep``.
     :param potion_stories: with ``defer``, at most this many stories in all (the potion
-        stories of the ``keep`` families together; each is a state per held step), beyond
-        the stories that hold every player's counts of the tables within ``commit_margin``.
+        stories of the ``keep`` families together; each is a state per held step).
     :param max_hold: held steps (accepted frames since the last commit) the belief keeps before
         the players are asked what its stories disagree on: the limit of its memory (every
         held step is a state per story, in memory and in each journal snapshot). About a

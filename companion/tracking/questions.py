@@ -7,6 +7,7 @@ hypotheses; :func:`answer_key` tells what an answer says about the table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +39,8 @@ QUESTION_KINDS = (
 )
 """Why a question is asked (:func:`pick_question`): held stories that disagree on the board
 (hidden pieces), on one player's potions or on whose turn, at the belief's limit or the end of
-the game (:func:`lag_question`); potions at the end of the game or (not deferring) grown past
-their limit (:func:`potions_question`); rivals about as likely that differ in hidden pieces at
-the end."""
+the game (:func:`lag_question`); potions at the end of the game or grown past their limit
+(:func:`potions_question`); rivals about as likely that differ in hidden pieces at the end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,11 +268,8 @@ def pick_question(
       disagree on (:func:`lag_question`), the potions (:func:`potions_question`), hidden
       pieces of rivals within ``ask_margin``;
     * the belief would grow past its limit: stories held for more than ``max_hold`` steps
-      (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``.
-
-    The potions alone are asked about only at the end (:func:`potions_question`, ``end_only``):
-    the belief holds every count of every player no frame ruled out, and a spell one count
-    cannot pay rules it out without a question.
+      (:func:`lag_question`), more than ``hold_boards`` boards within ``commit_margin``, a
+      player's potion counts past their limit (:func:`potions_question`).
 
     At most :data:`CHOICES` options. ``hyps`` any order. Without ``opts.defer`` the
     players are asked as soon as the stories differ (:func:`_ask_soon`).
@@ -290,7 +287,7 @@ def pick_question(
         lag = lag_question(near, root, cap=True)
         if lag is not None:
             return lag
-    pots = potions_question(hyps, winners=True, end_only=True)
+    pots = potions_question(hyps, combos=True, winners=True, stories=opts.potion_stories)
     if pots is not None:
         return (*pots, "potions-end" if over else "potions-many")
     if not over:
@@ -372,20 +369,21 @@ def _winners(st: GameState) -> tuple[int, ...] | None:
 
 
 def potions_question(
-    hyps: Sequence[Hypothesis], winners: bool = False, end_only: bool = False
+    hyps: Sequence[Hypothesis], combos: bool = False, winners: bool = False, stories: int = 0
 ) -> tuple[str, tuple[str, ...], Groups] | None:
     """The question about one player's potions, when the stories that show the best's table
     (:func:`~companion.tracking.belief.seen_key`) disagree on them and it matters: the game is
-    over (who won, R-END-3), or (not ``end_only``) a player's counts grew past
-    :data:`POTION_COUNTS` or all the players' together past :data:`POTION_STORIES`. Asked
+    over (who won, R-END-3), a player's counts grew past :data:`POTION_COUNTS`, all the
+    players' together past :data:`POTION_STORIES`, or (``combos``: the tracker defers) the
+    stories no longer hold every combination of the players' counts the pages show (one of
+    them may be the truth); then all the players' counts together are asked about past half of
+    ``stories`` (the belief's limit, ``TrackerOptions.potion_stories``) rather than
+    :data:`POTION_STORIES`. Asked
     as what the player sees (full and empty tokens, R-POTION-1), one option per count, at
     most :data:`POTION_CHOICES` (the least likely counts then share the last option), about
-    the player with the most counts. ``winners``: at the end only when the counts change who
-    won (the most unspent full potions among the qualified, R-END-3); else they stay "one of
-    these" in the history. ``end_only`` (the tracker defers): the belief holds every count of
-    every player (:func:`~companion.tracking.belief.covering`; each player's count depends on
-    his own moves alone, so the counts shown are every combination the table allows), and
-    asks only at the end.
+    the player with the most counts. ``winners`` (the tracker defers): at the end only when
+    the counts change who won (the most unspent full potions among the qualified, R-END-3);
+    else they stay "one of these" in the history.
     During the game a spell that one count cannot pay decides them without a question (that
     story cannot explain the frame). ``hyps`` best first."""
     best = hyps[0]
@@ -396,15 +394,21 @@ def potions_question(
         over = len({_winners(h.state) for h in same}) > 1
     joint = {h.state.potions for h in same}
     tb = best.state.table
-    many = not end_only and len(joint) > POTION_STORIES
+    shown = math.prod(len({p[seat] for p in joint}) for seat in range(len(tb.colours)))
+    # every player's counts are shown ("blue 0 or 1, red 0 or 1"), so the belief must hold
+    # every combination of them: when it holds fewer (the costliest, several spells at once,
+    # fell out of ``keep``) the truth may be one it lost, and the players are asked
+    # a deferring belief holds the players' doubts together (one ``keep`` slot for a table's
+    # potion stories, companion.tracking.belief): a table's combinations are asked about when
+    # they grow past half of all the stories it may hold, or when one fell out
+    limit = max(POTION_STORIES, stories // 2) if combos else POTION_STORIES
+    many = len(joint) > limit or (combos and shown > len(joint))
     pick: tuple[int, list[list[Hypothesis]]] | None = None
     for seat in range(len(tb.colours)):
         groups: dict[object, list[Hypothesis]] = {}
         for h in same:
             groups.setdefault(h.state.potions[seat][:2], []).append(h)
-        if len(groups) < 2 or (
-            not over and (end_only or (not many and len(groups) <= POTION_COUNTS))
-        ):
+        if len(groups) < 2 or (not over and not many and len(groups) <= POTION_COUNTS):
             continue
         if pick is None or len(groups) > len(pick[1]):
             pick = (seat, sorted(groups.values(), key=lambda g: min(x.cost for x in g)))

@@ -15,7 +15,7 @@ from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, SimGame, SimInput, simulate
 from companion.tracking import Tracker, TrackerOptions, board_key
-from companion.tracking.belief import Hypothesis, Step, belief_steps, capped, family_key
+from companion.tracking.belief import Hypothesis, Step, belief_steps, capped
 from companion.tracking.noise import Target
 from companion.tracking.reconcile import explain
 from companion.tracking.search import SearchCache
@@ -122,11 +122,7 @@ def test_a_capped_belief_keeps_the_best_stories_and_the_right_board() -> None:
     for _ in _replay(tr, inputs, walk):
         hyps = tr._hyps
         if belief_steps(hyps) > opts.max_belief:
-            # a potion story goes with its table: judged by its family's cheapest story
-            low: dict[object, float] = {}
-            for h in hyps:
-                low[family_key(h)] = min(low.get(family_key(h), h.cost), h.cost)
-            assert all(low[family_key(h)] - hyps[0].cost <= opts.commit_margin for h in hyps)
+            assert all(h.cost - hyps[0].cost <= opts.commit_margin for h in hyps)
     assert walk.wrong_board == 0
     assert board_key(tr.state) == board_key(inputs[-1].truth)
 
@@ -140,11 +136,9 @@ def test_the_cap_drops_the_costliest_stories_beyond_the_commit_margin() -> None:
     def hyp(cost: float, steps: int) -> Hypothesis:
         return Hypothesis(st, cost, (step,) * steps, (), False)
 
-    opts = TrackerOptions(max_belief=10, commit_margin=4.0, defer=False)
+    opts = TrackerOptions(max_belief=10, commit_margin=4.0)
     hyps = (hyp(0.0, 4), hyp(1.0, 4), hyp(6.0, 4), hyp(9.0, 4))
     assert [h.cost for h in capped(hyps, opts)] == [0.0, 1.0]
-    # deferring, the stories of one table (here they all show it) go with its cheapest
-    assert capped(hyps, replace(opts, defer=True)) == hyps
     near = (hyp(0.0, 6), hyp(3.0, 6), hyp(8.0, 1))
     assert [h.cost for h in capped(near, opts)] == [0.0, 3.0]
     assert capped(hyps, replace(opts, max_belief=0)) == hyps

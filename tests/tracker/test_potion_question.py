@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from companion.rules.actions import Cast
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking import Committed, Question, Tracker, TrackerOptions, board_key
+from companion.tracking import Committed, Question, Tracker, TrackerOptions
 from companion.tracking.belief import Hypothesis, Step
 from companion.tracking.questions import (
     CHOICES,
@@ -112,7 +111,9 @@ def test_too_many_counts_are_asked_with_the_unlikely_ones_as_one_option():
     assert [h.state.potions[0] for h in groups[-1]] == [(2, 3, 0), (1, 3, 1), (0, 3, 2)]
 
 
-def _held(counts: list[tuple[int, int, int]], steps: int, over: bool = False) -> list[Hypothesis]:
+def _held(
+    counts: list[tuple[int, int, int]], steps: int, over: bool = False
+) -> list[Hypothesis]:
     """Stories held ``steps`` frames that differ in the first player's potions and in how his
     turn under way went: a card, or Advance a Tower (R-SPELL-6) for each potion he spent."""
     out = []
@@ -144,12 +145,11 @@ def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
         assert sum(len(g) for g in groups) == len(stories), "every story is behind an option"
 
 
-def test_a_deferring_tracker_asks_potions_only_at_the_end_whatever_combinations_it_holds():
+def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
     """Blue and yellow may each have spent a potion (a card or a spell each): the pages show
-    "0 or 1" for both. Each player's count depends on his own moves alone, so the deferring
-    belief holds every count of every player (``belief.covering``), not every combination:
-    during the game nothing is asked, however many counts a player has; at the end a count
-    that changes who won is asked."""
+    "0 or 1" for both, so a deferring belief must hold all four combinations. While it does,
+    nothing is asked; when the costliest (both spells) fell out of the belief, the truth may be
+    that one, and the players are asked."""
     st = Tracker.new(Config(player_count=3)).state
     b, y = st.potions[0], st.potions[1]
     spent_b = (b[0] - 1, b[1], b[2] + 1)
@@ -159,41 +159,9 @@ def test_a_deferring_tracker_asks_potions_only_at_the_end_whatever_combinations_
         Hypothesis(replace(st, potions=(pb, py, *st.potions[2:])), 0.5 * i, (), (), False)
         for i, (pb, py) in enumerate(combos)
     ]
-    assert potions_question(stories[:3], end_only=True) is None, "a combination fell out"
-    many = _stories([(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1), (0, 3, 2)])
-    assert potions_question(many, end_only=True) is None, "five counts: shown, not asked"
-    over = _stories([(1, 4, 0), (0, 4, 1)], over=True)
-    assert potions_question(over, end_only=True) is not None, "asked at the end"
-
-
-def test_spells_read_as_cards_keep_the_true_counts_shown_and_nothing_is_asked():
-    """Two players, no noise (seed 900000, 16 actions): blue moves a tower two spaces by
-    Advance a Tower three times and yellow once, each move the same as a card's (R-SPELL-6).
-    The deferring tracker keeps every player's counts that no frame rules out: no commit shows
-    a count the player never had (each holds his true count, certain or as one of his listed
-    counts), the table shows the true count of each player at every still board among his
-    alternatives, and no question is asked (no spell
-    needed a count the players' doubt left open, the game is not over)."""
-    sim = simulate(
-        Config(player_count=2), 900000, CameraNoise(rate=0.0, gap="turn"), max_actions=16
-    )
-    assert sum(isinstance(a, Cast) for a in sim.actions) == 4
-    tr = Tracker(sim.start, TrackerOptions(defer=True))
-    walk = TruthWalk(sim.truths)
-    asked: list[Question] = []
-    shown_open = 0
-    shown_wrong: list[tuple[int, str]] = []
-    for idx, inp in enumerate(sim.inputs):
-        up = answer_as_players(tr, inp.give(tr), inp.truth, asked)
-        for c in up.committed:
-            assert walk.check(c.state, c.potions), f"a count never had committed at input {idx}"
-        if inp.kind != "observation" or board_key(up.state) != board_key(inp.truth):
-            continue
-        shown_open += bool(up.potions_unsure)
-        for seat, colour in enumerate(up.state.table.colours):
-            true = inp.truth.potions[seat]
-            if true != up.state.potions[seat] and true not in up.potions_unsure.get(colour, ()):
-                shown_wrong.append((idx, colour))
-    assert shown_open, "the table shows the potions as one of several counts"
-    assert not shown_wrong, f"a true count missing from the table (input, colour): {shown_wrong}"
-    assert not asked, [q.text for q in asked]
+    assert potions_question(stories, combos=True) is None, "every combination held: not asked"
+    assert potions_question(stories[:3]) is None, "not deferring: a few counts are not asked"
+    got = potions_question(stories[:3], combos=True)
+    assert got is not None, "a combination the pages show is no longer a story"
+    _text, options, groups = got
+    assert len(options) == 2 and sum(len(g) for g in groups) == 3
