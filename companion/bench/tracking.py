@@ -8,10 +8,16 @@ Questions are answered by an oracle that knows the truth (and counted). Printed 
 ``games``, ``turns``, ``turns_correct`` (turns after which the tracker's best state equals the
 truth: board with hidden wizards and tiers, whose turn), ``turns_potions_correct`` (the same and
 every player's potions), ``games_exact_hidden`` (every
-hidden wizard and tier right at the end), ``potions_exact``, ``wrong_commits`` (committed states
-that are not in the truth's history in order, potions and turn included),
-``wrong_board_commits`` (of those, the ones whose board with hidden wizards is wrong too, i.e. a
-wrong board shown to the players as certain),
+hidden wizard and tier right at the end), ``potions_exact`` (games whose best story ends with
+every player's true potions), ``potions_shown`` (games whose end shows every player's true
+potions, as the count shown or one of the counts the page lists for him: ``potions_unsure``),
+``wrong_commits`` (committed states that are not in the truth's history in order, potions and
+turn included; a commit whose potions are shown as alternatives is right when each player's
+true count is one of the counts it lists for him, as the pages show them:
+``companion.sim.answering.TruthWalk``), ``wrong_commits_joint`` (the same by the older,
+stricter reading: the players' true counts together must be one of the commit's
+combinations), ``wrong_board_commits`` (of the wrong commits, the ones whose board with hidden
+wizards is wrong too, i.e. a wrong board shown to the players as certain),
 ``questions_per_game`` (mean, median, max), ``questions_by_kind`` (how many questions of each
 kind were put, over all games: ``companion.tracking.questions.QUESTION_KINDS``),
 ``turns_shown_correct`` (the turns ``turns_correct`` counts, and those where the best story is
@@ -265,7 +271,8 @@ def _seed_line(r: dict[str, Any]) -> str:
         f"seed {r['seed']:>6} players {r['players']} games {r['games']} "
         f"turns {r['turns_correct']}/{r['turns']} ({r['turns_correct_pct']} %) "
         f"hidden {r['games_exact_hidden']}/{r['games']} "
-        f"wrong {r['wrong_commits']} (board {r['wrong_board_commits']}) "
+        f"wrong {r['wrong_commits']} (joint {r['wrong_commits_joint']}, "
+        f"board {r['wrong_board_commits']}) "
         f"re-anchors {r['reanchors']} narrowed {r['narrowed_frames']} "
         f"questions med {q['median']} max {q['max']} "
         f"({' '.join(f'{k} {v}' for k, v in r['questions_by_kind'].items() if v)}) "

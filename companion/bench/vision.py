@@ -23,7 +23,9 @@ right), *partial* (spaces withheld, every space emitted right), *wrong* (a space
 wrong) or *refused* (nothing emitted; its reason is counted), with the share of spaces withheld
 and the share of frames with a *forced* space, one whose tower count the setup's tower total
 changed (R-COMP-1/3; ``forced_frame_pct``, ``forced_spaces``: such a space is capped at
-``DetectorConfig.forced_confidence``, so withheld) (:mod:`companion.bench.vision_tally`); the
+``DetectorConfig.forced_confidence``, so withheld) and the withheld spaces by why
+(``withheld_by_kind``: tower total, tower count, top kind, glare, wizards, not read, each
+[spaces, frames]) (:mod:`companion.bench.vision_tally`); the
 same frames are also scored at other withholding thresholds (``withhold_sweep``: the trade-off
 between wrong boards and withheld spaces).
 ``--withhold-below 0`` reads as the detector did before it could withhold a space.
@@ -269,7 +271,7 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             )
             forced = [sp for sp, d in det.details.items() if d.forced]
             for k in keys:
-                out.groups[k].add(res.observation, got, det.reading, lit, forced)
+                out.groups[k].add(res.observation, got, det.reading, lit, forced, det.withheld)
                 out.groups[k].ms.extend(times)
                 out.groups[k].warp_ms.append(warp_ms)
             if run.wrong_spaces is not None and det.reading is not None:

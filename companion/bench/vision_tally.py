@@ -33,6 +33,7 @@ from companion.sim.readings import (
     frame_read,
     space_right,
 )
+from companion.vision.detector.withhold import REASON_KINDS, reason_kind
 
 
 @dataclass
@@ -59,6 +60,8 @@ class Tally:
     forced_right: int = 0
     reads: list[FrameRead] = field(default_factory=list)
     refusals: Counter[str] = field(default_factory=Counter)
+    withheld_kinds: Counter[str] = field(default_factory=Counter)
+    withheld_kind_frames: Counter[str] = field(default_factory=Counter)
     ms: list[float] = field(default_factory=list)
     conf_right: list[float] = field(default_factory=list)
     conf_wrong: list[float] = field(default_factory=list)
@@ -72,12 +75,18 @@ class Tally:
         full: Observation | None = None,
         glare: Iterable[int] = (),
         forced: Iterable[int] = (),
+        withheld: Mapping[int, str] | None = None,
     ) -> None:
         """One frame: the truth, the board emitted (None: refused) and the detector's full
         reading (withheld spaces included; None when the board was not read) with the spaces
         under glare and those whose tower count the setup's tower total changed (``forced``,
-        R-COMP-1/3)."""
+        R-COMP-1/3), and, for a board emitted, why each withheld space was withheld (``withheld``:
+        space -> reason, :func:`~companion.vision.detector.withhold.reason_kind` tallies it)."""
         self.frames += 1
+        if got is not None and withheld:
+            kinds = [reason_kind(r) for s, r in withheld.items() if s in truth.spaces]
+            self.withheld_kinds.update(kinds)
+            self.withheld_kind_frames.update(set(kinds))
         forced = [s for s in forced if s in truth.spaces]
         self.frames_forced += int(bool(forced))
         self.spaces_forced += len(forced)
@@ -171,6 +180,12 @@ class Tally:
             "forced_space_pct": round(100 * self.spaces_forced / n, 3),
             "forced_spaces": self.spaces_forced,
             "forced_right": self.forced_right,
+            # the withheld spaces of the boards emitted by cause, and the frames with each cause
+            "withheld_by_kind": {
+                k: [self.withheld_kinds[k], self.withheld_kind_frames[k]]
+                for k in REASON_KINDS
+                if self.withheld_kinds[k]
+            },
             "frames_not_read": self.not_read,
             "refused_pct": round(100 * self.not_read / f, 2),
             "wrong_board_pct": round(100 * self.wrong_emitted / f, 2),

@@ -70,27 +70,47 @@ class TruthWalk:
     """Scores committed states against the true history (``states``: after the setup and after
     each true action, in order), walked forward as the commits come.
 
-    A commit is wrong when what it shows as certain is not among the true states from the
+    A commit is wrong (``wrong``) when what it shows is not among the true states from the
     previous right commit on: its :func:`~companion.sim.simulate.truth_key` (board with hidden
-    wizards and tiers, potions, whose turn), or, for a commit whose potions are shown as
-    alternatives (``Committed.potions``), the same with any of them; a wrong board commit is
-    one whose board is not among them either.
+    wizards and tiers, potions, whose turn), where a commit whose potions are shown as
+    alternatives (``Committed.potions``) shows each player's potions as one of the counts that
+    player has among them (the pages list them per player: ``potions_unsure``), so it is right
+    when every player's true count is one of his. ``wrong_joint`` counts by the older, stricter
+    reading: the true potions of all the players together must be one of the alternatives
+    (the combination, not each count). A wrong board commit (``wrong_board``) is one whose
+    board is not among the true states either.
     """
 
     def __init__(self, states: Sequence[GameState]) -> None:
         self.states = states
         self._keys = [truth_key(s) for s in states]
+        self._tables = [truth_key(replace(s, potions=())) for s in states]
         self._pointer = 0
+        self._joint_pointer = 0
         self._board_pointer = 0
         self.wrong = 0
+        self.wrong_joint = 0
         self.wrong_board = 0
 
     def check(self, state: GameState, potions: Sequence[Potions] = ()) -> bool:
         """Count one committed state (shown with the potion alternatives ``potions``, none:
-        certain); True when it is in the true history."""
-        ks = {truth_key(replace(state, potions=p)) for p in potions} or {truth_key(state)}
-        j = self._pointer
+        certain); True when it is in the true history (each player's count one of his)."""
+        options = tuple(potions) or (state.potions,)
+        ks = {truth_key(replace(state, potions=p)) for p in options}
+        j = self._joint_pointer
         while j < len(self._keys) and self._keys[j] not in ks:
+            j += 1
+        if j < len(self._keys):
+            self._joint_pointer = j
+        else:
+            self.wrong_joint += 1
+        table = truth_key(replace(state, potions=()))
+        counts = [{p[seat] for p in options} for seat in range(len(state.potions))]
+        j = self._pointer
+        while j < len(self._keys) and not (
+            self._tables[j] == table
+            and all(p in c for p, c in zip(self.states[j].potions, counts, strict=True))
+        ):
             j += 1
         if j < len(self._keys):
             self._pointer = j
@@ -151,7 +171,9 @@ class GameFigures(TypedDict):
     turns_potions_correct: int
     exact_hidden: bool
     potions_exact: bool
+    potions_shown: bool
     wrong_commits: int
+    wrong_commits_joint: int
     wrong_board_commits: int
     questions: int
     questions_by_kind: dict[str, int]
@@ -207,6 +229,12 @@ def run_game(
                     turn_pot[t] = pot_ok
     final = sim.truths[-1]
     best = tracker.state
+    unsure = tracker.potions_unsure
+    # each player's true count is the one shown, or one of the counts the page lists for him
+    shown_pots = all(
+        true == p or true in unsure.get(colour, ())
+        for colour, p, true in zip(best.table.colours, best.potions, final.potions, strict=True)
+    )
     return {
         "turns": len(turn_ok),
         "turns_correct": sum(turn_ok.values()),
@@ -214,7 +242,9 @@ def run_game(
         "turns_potions_correct": sum(turn_pot.values()),
         "exact_hidden": board_key(best) == board_key(final),
         "potions_exact": best.potions == final.potions,
+        "potions_shown": shown_pots,
         "wrong_commits": walk.wrong,
+        "wrong_commits_joint": walk.wrong_joint,
         "wrong_board_commits": walk.wrong_board,
         "questions": len(questions),
         "questions_by_kind": dict(Counter(questions.values())),

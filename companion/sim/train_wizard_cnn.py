@@ -2,22 +2,32 @@
 
 Reproduces ``companion/vision/wizard_cnn.onnx`` (the first command renders the cache
 ``tops.npz`` and trains a first model on it; the second renders ``tops-mod.npz``, tables all
-with modules, and trains the shipped model on both caches)::
+with modules, and trains a model on both caches; the shipped model keeps the convolutions of
+the network before the colour areas' measurements were an input, ``tops_only.onnx``, and fits
+the layers after them with the measurements, ``--init``; ``docs/vision.md``, "Wizards", says
+where that network comes from and why)::
 
     python -m companion.sim.train_wizard_cnn --sessions 160 --per-session 8 --data tops.npz
     python -m companion.sim.train_wizard_cnn --sessions 110 --per-session 8 --base 31000200 \
         --module-share 1 --data tops-mod.npz tops.npz
+    python -m companion.sim.train_wizard_cnn --data tops-mod.npz tops.npz \
+        --init tops_only.onnx --epochs 30
 
 (needs the ``train`` extra: ``torch`` and ``onnx``). The tables are rendered as for the
 tower-count network (:mod:`companion.sim.train_stack_cnn`: the Pi camera model at its defaults
 or with one random condition at a random severity, random tilts, lights, 2..6 players, in a
 share of the tables a random set of the expansion's modules). The detector reads each frame as
-at the table; the top-surface stacks (:func:`~companion.vision.wizard_cnn.top_stacks`) of every
-space that is neither under the raven castle nor a web are cut from the frame it read, through
-the pose it found, at the space's true top surface, and labelled with the renderer's true
-wizards. A small CNN is fitted with PyTorch on the first four fifths of the tables (by table),
-a softmax temperature on the last fifth (held out: its figures and the hand-built stage's on the
-same spaces are printed), and the network is exported to ONNX for ``cv2.dnn``.
+at the table, its wizards by the colour areas; the top-surface stacks
+(:func:`~companion.vision.wizard_cnn.top_stacks`) of every space that is neither under the
+raven castle nor a web are cut from the frame it read, through the pose it found, at the
+space's true top surface, kept with what the colour areas measured on that top in the same
+reading (``SpaceDetail.wizard_cues``, :func:`~companion.vision.wizard_cnn.hand_cues`: exactly
+the network's second input at the table) and labelled with the renderer's true wizards. A small
+CNN that joins those measurements to its pooled features (so it learns where the colour areas
+are to be trusted) is fitted with PyTorch on four fifths of the tables (by table), a softmax
+temperature on the other fifth (held out: its figures and the colour areas' on the same tops
+are printed, also on the tops the two count differently), and the network is exported to ONNX
+for ``cv2.dnn`` with two inputs.
 
 Seeds: tables ``TRAIN_SEED_BASE + i``, disjoint from the tests' (< 1000), the bench's
 (``seed * 1000 + i`` with seed < 10 000) and the other models' (10 000 000: feature height
@@ -44,7 +54,7 @@ from companion.sim.render.camera_model import play_setup
 from companion.sim.scenes import random_game_state
 from companion.sim.train_stack_cnn import _augment, _probes_seen, load_cached
 from companion.sim.train_top_kind import _shoot, training_table
-from companion.vision.detector import Detector
+from companion.vision.detector import Detector, DetectorConfig
 from companion.vision.detector.frame import FrameProbes, Reader
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile import ProfileError
@@ -57,6 +67,7 @@ from companion.vision.wizard_cnn import (
     SLABS_MM,
     choose_counts,
     n_channels,
+    n_cues,
     n_outputs,
     top_stacks,
 )
@@ -75,7 +86,9 @@ class Tops:
     the frame's white reference, ``y (N, 6) int32`` true wizards per colour (of
     :data:`~companion.rules.observation.COLOURS`), ``hand (N, 6) int32`` the hand-built stage's
     reading of the same top (-1: not read), ``play (N, 6) bool`` the colours in the game,
-    ``session (N,) int32`` the table each came from."""
+    ``session (N,) int32`` the table each came from, ``cues (N, n_cues()) float32`` what the
+    colour areas measured on that top in the frame read
+    (:func:`~companion.vision.wizard_cnn.hand_cues`, as the detector passes them)."""
 
     x: NDArray[np.uint8]
     white: NDArray[np.float32]
@@ -83,6 +96,7 @@ class Tops:
     hand: NDArray[np.int32]
     play: NDArray[np.bool_]
     session: NDArray[np.int32]
+    cues: NDArray[np.float32]
 
 
 def _counts(wizards: dict[str, int]) -> list[int]:
@@ -105,6 +119,7 @@ def collect(
     hs: list[list[int]] = []
     ps: list[list[bool]] = []
     ss: list[int] = []
+    cs: list[tuple[float, ...]] = []
     for si in range(sessions):
         seed = base + si
         tt = training_table(seed, si, geometry, module_share)
@@ -126,7 +141,11 @@ def collect(
             )
         except (ProfileError, cv2.error, ValueError, FloatingPointError):
             continue
-        detector = Detector(table.camera, track, profile)
+        # the colour areas read every top (the network's counts would replace theirs in
+        # ``reading``); their measurements are the same with either method
+        detector = Detector(
+            table.camera, track, profile, config=DetectorConfig(wizard_method="hand")
+        )
         play = play_setup(table, effects, crng)
         frames = [(setup_frame, setup_truth)]
         for _ in range(per_session):
@@ -159,6 +178,8 @@ def collect(
                 hs.append(_counts(dict(got.wizards)) if got is not None else [-1] * C)
                 ps.append(in_play)
                 ss.append(si)
+                d = det.details.get(s)
+                cs.append(d.wizard_cues if d is not None and d.wizard_cues else (0.0,) * n_cues())
         if log:
             print(f"table {si + 1}/{sessions}: {len(ys)} tops", file=sys.stderr)
     t = len(SLABS_MM)
@@ -169,31 +190,45 @@ def collect(
         np.array(hs, np.int32).reshape(-1, C),
         np.array(ps, bool).reshape(-1, C),
         np.array(ss, np.int32),
+        np.array(cs, np.float32).reshape(-1, n_cues()),
     )
 
 
 def build_network() -> Any:
-    """The CNN (PyTorch): top-surface stacks ``(N, 3 T, P, P)`` -> logits ``(N, 6 (M + 1))``
-    (colour-major). Five small convolutions, a global average (a count is the sum of what is
-    seen wherever it stands) and two linear layers."""
+    """The CNN (PyTorch): top-surface stacks ``(N, 3 T, P, P)`` and the colour areas'
+    measurements ``(N, n_cues())`` -> logits ``(N, 6 (M + 1))`` (colour-major). Five small
+    convolutions and a global average (a count is the sum of what is seen wherever it
+    stands); the measurements are joined to the pooled features before two linear layers, so
+    the network learns where the colour areas are to be trusted."""
+    import torch
     from torch import nn
 
     def block(a: int, b: int, stride: int) -> list[Any]:
         return [nn.Conv2d(a, b, 3, stride=stride, padding=1), nn.BatchNorm2d(b), nn.ReLU()]
 
-    return nn.Sequential(
-        *block(n_channels(), 16, 1),
-        *block(16, 32, 2),
-        *block(32, 32, 1),
-        *block(32, 64, 2),
-        *block(64, 64, 1),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(64, 64),
-        nn.ReLU(),
-        nn.Dropout(0.1),
-        nn.Linear(64, n_outputs()),
-    )
+    class WizardNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = nn.Sequential(
+                *block(n_channels(), 16, 1),
+                *block(16, 32, 2),
+                *block(32, 32, 1),
+                *block(32, 64, 2),
+                *block(64, 64, 1),
+                nn.AdaptiveAvgPool2d(1),
+                nn.Flatten(),
+            )
+            self.head = nn.Sequential(
+                nn.Linear(64 + n_cues(), 64),
+                nn.ReLU(),
+                nn.Dropout(0.1),
+                nn.Linear(64, n_outputs()),
+            )
+
+        def forward(self, x: Any, cues: Any) -> Any:
+            return self.head(torch.cat([self.features(x), cues], dim=1))
+
+    return WizardNet()
 
 
 def _loss(z: Any, y: Any) -> Any:
@@ -230,14 +265,108 @@ def train(
             if len(j) < 2:
                 continue
             xb = torch.from_numpy(_augment(data.x[j], data.white[j], rng))
+            cb = torch.from_numpy(data.cues[j])
             yb = torch.from_numpy(data.y[j].astype(np.int64))
             opt.zero_grad()
-            loss = _loss(net(xb), yb)
+            loss = _loss(net(xb, cb), yb)
             loss.backward()
             opt.step()
             if step < epochs * per - 1:
                 sched.step()
             step += 1
+            total += loss.item()
+        if log:
+            print(f"epoch {ep + 1}/{epochs}: loss {total / per:.4f}", file=sys.stderr)
+    net.eval()
+    return net
+
+
+def load_tops_network(net: Any, path: Path) -> None:
+    """Start ``net`` (:func:`build_network`) as the wizard ONNX ``path`` that takes the tops
+    only (the network before the colour areas' measurements: its batch norms folded into the
+    convolutions, its temperature after the last layer): its convolutions (the batch norms made
+    the identity) and its two linear layers, with the measurements' weights at zero.
+
+    :raises ValueError: for an ONNX of another layout.
+    """
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from torch import nn
+
+    graph = onnx.load(str(path)).graph
+    w = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    gemms = [n for n in graph.node if n.op_type == "Gemm"]
+    mine = [m for m in net.features if isinstance(m, nn.Conv2d)]
+    norms = [m for m in net.features if isinstance(m, nn.BatchNorm2d)]
+    lin = [m for m in net.head if isinstance(m, nn.Linear)]
+    if len(convs) != len(mine) or len(gemms) != len(lin):
+        raise ValueError(f"{path.name}: not a wizard network of the tops only")
+    with torch.no_grad():
+        for node, conv, norm in zip(convs, mine, norms, strict=True):
+            bias, mean, var = conv.bias, norm.running_mean, norm.running_var
+            if bias is None or mean is None or var is None:
+                raise ValueError("the network's convolutions need biases and running statistics")
+            conv.weight.copy_(torch.tensor(w[node.input[1]]))
+            bias.copy_(torch.tensor(w[node.input[2]]))
+            norm.weight.fill_(1.0)
+            norm.bias.zero_()
+            mean.zero_()
+            var.fill_(1.0 - norm.eps)
+        first = torch.tensor(w[gemms[0].input[1]])
+        lin[0].weight.zero_()
+        lin[0].weight[:, : first.shape[1]].copy_(first)
+        lin[0].bias.copy_(torch.tensor(w[gemms[0].input[2]]))
+        lin[1].weight.copy_(torch.tensor(w[gemms[1].input[1]]))
+        lin[1].bias.copy_(torch.tensor(w[gemms[1].input[2]]))
+
+
+def fit_head(
+    net: Any,
+    data: Tops,
+    idx: NDArray[np.intp],
+    epochs: int = 30,
+    seed: int = 12345,
+    batch: int = 256,
+    lr: float = 1e-3,
+    log: bool = True,
+) -> Any:
+    """Fit the linear layers of ``net`` (its convolutions kept, e.g. from
+    :func:`load_tops_network`) on the examples ``idx`` of ``data``: the pooled features of
+    every top are computed once, then the layers after them are fitted (seeded AdamW,
+    one-cycle)."""
+    import torch
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    net.eval()
+    with torch.no_grad():
+        feats = torch.cat(
+            [
+                net.features(torch.from_numpy(network_input(data.x[j], data.white[j])))
+                for j in (idx[b : b + 512] for b in range(0, len(idx), 512))
+            ]
+        )
+    for p in net.features.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.AdamW(net.head.parameters(), lr=lr, weight_decay=1e-4)
+    per = max(1, len(idx) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * per)
+    cues = torch.from_numpy(data.cues[idx])
+    y = torch.from_numpy(data.y[idx].astype(np.int64))
+    for ep in range(epochs):
+        net.head.train()
+        order = torch.from_numpy(rng.permutation(len(idx)))
+        total = 0.0
+        for b in range(per):
+            j = order[b * batch : (b + 1) * batch]
+            opt.zero_grad()
+            loss = _loss(net.head(torch.cat([feats[j], cues[j]], dim=1)), y[j])
+            loss.backward()
+            opt.step()
+            if ep * per + b < epochs * per - 1:
+                sched.step()
             total += loss.item()
         if log:
             print(f"epoch {ep + 1}/{epochs}: loss {total / per:.4f}", file=sys.stderr)
@@ -253,7 +382,8 @@ def logits(net: Any, data: Tops, idx: NDArray[np.intp]) -> NDArray[np.float32]:
     with torch.no_grad():
         for b in range(0, len(idx), 512):
             j = idx[b : b + 512]
-            out.append(net(torch.from_numpy(network_input(data.x[j], data.white[j]))).numpy())
+            x = torch.from_numpy(network_input(data.x[j], data.white[j]))
+            out.append(net(x, torch.from_numpy(data.cues[j])).numpy())
     z = np.concatenate(out) if out else np.zeros((0, n_outputs()), np.float32)
     return z.reshape(-1, C, K)
 
@@ -281,8 +411,9 @@ def fit_temperature(z: NDArray[np.float32], y: NDArray[np.int32]) -> float:
 
 
 def to_onnx(net: Any, temperature: float, path: Path) -> None:
-    """Export ``net`` with the temperature and the per-colour softmax folded in: input
-    ``tops (N, 3 T, P, P) float32``, output ``probabilities (N, 6 (M + 1))``."""
+    """Export ``net`` with the temperature and the per-colour softmax folded in: inputs
+    ``tops (N, 3 T, P, P) float32`` and ``cues (N, n_cues()) float32``, output
+    ``probabilities (N, 6 (M + 1))``."""
     import torch
 
     class Calibrated(torch.nn.Module):
@@ -290,21 +421,21 @@ def to_onnx(net: Any, temperature: float, path: Path) -> None:
             super().__init__()
             self.net = net
 
-        def forward(self, x: Any) -> Any:
-            z = self.net(x).reshape(-1, C, K) / temperature
+        def forward(self, x: Any, cues: Any) -> Any:
+            z = self.net(x, cues).reshape(-1, C, K) / temperature
             return torch.softmax(z, dim=2).reshape(-1, C * K)
 
     model = Calibrated().eval()
-    dummy = torch.zeros(2, n_channels(), ROI_PX, ROI_PX)
+    dummy = (torch.zeros(2, n_channels(), ROI_PX, ROI_PX), torch.zeros(2, n_cues()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(
             model,
-            (dummy,),
+            dummy,
             str(path),
-            input_names=["tops"],
+            input_names=["tops", "cues"],
             output_names=["probabilities"],
-            dynamic_axes={"tops": {0: "N"}, "probabilities": {0: "N"}},
+            dynamic_axes={"tops": {0: "N"}, "cues": {0: "N"}, "probabilities": {0: "N"}},
             opset_version=13,
             dynamo=False,
         )
@@ -313,14 +444,17 @@ def to_onnx(net: Any, temperature: float, path: Path) -> None:
 def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp]) -> None:
     """Print the per-top error of probabilities ``p`` ``(len(idx), 6, M + 1)`` on ``data``'s
     examples ``idx`` (counts chosen among the colours in the game) and how often a top read
-    with 0.97 or more is right, beside the hand-built stage's error on the same tops."""
+    with 0.97 or more is right, beside the hand-built stage's error on the same tops; then
+    the same on the tops the hand-built stage counted otherwise."""
     wrong = np.zeros(len(idx), bool)
+    differ = np.zeros(len(idx), bool)
     sure = np.zeros(len(idx))
+    hand = data.hand[idx]
     for r, j in enumerate(idx):
         colours = [c for c, on in zip(COLOURS, data.play[j], strict=True) if on]
         got, sure[r] = choose_counts(p[r], colours)
         wrong[r] = _counts(got) != data.y[j].tolist()
-    hand = data.hand[idx]
+        differ[r] = hand[r, 0] >= 0 and _counts(got) != hand[r].tolist()
     read = hand[:, 0] >= 0
     hand_wrong = np.any(hand != data.y[idx], axis=1) & read
     hi = sure >= 0.97
@@ -328,6 +462,14 @@ def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp])
         f"{name}: wizards wrong on {100 * wrong.mean():.2f} % of {len(idx)} tops (hand-built "
         f"stage: {100 * hand_wrong.sum() / max(read.sum(), 1):.2f} %); sure >= 0.97 on "
         f"{100 * hi.mean():.1f} %, right there {100 * np.mean(~wrong[hi]):.3f} %",
+        file=sys.stderr,
+    )
+    d, dh = differ, differ & hi
+    print(
+        f"  the {int(d.sum())} tops the hand-built stage counted otherwise: right "
+        f"{100 * np.mean(~wrong[d]) if d.any() else 0:.1f} % (the hand-built stage "
+        f"{100 * np.mean(~hand_wrong[d]) if d.any() else 0:.1f} %); sure >= 0.97 on "
+        f"{int(dh.sum())}, right there {100 * np.mean(~wrong[dh]) if dh.any() else 0:.1f} %",
         file=sys.stderr,
     )
 
@@ -357,6 +499,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--epochs", type=int, default=15, help="training epochs (default 15)")
     ap.add_argument("--data", type=Path, nargs="*", default=[], help="caches of the tops (.npz)")
+    ap.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="a wizard ONNX of the tops only: its convolutions are kept and the linear layers "
+        "fitted with the colour areas' measurements (--epochs of those layers)",
+    )
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)
     if not 0.0 <= args.module_share <= 1.0:
@@ -375,7 +524,12 @@ def main(argv: list[str] | None = None) -> int:
     held = (data.session % 5) == 4
     tr, te = np.flatnonzero(~held), np.flatnonzero(held)
     print(f"{len(tr)} training tops, {len(te)} held out", file=sys.stderr)
-    net = train(data, tr, epochs=args.epochs)
+    if args.init is not None:
+        net = build_network()
+        load_tops_network(net, args.init)
+        net = fit_head(net, data, tr, epochs=args.epochs)
+    else:
+        net = train(data, tr, epochs=args.epochs)
     z = logits(net, data, te)
     temp = fit_temperature(z, data.y[te])
     report(f"held-out CNN (T={temp:.2f})", softmax(z, temp), data, te)

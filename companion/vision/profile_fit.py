@@ -264,53 +264,67 @@ def expected_spaces(
 
 
 @dataclass(slots=True)
-class _SurfacePixels:
-    """Pixels of the setup's surfaces, gathered space by space."""
+class SurfaceSamples:
+    """Pixels of a board's surfaces, gathered space by space: ``chunks`` by class name
+    (``roof-crest``, ``roof-plain``, ``wall``, ``track``, ``track-crest``, ``track-fountain``,
+    ``track-web``, ``castle``; each chunk ``(N, 3) uint8 BGR``) and the spaces whose magic
+    tower roof is bare (sampled by the setup fit's own steps)."""
 
-    crest: list[NDArray[np.uint8]]
-    plain: list[NDArray[np.uint8]]
-    wall: list[NDArray[np.uint8]]
-    track: list[NDArray[np.uint8]]
-    mark: list[NDArray[np.uint8]]
+    chunks: dict[str, list[NDArray[np.uint8]]]
     magic_spaces: list[int]
-    inserts: dict[str, list[NDArray[np.uint8]]]
 
 
-def _surface_pixels(view: SetupView, expected: Mapping[int, SpaceObservation]) -> _SurfacePixels:
-    """Sample every space's visible surface by what stands there at setup."""
+def surface_samples(view: SetupView, board: Mapping[int, SpaceObservation]) -> SurfaceSamples:
+    """Sample every space's visible surface by what ``board`` says stands there, at any tier.
+
+    A crest roof inside its crest disc (the disc covers 0.62..0.7 of the roof's radius), a
+    plain roof out to 0.8 of it, the wall of the tier below a roof, the raven castle's roof and
+    wall, a bare track space (a crest mark inside the mark, the track in a ring outside it) and
+    a bare insert tile. Spaces with wizards or tokens on the track, and the magic tower's violet
+    walls, are not sampled. Used by the setup fit (every tower one tier high, R-SETUP-3) and by
+    the learning from committed boards (:mod:`companion.vision.profile_learn`).
+    """
     g = view.geometry
-    out = _SurfacePixels([], [], [], [], [], [], {})
-    for space, o in expected.items():
-        kind = g.track.kind(space)
-        if o.towers == 1 and o.top in ("crest", "plain", "magic"):
-            # the crest disc covers 0.62..0.7 of a crest roof's radius: sample inside it
-            if o.top == "crest":
-                out.crest.append(view.disc_pixels(space, view.tier, view.roof_r * 0.55))
-            elif o.top == "magic":
-                if not o.wizards:
-                    out.magic_spaces.append(space)
-                continue  # (its violet walls are not the stone walls)
-            else:
-                out.plain.append(view.disc_pixels(space, view.tier, view.roof_r * 0.8))
-            out.wall.append(view.wall_pixels(space, g.tower, 0.0))
-        elif o.towers == 0 and not o.castle and not o.wizards and (o.witch or o.raven):
-            continue  # the tokens' space: sampled by _fit_tokens
-        elif o.towers == 0 and not o.castle and not o.wizards and kind in ("fountain", "web"):
-            out.inserts.setdefault(kind, []).append(
-                view.disc_pixels(space, 0.0, g.surface_radius(0) * 0.8)
+    chunks: dict[str, list[NDArray[np.uint8]]] = {}
+    magic: list[int] = []
+
+    def add(name: str, px: NDArray[np.uint8]) -> None:
+        chunks.setdefault(name, []).append(px)
+
+    for space, o in board.items():
+        if space not in g.spaces:
+            continue
+        if o.castle:
+            add(
+                "castle", view.disc_pixels(space, g.castle.height, g.castle.roof_diameter / 2 * 0.7)
             )
-        elif o.towers == 0 and not o.castle and not o.wizards:
+            add("castle", view.wall_pixels(space, g.castle, 0.0))
+            continue
+        z_top = g.tier_z(o.towers)
+        if o.towers >= 1 and o.top in ("crest", "plain"):
+            if o.top == "crest":
+                add("roof-crest", view.disc_pixels(space, z_top, view.roof_r * 0.55))
+            else:
+                add("roof-plain", view.disc_pixels(space, z_top, view.roof_r * 0.8))
+            add("wall", view.wall_pixels(space, g.tower, z_top - view.tier))
+        elif o.towers >= 1 and o.top == "magic":
+            if not o.wizards:
+                magic.append(space)
+        elif o.towers == 0 and not o.wizards and not o.witch and not o.raven:
+            kind = g.track.kind(space)
             mark = g.crest_mark(space)
-            if mark is not None:
-                out.mark.append(view.disc_pixels(space, 0.0, mark[1] * 0.6))
+            if kind in ("fountain", "web"):
+                add(f"track-{kind}", view.disc_pixels(space, 0.0, g.surface_radius(0) * 0.8))
+            elif mark is not None:
+                add("track-crest", view.disc_pixels(space, 0.0, mark[1] * 0.6))
                 disc = polar_disc(5)
                 ring = disc[np.linalg.norm(disc, axis=1) > 0.85]
                 c = g.space_centre(space)
                 r = g.surface_radius(0) * 0.9
-                out.track.append(view.gather(np.column_stack([c + ring * r, np.zeros(len(ring))])))
+                add("track", view.gather(np.column_stack([c + ring * r, np.zeros(len(ring))])))
             else:
-                out.track.append(view.disc_pixels(space, 0.0, g.surface_radius(0) * 0.8))
-    return out
+                add("track", view.disc_pixels(space, 0.0, g.surface_radius(0) * 0.8))
+    return SurfaceSamples(chunks, magic)
 
 
 def _fit_magic(view: SetupView, magic_spaces: list[int], classes: dict[str, ColourClass]) -> None:
@@ -363,18 +377,19 @@ def _fit_surfaces(
     """The roofs, walls, track, crest marks, inserts, the landscape beside the track and the
     castle, added to ``classes``."""
     g = view.geometry
-    px = _surface_pixels(view, expected)
+    px = surface_samples(view, expected)
     if px.magic_spaces:
         _fit_magic(view, px.magic_spaces, classes)
-    for name, group, chunks in (
-        ("roof-crest", ROOF, px.crest),
-        ("roof-plain", ROOF, px.plain),
-        ("wall", OTHER, px.wall),
-        ("track", TRACK, px.track),
-        ("track-crest", TRACK, px.mark),
-        ("track-fountain", TRACK, px.inserts.get("fountain", [])),
-        ("track-web", TRACK, px.inserts.get("web", [])),
+    for name, group in (
+        ("roof-crest", ROOF),
+        ("roof-plain", ROOF),
+        ("wall", OTHER),
+        ("track", TRACK),
+        ("track-crest", TRACK),
+        ("track-fountain", TRACK),
+        ("track-web", TRACK),
     ):
+        chunks = px.chunks.get(name, [])
         if chunks:
             classes[name] = robust_fit(name, group, view.f(np.concatenate(chunks)))
     # the printed landscape just outside the track band on both sides (the wizards' hulls on an

@@ -46,7 +46,7 @@ from companion.vision.profile import (
     ColourProfile,
     ProfileError,
 )
-from companion.vision.profile_fit import SetupView, polar_disc, robust_fit
+from companion.vision.profile_fit import SetupView, polar_disc, robust_fit, surface_samples
 
 SURFACES = ("roof-crest", "roof-plain", "wall", "track", "track-crest", "border", "castle")
 """The surface classes learnt from a committed board (besides the wizard colours)."""
@@ -137,40 +137,12 @@ def _spreads(old: ColourClass, mean: NDArray[np.float64]) -> float:
 def _surface_chunks(
     view: SetupView, board: Mapping[int, SpaceObservation]
 ) -> dict[str, list[NDArray[np.uint8]]]:
-    """Pixels of every surface whose class the board names, by class."""
+    """Pixels of every surface in :data:`SURFACES` whose class the board names, by class (the
+    setup fit's sampling, :func:`~companion.vision.profile_fit.surface_samples`, and the
+    landscape beside the track)."""
     g = view.geometry
-    out: dict[str, list[NDArray[np.uint8]]] = {n: [] for n in SURFACES}
-    for space, o in board.items():
-        if space not in g.spaces:
-            continue
-        z_top = g.tier_z(o.towers)
-        if o.castle:
-            top = view.disc_pixels(space, g.castle.height, g.castle.roof_diameter / 2 * 0.7)
-            out["castle"].append(top)
-            out["castle"].append(view.wall_pixels(space, g.castle, 0.0))
-            continue
-        if o.towers >= 1 and o.top in ("crest", "plain"):
-            if o.top == "crest":  # inside the crest disc (0.62..0.7 of the roof's radius)
-                out["roof-crest"].append(view.disc_pixels(space, z_top, view.roof_r * 0.55))
-            else:
-                out["roof-plain"].append(view.disc_pixels(space, z_top, view.roof_r * 0.8))
-            out["wall"].append(view.wall_pixels(space, g.tower, z_top - view.tier))
-        elif o.towers == 0 and not o.wizards and not o.witch and not o.raven:
-            kind = g.track.kind(space)
-            if kind in ("fountain", "web"):
-                continue  # inserts keep their setup colours
-            mark = g.crest_mark(space)
-            if mark is not None:
-                out["track-crest"].append(view.disc_pixels(space, 0.0, mark[1] * 0.6))
-                disc = polar_disc(5)
-                ring = disc[np.linalg.norm(disc, axis=1) > 0.85]
-                c = g.space_centre(space)
-                r = g.surface_radius(0) * 0.9
-                out["track"].append(
-                    view.gather(np.column_stack([c + ring * r, np.zeros(len(ring))]))
-                )
-            else:
-                out["track"].append(view.disc_pixels(space, 0.0, g.surface_radius(0) * 0.8))
+    chunks = surface_samples(view, board).chunks
+    out = {n: chunks.get(n, []) for n in SURFACES}
     border = np.concatenate([g.loop_edge(1.15, 160), g.loop_edge(-1.15, 160)])
     out["border"].append(view.gather(np.column_stack([border, np.zeros(len(border))])))
     return out

@@ -15,6 +15,10 @@ one wizard's. This module is the learned alternative (``DetectorConfig.wizard_me
   tower-count ROI, :mod:`companion.vision.stack_cnn`): the near side is always at the bottom;
 * each channel is divided by the frame's white reference (the markers' white paper), so the
   exposure and the white balance drop out;
+* beside the crops the network takes what the colour areas measured on the same top
+  (:func:`hand_cues`: per colour its area in wizards and its count, the colours in the game,
+  the clipped pixels, the areas' distance from a count boundary, one wizard's size, the top
+  kind), joined to its pooled features, so that it learns where the colour areas are right;
 * the network gives, for each of the six wizard colours (:data:`COLOURS`), the probabilities of
   ``0..MAX_PER_COLOUR`` wizards of that colour on the top (a softmax per colour, with a
   temperature fitted on held-out renders folded in). Colours not in the game are known to be
@@ -28,7 +32,7 @@ with the simulation (``python -m companion.sim.train_wizard_cnn``, needs the ``t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -55,6 +59,47 @@ MARGIN_MM = 4.0
 
 MAX_PER_COLOUR = 5
 """Most wizards of one colour the network tells apart (R-COMP-1: at most 5 in the box)."""
+
+
+CUE_TOPS = ("plain-space", "crest-space", "fountain", "plain", "crest", "magic")
+"""The top kinds the colour areas' measurements tell apart (:func:`hand_cues`)."""
+
+
+def n_cues() -> int:
+    """Length of :func:`hand_cues`: per colour the area, the count and whether it is in the
+    game; the unknown area, the clipped share, the margin, one wizard's size; the top kind."""
+    return 3 * len(COLOURS) + 4 + len(CUE_TOPS)
+
+
+def hand_cues(
+    areas: Mapping[str, float],
+    counts: Mapping[str, int],
+    colours: Iterable[str],
+    unknown: float,
+    clipped: float,
+    margin: float,
+    top: str,
+    one_wizard: float,
+) -> NDArray[np.float32]:
+    """What the hand-built wizard stage measured on one top, as the network's second input
+    ``(n_cues(),) float32``.
+
+    :param areas: colour -> its area in units of one wizard's projected area (others ignored).
+    :param counts: colour -> the wizards the colour areas count.
+    :param colours: the colours in the game (the others' area and count are 0).
+    :param unknown: the clipped pixels' area, in wizards; ``clipped``: their share of the top.
+    :param margin: the colour areas' distance from the nearest count boundary, in wizards.
+    :param top: the top kind read (one of :data:`CUE_TOPS`, else none of them).
+    :param one_wizard: one wizard's projected area there, sampled pixels.
+    """
+    play = set(colours)
+    on = [1.0 if c in play else 0.0 for c in COLOURS]
+    area = [min(float(areas.get(c, 0.0)), 8.0) * o for c, o in zip(COLOURS, on, strict=True)]
+    count = [float(counts.get(c, 0)) * o for c, o in zip(COLOURS, on, strict=True)]
+    size = math.log1p(max(float(one_wizard), 0.0)) / 5.0
+    rest = [min(float(unknown), 4.0), float(clipped), float(margin), size]
+    kind = [1.0 if top == k else 0.0 for k in CUE_TOPS]
+    return np.asarray(area + count + on + rest + kind, np.float32)
 
 
 def n_channels() -> int:
@@ -219,12 +264,14 @@ class TopSampler:
 class WizardModel:
     """The shipped (or a given) ONNX wizard network, run with ``cv2.dnn``.
 
-    :param path: an ONNX file taking ``(N, 3 len(SLABS_MM), ROI_PX, ROI_PX) float32``
-        top-surface stacks (:func:`~companion.vision.stack_cnn.network_input` of
-        :func:`top_stacks`) and giving ``(N, len(COLOURS) (MAX_PER_COLOUR + 1))`` probabilities
-        (colour-major: ``[colour, count]``; each colour's row sums to 1).
+    :param path: an ONNX file taking two inputs, ``tops``: ``(N, 3 len(SLABS_MM), ROI_PX,
+        ROI_PX) float32`` top-surface stacks (:func:`~companion.vision.stack_cnn.network_input`
+        of :func:`top_stacks`), and ``cues``: ``(N, n_cues()) float32`` the colour areas'
+        measurements of the same tops (:func:`hand_cues`), and giving ``(N, len(COLOURS)
+        (MAX_PER_COLOUR + 1))`` probabilities (colour-major: ``[colour, count]``; each colour's
+        row sums to 1).
     :raises OSError: when the file is missing; :raises ValueError: when OpenCV cannot read it or
-        it does not give those probabilities for that input.
+        it does not give those probabilities for those inputs.
     """
 
     def __init__(self, path: str | Path = MODEL_PATH, max_towers: int = 10) -> None:
@@ -234,10 +281,11 @@ class WizardModel:
         self.sampler = TopSampler(max_towers)
         probe = np.zeros((2, n_channels(), ROI_PX, ROI_PX), np.float32)
         try:
-            got = self._forward(probe)
+            got = self._forward(probe, np.zeros((2, n_cues()), np.float32))
         except (cv2.error, ValueError) as exc:
             raise ValueError(
-                f"wizard model {self.path.name}: does not take top-surface stacks ({exc})"
+                f"wizard model {self.path.name}: does not take top-surface stacks and the "
+                f"colour areas' measurements ({str(exc).strip().splitlines()[-1][:200]})"
             ) from None
         rows = got.reshape(2, len(COLOURS), -1).sum(axis=2) if got.size == 2 * n_outputs() else None
         if rows is None or not np.allclose(rows, 1.0, atol=1e-3):
@@ -246,42 +294,28 @@ class WizardModel:
                 f"{n_outputs()} probabilities ({len(COLOURS)} colours x 0..{MAX_PER_COLOUR})"
             )
 
-    def _forward(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
-        self._net.setInput(x)
+    def _forward(self, x: NDArray[np.float32], cues: NDArray[np.float32]) -> NDArray[np.float32]:
+        self._net.setInput(x, "tops")
+        self._net.setInput(cues, "cues")
         out = np.asarray(self._net.forward(), np.float32)
         return out.reshape(len(x), -1)
 
-    def probabilities(self, x: NDArray[Any]) -> NDArray[np.float32]:
+    def probabilities(self, x: NDArray[Any], cues: NDArray[Any]) -> NDArray[np.float32]:
         """``(N, len(COLOURS), MAX_PER_COLOUR + 1)`` probabilities for network input
-        ``(N, 3 len(SLABS_MM), ROI_PX, ROI_PX)``.
+        ``(N, 3 len(SLABS_MM), ROI_PX, ROI_PX)`` and the colour areas' measurements of the same
+        tops ``(N, n_cues())`` (:func:`hand_cues`).
 
-        :raises ValueError: for input of another shape.
+        :raises ValueError: for inputs of other shapes.
         """
         a = np.ascontiguousarray(x, np.float32)
+        c = np.ascontiguousarray(cues, np.float32)
         want = (n_channels(), ROI_PX, ROI_PX)
         if a.ndim != 4 or a.shape[1:] != want:
             raise ValueError(
                 f"top-surface stacks: expected (N, {', '.join(map(str, want))}), got {a.shape}"
             )
+        if c.shape != (len(a), n_cues()):
+            raise ValueError(f"colour-area cues: expected ({len(a)}, {n_cues()}), got {c.shape}")
         if len(a) == 0:
             return np.zeros((0, len(COLOURS), MAX_PER_COLOUR + 1), np.float32)
-        return self._forward(a).reshape(len(a), len(COLOURS), MAX_PER_COLOUR + 1)
-
-    def read(
-        self,
-        frame: NDArray[np.uint8],
-        pose: BoardPose,
-        geometry: BoardGeometry,
-        white: NDArray[Any],
-        spaces: Sequence[int],
-        tiers: Sequence[int],
-    ) -> NDArray[np.float32]:
-        """``(N, len(COLOURS), MAX_PER_COLOUR + 1)`` probabilities of the wizards on the top
-        surfaces of ``spaces`` at ``tiers`` in one frame (one batched forward pass of
-        :meth:`TopSampler.inputs`)."""
-        if len(tiers) != len(spaces):
-            raise ValueError(f"top stacks: {len(spaces)} spaces but {len(tiers)} tiers")
-        if not len(spaces):
-            return np.zeros((0, len(COLOURS), MAX_PER_COLOUR + 1), np.float32)
-        x = self.sampler.inputs(frame, pose, geometry, white, spaces, tiers)
-        return self.probabilities(x)
+        return self._forward(a, c).reshape(len(a), len(COLOURS), MAX_PER_COLOUR + 1)

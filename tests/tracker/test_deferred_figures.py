@@ -9,7 +9,7 @@ from dataclasses import replace
 from companion.rules.actions import MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
-from companion.sim.answering import shown_right
+from companion.sim.answering import TruthWalk, shown_right
 from companion.tracking.belief import trapped_places
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
@@ -38,3 +38,18 @@ def test_a_wrong_trapped_wizard_is_shown_right_only_among_its_alternatives():
     assert not shown_right(best, truth, {"blue": alts[:1]}), "the truth is not listed"
     assert not shown_right(best, truth, {}), "shown as certain and wrong"
     assert shown_right(truth, truth, {})
+
+
+def test_a_commit_is_right_when_each_players_true_count_is_one_of_his():
+    """The pages list each player's possible counts (``potions_unsure``): a commit whose
+    alternatives hold every player's true count is right, even when their true combination is
+    not one of its alternatives (counted apart, ``wrong_commits_joint``); a count missing from
+    a player's list is wrong."""
+    st = setup(Config(player_count=2), None)
+    truth = replace(st, potions=((1, 3, 1), (1, 3, 1)))
+    alts = (((2, 3, 0), (1, 3, 1)), ((1, 3, 1), (2, 3, 0)))
+    walk = TruthWalk([st, truth])
+    assert walk.check(replace(truth, potions=alts[0]), alts)
+    assert (walk.wrong, walk.wrong_joint) == (0, 1)
+    assert not walk.check(replace(truth, potions=((2, 3, 0), (2, 3, 0))))
+    assert (walk.wrong, walk.wrong_joint) == (1, 2)

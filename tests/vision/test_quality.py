@@ -22,9 +22,9 @@ from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.render import random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import OK, UNSURE, Detector, DetectorConfig
-from companion.vision.detector.core import wizard_margin
 from companion.vision.detector.glare import wash_excess, washed_tops
 from companion.vision.detector.heights import _model_heights
+from companion.vision.detector.wizards import wizard_margin
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose
 from companion.vision.profile_setup import build_profile

@@ -54,8 +54,9 @@ def test_bad_models_and_inputs_are_refused_loudly(tmp_path: Path) -> None:
         TokenModel(junk)
     from companion.vision.wizard_cnn import MODEL_PATH as WIZARDS
 
-    with pytest.raises(ValueError, match="expected 6 probabilities"):
-        TokenModel(WIZARDS)  # the wizard network takes the same input, gives other outputs
+    # the wizard network takes the same crops and the colour areas' measurements
+    with pytest.raises(ValueError, match="token model wizard_cnn.onnx: does not take"):
+        TokenModel(WIZARDS)
     with pytest.raises(ValueError, match="top-surface stacks"):
         TokenModel().read(np.zeros((2, 3, ROI_PX, ROI_PX), np.float32))
     with pytest.raises(ValueError, match="token_method"):

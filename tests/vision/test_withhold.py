@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from companion.bench.vision_tally import Tally
 from companion.rules import Config, setup
 from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.readings import (
@@ -26,7 +27,7 @@ from companion.sim.readings import (
 from companion.sim.render import random_setup, render
 from companion.sim.scenes import random_game_state
 from companion.vision.detector import OK, UNSURE, Detector, DetectorConfig, SpaceDetail
-from companion.vision.detector.withhold import withheld_message, withhold
+from companion.vision.detector.withhold import reason_kind, withheld_message, withhold
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile_setup import build_profile
 from companion.vision.stability import GateConfig, StabilityGate
@@ -90,6 +91,12 @@ class TestWithhold:
             2: "space 2: can't tell 1 or 2 blue wizards",
             4: "space 4: the tower count does not add up (0 or 1 towers)",
         }
+        # the bench tallies them by kind
+        kinds = {s: reason_kind(r) for s, r in got.reasons.items()}
+        assert kinds == {1: "top kind", 2: "wizards", 4: "tower total"}
+        assert reason_kind("space 3: can't tell 1 or 2 towers") == "tower count"
+        assert reason_kind("glare on space 5") == "glare"
+        assert reason_kind("space 5: can't read it") == "not read"
 
     def test_glare_withholds_a_space_whatever_its_confidence(self) -> None:
         got = withhold(board(), {}, self.CFG, {2: 0.3})
@@ -217,3 +224,29 @@ class TestBenchOutcomes:
         assert rows[0]["wrong_pct"] == rows[0]["exact_pct"] == rows[0]["refused_pct"] == 33.33
         assert rows[1]["wrong_pct"] == 0.0 and rows[1]["partial_pct"] == 33.33
         assert rows[1]["withheld_space_pct"] == 12.5  # 1 of the 8 spaces of 2 boards
+
+    def test_the_bench_counts_the_frames_whose_tower_total_forced_a_count(self) -> None:
+        t = self.TRUTH
+        tally = Tally()
+        tally.add(t, t, t)
+        # the setup's total moved a tower from space 1 (right after the move) and space 2
+        moved = Observation({**t.spaces, 2: replace(t.spaces[2], towers=t.spaces[2].towers + 1)})
+        tally.add(t, None, moved, forced=[1, 2])
+        tally.add(t, None, None)
+        tally.ms, tally.warp_ms = [5.0, 6.0, 7.0], [1.0]
+        fg = tally.figures()
+        assert (fg["forced_frames"], fg["forced_spaces"], fg["forced_right"]) == (1, 2, 1)
+        assert fg["forced_frame_pct"] == 33.33
+
+    def test_the_bench_counts_the_withheld_spaces_by_why(self) -> None:
+        t = self.TRUTH
+        tally = Tally()
+        partial = Observation({s: o for s, o in t.spaces.items() if s not in (1, 2)})
+        why = {1: "space 1: can't tell 1 or 2 red wizards", 2: "glare on space 2"}
+        tally.add(t, partial, t, withheld=why)
+        tally.add(
+            t, Observation({s: o for s, o in t.spaces.items() if s != 1}), t, withheld={1: why[1]}
+        )
+        tally.add(t, None, None, withheld={3: "space 3: can't read it"})  # refused: not counted
+        tally.ms, tally.warp_ms = [5.0, 6.0, 7.0], [1.0]
+        assert tally.figures()["withheld_by_kind"] == {"glare": [1, 1], "wizards": [2, 2]}

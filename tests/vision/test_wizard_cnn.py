@@ -24,6 +24,7 @@ from companion.vision.profile import ColourProfile
 from companion.vision.profile_setup import build_profile
 from companion.vision.stack_cnn import MODEL_PATH as STACK_PATH
 from companion.vision.stack_cnn import network_input
+from companion.vision.token_cnn import MODEL_PATH as TOKEN_PATH
 from companion.vision.wizard_cnn import (
     MAX_PER_COLOUR,
     MODEL_PATH,
@@ -32,7 +33,9 @@ from companion.vision.wizard_cnn import (
     TopSampler,
     WizardModel,
     choose_counts,
+    hand_cues,
     n_channels,
+    n_cues,
     top_stacks,
 )
 
@@ -49,10 +52,11 @@ def test_the_shipped_model_is_small_and_gives_a_count_distribution_per_colour() 
     assert MODEL_PATH.stat().st_size < 1_000_000
     model = WizardModel()
     x = np.zeros((5, n_channels(), ROI_PX, ROI_PX), np.float32)
-    p = model.probabilities(x)
+    cues = np.zeros((5, n_cues()), np.float32)
+    p = model.probabilities(x, cues)
     assert p.shape == (5, len(COLOURS), M) and p.dtype == np.float32
     np.testing.assert_allclose(p.sum(2), 1.0, atol=1e-5)
-    assert model.probabilities(x[:0]).shape == (0, len(COLOURS), M)
+    assert model.probabilities(x[:0], cues[:0]).shape == (0, len(COLOURS), M)
 
 
 def test_bad_models_and_inputs_are_refused_loudly(tmp_path: Path) -> None:
@@ -65,8 +69,14 @@ def test_bad_models_and_inputs_are_refused_loudly(tmp_path: Path) -> None:
     # a readable graph that is not a wizard network (the tower-count network)
     with pytest.raises(ValueError, match="wizard model"):
         WizardModel(STACK_PATH)
+    # a network of the same tops that does not take the colour areas' measurements
+    with pytest.raises(ValueError, match="colour areas' measurements"):
+        WizardModel(TOKEN_PATH)
+    cues = np.zeros((2, n_cues()), np.float32)
     with pytest.raises(ValueError, match="expected \\(N, 9, 32, 32\\)"):
-        WizardModel().probabilities(np.zeros((2, 3, ROI_PX, ROI_PX), np.float32))
+        WizardModel().probabilities(np.zeros((2, 3, ROI_PX, ROI_PX), np.float32), cues)
+    with pytest.raises(ValueError, match="cues: expected \\(2, "):
+        WizardModel().probabilities(np.zeros((2, 9, ROI_PX, ROI_PX), np.float32), cues[:, :5])
     geometry = BoardGeometry.default()
     table = random_setup(np.random.default_rng(5), geometry)
     with pytest.raises(ValueError, match="wizard_method"):
@@ -93,6 +103,18 @@ def test_counts_keep_to_the_colours_in_the_game_and_six_on_a_top() -> None:
     p[COLOURS.index("green")] = [0, 0.55, 0.45, 0, 0, 0]
     got, _ = choose_counts(p, ["red", "blue", "green"])
     assert got == {"red": 1, "blue": 4, "green": 1}
+
+
+def test_the_colour_areas_measurements_keep_to_the_colours_in_the_game() -> None:
+    areas = {"red": 1.2, "blue": 0.9, "witch": 0.7}
+    got = hand_cues(areas, {"red": 1, "blue": 1}, ["red", "green"], 0.1, 0.02, 0.3, "crest", 40.0)
+    assert got.shape == (n_cues(),) and got.dtype == np.float32
+    red, blue = COLOURS.index("red"), COLOURS.index("blue")
+    # blue is not in this game: its area and count are no evidence; a token's area is none
+    assert got[red] == pytest.approx(1.2) and got[blue] == 0.0
+    assert got[6 + red] == 1.0 and got[6 + blue] == 0.0
+    assert got[12 + COLOURS.index("green")] == 1.0 and got[12 + blue] == 0.0
+    assert got[-6:].tolist() == [0, 0, 0, 0, 1, 0]  # a crest roof
 
 
 @pytest.fixture(scope="module")
@@ -183,15 +205,20 @@ def test_the_sampler_cuts_what_a_fresh_cut_gives_as_tops_and_the_pose_change(
 def test_training_runs_end_to_end_and_cv2_dnn_gives_the_training_side_answer(
     tmp_path: Path,
 ) -> None:
-    from companion.sim.train_wizard_cnn import collect, logits, softmax, to_onnx, train
+    from companion.sim.train_wizard_cnn import collect, fit_head, logits, softmax, to_onnx, train
 
     data = collect(1, 1, base=587, log=False)
     assert data.x.shape[1:] == (len(SLABS_MM), ROI_PX, ROI_PX, 3) and len(data.y) >= 10
     assert data.y.shape == (len(data.x), len(COLOURS)) and data.y.sum() >= 4
     net = train(data, np.arange(len(data.y)), epochs=1, batch=8, log=False)
+    # the layers after the pooled features fitted again with the convolutions kept
+    conv = [p.detach().clone() for p in net.features.parameters()]
+    net = fit_head(net, data, np.arange(len(data.y)), epochs=1, batch=8, log=False)
+    assert all(np.array_equal(a, b) for a, b in zip(conv, net.features.parameters(), strict=True))
     path = tmp_path / "tiny.onnx"
     to_onnx(net, 1.5, path)
-    got = WizardModel(path).probabilities(network_input(data.x, data.white))
+    assert data.cues.shape == (len(data.y), n_cues())
+    got = WizardModel(path).probabilities(network_input(data.x, data.white), data.cues)
     want = softmax(logits(net, data, np.arange(len(data.y))), 1.5)
     np.testing.assert_allclose(got, want, atol=1e-5)
 

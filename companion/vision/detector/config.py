@@ -171,7 +171,8 @@ class DetectorConfig:
     :param wizard_method: how the wizards on a top surface are read: ``"hand"`` (the colour
         areas of the profile's classes in the projected wizard region, this package's
         ``wizards`` stage) or ``"cnn"`` (the network of :mod:`companion.vision.wizard_cnn` on
-        the top surface's ROI, checked against the colour areas; ``docs/vision.md``, "Wizards",
+        the top surface's ROI and the colour areas' measurements there; ``docs/vision.md``,
+        "Wizards",
         gives both methods' figures). ``"cnn"`` measured better on fresh bench seeds (wizard
         error per space of the frames read, CNN heights, withholding 0.2: 0.13 against 0.17 %
         base, 0.31 against 1.93 % with all modules), at about 7 ms more per frame on one core.
@@ -184,11 +185,10 @@ class DetectorConfig:
         roof is at most when the token network's roof head reads it the other way from the
         hand-built stage (the surer of the two readings is kept).
     :param wizard_disagree: with ``wizard_method = "cnn"``: how sure (raw) a top's wizards are
-        at most when the colour areas count them differently from the network (the colour areas
-        are measured either way, for the tokens; the surer of the two readings is kept). On
-        held-out training renders the two readings were wrong together on a quarter of the
-        tops either got wrong; the tops the network read with 0.97 or more were right 99.68 %
-        of the time, 99.87 % where both agreed, for 0.4 % fewer sure tops.
+        at most when the colour areas count them differently from the network (which has seen
+        their measurements; its counts are kept); 1: no bound. On held-out training renders
+        the network's sure tops (0.97 or more) were right 99.83 % of the time, 99.91 % with
+        this bound at 0.5, for 0.6 % fewer sure tops (``docs/vision.md``, "Wizards").
     :param min_confidence: a board with a space below this (reported) confidence is refused
         (the tracker gets no reading rather than a wrong one). Off (0) by default: a floor of
         0.005 (a raw confidence of 0.22) refused a tenth of the boards on the development seeds
@@ -306,7 +306,8 @@ class SpaceDetail:
     reading of the witch and the raven token there is (``token_sure``, 1 when not read); how
     much lighter than the tops of its kind a lamp's reflection made the top (``washed``,
     fractions of the markers' white, 0 below ``QualityLimits.wash_excess``: then the space is
-    glare, docs/vision.md "Glare")."""
+    glare, docs/vision.md "Glare"); what the colour areas measured there as the wizard
+    network's second input (``wizard_cues``, :func:`~companion.vision.wizard_cnn.hand_cues`)."""
 
     roof_scores: tuple[float, ...]
     castle_scores: tuple[float, ...]
@@ -320,6 +321,7 @@ class SpaceDetail:
     rival_towers: int = -1
     token_sure: float = 1.0
     washed: float = 0.0
+    wizard_cues: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

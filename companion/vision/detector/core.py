@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import cast
 
 import cv2
@@ -52,12 +53,15 @@ from companion.vision.detector.tokens import (
 from companion.vision.detector.tops import crest_disc_yb, magic_shares, top_kinds
 from companion.vision.detector.withhold import withheld_message, withhold
 from companion.vision.detector.wizards import (
+    WizardReader,
+    fused_wizards,
     label_tops,
     learned_wizards,
     settle_wizards,
     surface_labels,
     top_inputs,
     wizard_areas,
+    wizard_margin,
 )
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose, BoardPoseTracker, MarkerDetector
@@ -79,7 +83,7 @@ from companion.vision.quality import (
 from companion.vision.stack_cnn import StackModel
 from companion.vision.token_cnn import TokenModel
 from companion.vision.top_kind import TopKindModel, learned_tops
-from companion.vision.wizard_cnn import TopSampler, WizardModel
+from companion.vision.wizard_cnn import TopSampler, WizardModel, hand_cues
 
 
 def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
@@ -94,29 +98,6 @@ def _thumbnail(grey: NDArray[np.uint8], fw: int, fh: int) -> NDArray[np.uint8]:
             "NDArray[np.uint8]", cv2.resize(grey, (w // f, h // f), interpolation=cv2.INTER_AREA)
         )
     return cast("NDArray[np.uint8]", cv2.resize(grey, (fw, fh), interpolation=cv2.INTER_AREA))
-
-
-def wizard_margin(
-    areas: Mapping[str, float],
-    wizard_min: float,
-    unknown: float = 0.0,
-    inflated: Mapping[str, float] | None = None,
-) -> float:
-    """How far (in wizards) the wizard areas of a top are from the nearest count boundary
-    (``wizard_min``, ``1 + wizard_min``, ...): 0 on a boundary, about 0.5 at best.
-
-    :param unknown: area of the top's clipped pixels, in wizards: what they hide may belong
-        to any colour, so each colour's distance to the boundary above shrinks by it (a
-        colour with no area included: clipped pixels are unknown, never "no wizard").
-    :param inflated: colour -> area (wizards) the surface under the wizards may add to that
-        colour beyond what was subtracted for it: its distance to the boundary below shrinks.
-    """
-    m = 0.5
-    for c, a in areas.items():
-        frac = (a - wizard_min) % 1.0
-        down = frac - (inflated or {}).get(c, 0.0) if a >= wizard_min else frac
-        m = min(m, down, 1.0 - frac - unknown)
-    return float(max(m, 0.0))
 
 
 def space_confidence(height: float, top: float, margin: float, cfg: DetectorConfig) -> float:
@@ -135,13 +116,14 @@ def _read_tops(
     tops: list[str],
     sure: list[float],
     clipped: NDArray[np.bool_],
-    learned: Mapping[int, tuple[dict[str, int], float]] | None = None,
+    learned: WizardReader | None = None,
     tokens: TokenReading | None = None,
 ) -> tuple[dict[int, SpaceObservation], dict[int, SpaceDetail]]:
     """The pieces on every top surface: wizards by colour, then the tokens. ``clipped``: the
     hull pixels (as ``px.labels``) that are over-exposed (their labels are already -1).
-    ``learned``: space -> the wizard network's counts and how sure they are
-    (:func:`~companion.vision.detector.wizards.learned_wizards`), which replace the colour
+    ``learned``: the wizard network given the colour areas' measurements of every top
+    (:func:`~companion.vision.wizard_cnn.hand_cues`): space -> its counts and how sure they
+    are (:func:`~companion.vision.detector.wizards.learned_wizards`), which replace the colour
     areas' counts and margin there. ``tokens``: the token network's reading
     (:func:`~companion.vision.detector.tokens.learned_tokens`), which places the tokens instead
     of the colour areas and reads a roof under a token; how sure a space's token reading is
@@ -151,6 +133,10 @@ def _read_tops(
     details: dict[int, SpaceDetail] = {}
     drift, feats_all = track_drift(rd, fp, px)
     disc_yb = crest_disc_yb(rd, fp, st, tops)
+    classes = list(rd.classes.wizard_idx)
+    # the colour areas of every top first: the network takes their measurements
+    hand: list[tuple[dict[str, int], dict[str, float], float, float, float]] = []
+    cues: dict[int, NDArray[np.float32]] = {}
     pos = 0
     for si, space in enumerate(g.spaces):
         top = tops[si]
@@ -175,7 +161,6 @@ def _read_tops(
             feats = feats_all[pos - n_px : pos]
             areas.update(token_areas(rd, hh, lab, counts, drift, feats, disc_yb))
             settle_wizards(rd, wizards, areas)
-        height = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
         margin = wizard_margin(
             {c: a for c, a in areas.items() if c in rd.classes.wizard_idx},
             rd.config.wizard_min,
@@ -184,23 +169,20 @@ def _read_tops(
             if top in ("crest", "crest-space")
             else None,
         )
-        if learned is not None and space in learned and hh is not None and top != "web":
-            # the network's counts; its probability as the margin that gives the same
-            # sureness, less the clipped pixels' area (what they hide is unknown)
-            gain = rd.config.wizard_margin_gain
-            hand_count, hand_margin = wizards, margin
-            wizards, p = learned[space]
-            margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
-            if wizards != hand_count:
-                # the two readings' mistakes are mostly different ones: a top they read
-                # differently is unsure, and the surer of the two is kept
-                if hand_margin > margin:
-                    wizards, margin = hand_count, hand_margin
-                margin = min(margin, (rd.config.wizard_disagree - 0.5) / gain)
+        hand.append((wizards, areas, margin, unknown, clip_share))
+        if hh is not None and top != "web":
+            one = hh[2] * rd.wizard_gain
+            cues[space] = hand_cues(areas, wizards, classes, unknown, clip_share, margin, top, one)
+    net = learned(cues) if learned is not None else {}
+    for si, space in enumerate(g.spaces):
+        wizards, areas, margin, unknown, clip_share = hand[si]
+        if space in net and space in cues:
+            wizards, margin = fused_wizards(net[space], wizards, unknown, rd.config)
+        height = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
         conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(
             towers=st.towers_of[si],
-            top=top,
+            top=tops[si],
             wizards={c: n for c, n in wizards.items() if n > 0},
             castle=st.castle_of[si],
             witch=False,
@@ -218,6 +200,7 @@ def _read_tops(
             forced=bool(st.forced[si]) if st.forced else False,
             clipped=clip_share,
             rival_towers=st.rival_of[si] if st.rival_of else -1,
+            wizard_cues=tuple(cues[space].tolist()) if space in cues else (),
         )
     token_sure, roof_sure = place_tokens(rd, fp, out, details, drift, tokens)
     for space, o in out.items():
@@ -566,7 +549,8 @@ class Detector:
         tops, sure = top_kinds(rd, fp, stacks, pixels, magic_shares(rd, fp, stacks))
         if self._top_model is not None:
             learned_tops(self._top_model, fp, stacks, rd.geometry, tops, sure)
-        learned = tokens = None
+        learned: WizardReader | None = None
+        tokens: TokenReading | None = None
         # without tokens in play only the network's roof head is used: it checks the crest
         # and plain roofs as it does with the modules
         token_model = self._token_model
@@ -576,7 +560,7 @@ class Detector:
             if self._recolour is not None and x.size:
                 x = recolour_input(x, self._recolour)
             if self._wizard_model is not None:
-                learned = learned_wizards(self._wizard_model, rd, top_spaces, x)
+                learned = partial(learned_wizards, self._wizard_model, rd, top_spaces, x)
             if token_model is not None:
                 tokens = learned_tokens(token_model, rd, top_spaces, x, tops)
         spaces, details = _read_tops(rd, fp, stacks, pixels, tops, sure, clipped, learned, tokens)

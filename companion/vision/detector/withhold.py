@@ -69,6 +69,27 @@ def space_reason(
     return f"space {space}: can't tell {lo} or {hi} {colour} wizards"
 
 
+REASON_KINDS = ("tower total", "tower count", "top kind", "glare", "wizards", "not read")
+"""The kinds of :func:`space_reason`'s messages (:func:`reason_kind`), as the vision bench
+tallies the withheld spaces."""
+
+
+def reason_kind(reason: str) -> str:
+    """The kind (one of :data:`REASON_KINDS`) of a withheld space's reason as
+    :func:`space_reason` or :func:`withhold` words it."""
+    if reason.startswith("glare on"):
+        return "glare"
+    if "does not add up" in reason:
+        return "tower total"
+    if reason.endswith(" towers"):
+        return "tower count"
+    if "wizards" in reason:
+        return "wizards"
+    if "can't tell" in reason:
+        return "top kind"
+    return "not read"
+
+
 def _towers(n: int, d: SpaceDetail) -> str:
     rival = d.rival_towers
     if rival < 0 or rival == n:

@@ -15,6 +15,7 @@ purple wizard, the star no yellow one).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 
 import cv2
 import numpy as np
@@ -22,11 +23,17 @@ from numpy.typing import NDArray
 
 from companion.rules.observation import MAX_WIZARDS_ON_TOP
 from companion.vision.detector.classes import NearestClass
-from companion.vision.detector.config import HARD_PAIRS
+from companion.vision.detector.config import HARD_PAIRS, DetectorConfig
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks, TopPixels
 from companion.vision.detector.pose import Hull, hull, owners
 from companion.vision.profile import features
-from companion.vision.wizard_cnn import TopSampler, WizardModel, choose_counts
+from companion.vision.wizard_cnn import TopSampler, WizardModel, choose_counts, n_cues
+
+WizardReader = Callable[
+    [Mapping[int, NDArray[np.float32]]], dict[int, tuple[dict[str, int], float]]
+]
+"""The wizard network on a frame's tops, given the colour areas' measurements of each
+(:func:`~companion.vision.wizard_cnn.hand_cues`): space -> (colour -> count, how sure)."""
 
 
 def hull_labels(
@@ -244,11 +251,61 @@ def top_inputs(
 
 
 def learned_wizards(
-    model: WizardModel, rd: Reader, spaces: list[int], x: NDArray[np.float32]
+    model: WizardModel,
+    rd: Reader,
+    spaces: list[int],
+    x: NDArray[np.float32],
+    cues: Mapping[int, NDArray[np.float32]],
 ) -> dict[int, tuple[dict[str, int], float]]:
     """The wizards on the top surfaces of ``spaces`` from the wizard network (one batched
-    forward pass of their inputs ``x``, :func:`top_inputs`): space -> (colour -> count among
-    the profile's colours, how sure that is 0..1)."""
-    probs = model.probabilities(x)
+    forward pass of their inputs ``x``, :func:`top_inputs`, and the colour areas'
+    measurements ``cues``: space -> ``(n_cues(),)``, zeros for a space without them): space ->
+    (colour -> count among the profile's colours, how sure that is 0..1)."""
+    c = np.zeros((len(spaces), n_cues()), np.float32)
+    for i, s in enumerate(spaces):
+        if s in cues:
+            c[i] = cues[s]
+    probs = model.probabilities(x, c)
     colours = list(rd.classes.wizard_idx)
     return {s: choose_counts(p, colours) for s, p in zip(spaces, probs, strict=True)}
+
+
+def wizard_margin(
+    areas: Mapping[str, float],
+    wizard_min: float,
+    unknown: float = 0.0,
+    inflated: Mapping[str, float] | None = None,
+) -> float:
+    """How far (in wizards) the wizard areas of a top are from the nearest count boundary
+    (``wizard_min``, ``1 + wizard_min``, ...): 0 on a boundary, about 0.5 at best.
+
+    :param unknown: area of the top's clipped pixels, in wizards: what they hide may belong
+        to any colour, so each colour's distance to the boundary above shrinks by it (a
+        colour with no area included: clipped pixels are unknown, never "no wizard").
+    :param inflated: colour -> area (wizards) the surface under the wizards may add to that
+        colour beyond what was subtracted for it: its distance to the boundary below shrinks.
+    """
+    m = 0.5
+    for c, a in areas.items():
+        frac = (a - wizard_min) % 1.0
+        down = frac - (inflated or {}).get(c, 0.0) if a >= wizard_min else frac
+        m = min(m, down, 1.0 - frac - unknown)
+    return float(max(m, 0.0))
+
+
+def fused_wizards(
+    reading: tuple[dict[str, int], float],
+    hand: Mapping[str, int],
+    unknown: float,
+    cfg: DetectorConfig,
+) -> tuple[dict[str, int], float]:
+    """The wizard network's counts on a top (``reading``: counts, how sure) and the margin
+    (wizards) that gives its sureness through ``wizard_margin_gain``, less the clipped pixels'
+    area ``unknown`` (what they hide is unknown). Where the colour areas counted ``hand``
+    otherwise, the margin is at most the one of ``cfg.wizard_disagree`` (1: no bound)."""
+    wizards, p = reading
+    gain = cfg.wizard_margin_gain
+    margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
+    if cfg.wizard_disagree < 1.0 and wizards != {c: n for c, n in hand.items() if n > 0}:
+        margin = min(margin, (cfg.wizard_disagree - 0.5) / gain)
+    return wizards, margin
