@@ -25,7 +25,7 @@ and the share of frames with a *forced* space, one whose tower count the setup's
 changed (R-COMP-1/3; ``forced_frame_pct``, ``forced_spaces``: such a space is capped at
 ``DetectorConfig.forced_confidence``, so withheld) and the withheld spaces by why
 (``withheld_by_kind``: tower total, tower count, top kind, glare, wizards, not read, each
-[spaces, frames]) (:mod:`companion.bench.vision_tally`); the
+[spaces, frames]) (:mod:`companion.sim.vision_tally`); the
 same frames are also scored at other withholding thresholds (``withhold_sweep``: the trade-off
 between wrong boards and withheld spaces).
 ``--withhold-below 0`` reads as the detector did before it could withhold a space.
@@ -50,23 +50,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from companion.bench.reliability import print_reliability
 from companion.bench.vision_still import read_still
-from companion.bench.vision_tally import (
+from companion.rules.model import MODULES
+from companion.sim.readings import OUTCOMES, sweep
+from companion.sim.reliability import print_reliability
+from companion.sim.scenes import (
+    INTENSITY_BUCKETS,
+    KELVIN_BUCKETS,
+    TILT_BUCKETS,
+    random_game_state,
+)
+from companion.sim.vision_tally import (
     Tally,
     colour_confusion,
     parse_seeds,
     spread,
     write_wrong_spaces,
     wrong_spaces,
-)
-from companion.rules.model import MODULES
-from companion.sim.readings import OUTCOMES, sweep
-from companion.sim.scenes import (
-    INTENSITY_BUCKETS,
-    KELVIN_BUCKETS,
-    TILT_BUCKETS,
-    random_game_state,
 )
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from companion.bench.vision_tally import Tally
 from companion.rules import Config, setup
 from companion.rules.observation import Observation, SpaceObservation
 from companion.sim.readings import (
@@ -26,6 +25,7 @@ from companion.sim.readings import (
 )
 from companion.sim.render import random_setup, render
 from companion.sim.scenes import random_game_state
+from companion.sim.vision_tally import Tally
 from companion.vision.detector import OK, UNSURE, Detector, DetectorConfig, SpaceDetail
 from companion.vision.detector.withhold import reason_kind, withheld_message, withhold
 from companion.vision.geometry import BoardGeometry

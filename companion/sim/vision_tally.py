@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from companion.bench.reliability import reliability
 from companion.rules.observation import Observation
 from companion.sim.readings import (
     EXACT,
@@ -33,6 +32,7 @@ from companion.sim.readings import (
     frame_read,
     space_right,
 )
+from companion.sim.reliability import reliability
 from companion.vision.detector.withhold import REASON_KINDS, reason_kind
 
 
