@@ -194,32 +194,6 @@ def contradicted(
     return tuple(out)
 
 
-def reread(
-    target: Target, before: Target, mismatch: Sequence[int], st_views: Sequence[SpaceView]
-) -> bool:
-    """``target`` reads the same still board as the frame before it (``before``) without that
-    frame's misreads, and the best story (expected views ``st_views``) still disagrees with it.
-
-    The two frames differ (where both read the space) only on spaces where ``before``'s
-    best-fitting story disagreed with ``before`` (``mismatch``, 1..N): camera errors come and
-    go from frame to frame, so those were misreads, and the frame after shows the board as it
-    stands. When the best story disagrees with that frame too, it is a story that was chosen
-    to fit the misreads (a wrong turn that explains a misread wizard), while the true turn,
-    paying the misreads, fell out of the earlier frame's beam: both frames are searched again
-    (:func:`recheck`).
-    """
-    changed = {
-        i + 1
-        for i in range(target.length)
-        if target.reading(i) is not None
-        and before.reading(i) is not None
-        and not target.same_reading(before, i)
-    }
-    if not changed or not changed <= set(mismatch):
-        return False
-    return any(target.space_cost(i, v) > 0.0 for i, v in enumerate(st_views))
-
-
 def cut(hyps: Sequence[Hypothesis], steps: int, root_key: Key) -> tuple[Hypothesis, ...]:
     """``hyps`` after their first ``steps`` steps were committed, ending in a state whose
     :func:`~companion.tracking.belief.seen_key` is ``root_key``: the trails that pass through
@@ -249,8 +223,6 @@ class Saved:
     target: Target
     offset: float
     markers: tuple[Marker, ...] = ()
-    mismatch: tuple[int, ...] = ()
-    """Spaces (1..N) where that frame's best-fitting story disagreed with it."""
 
 
 def recheck(

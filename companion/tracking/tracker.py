@@ -75,7 +75,7 @@ from companion.tracking.commit import Committed, commit
 from companion.tracking.noise import Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.questions import Question, answer_key, pick_question
-from companion.tracking.reconcile import Saved, contradicted, cut, explain, recheck, reread
+from companion.tracking.reconcile import Saved, contradicted, cut, explain, recheck
 from companion.tracking.search import SearchCache, close_turn, next_moved, shown_ended
 
 __all__ = ["Tracker", "TrackerUpdate"]
@@ -162,7 +162,6 @@ class Tracker:
         self._committed_count = 0
         self._unexplained = 0
         self._last_mismatch: tuple[int, ...] = ()
-        self._mismatch: tuple[int, ...] = ()  # where the last frame's best story disagreed
         self._last_obs: Observation | None = None
         self._pace = (0, 0)
         """Committed frames that showed moves, and their moves (``action_pace``)."""
@@ -327,7 +326,7 @@ class Tracker:
         committed, steps = ((), 0) if hold else self._commit()
         # the belief before this frame, for a recheck of this frame and the next
         saved = cut(before, steps, seen_key(self._root))
-        self._saved = Saved(saved, target, new[1], mismatch=self._mismatch) if saved else None
+        self._saved = Saved(saved, target, new[1]) if saved else None
         back = self._way_back()
         if back is not None:
             return self._update(committed + (back,), (), _REANCHORED)
@@ -609,14 +608,10 @@ class Tracker:
             self._last_mismatch = mismatch
             return None
         out = list(got.hyps)
-        self._mismatch = got.mismatch
         saved = self._saved
         if saved is not None:
             best = min(out, key=lambda h: h.cost)
-            views = srch.view(best.state)
-            if contradicted(target, saved.target, views, opts) or reread(
-                target, saved.target, saved.mismatch, views
-            ):
+            if contradicted(target, saved.target, srch.view(best.state), opts):
                 out.extend(recheck(srch, saved, target, opts, modules, budget))
         offset = min(h.cost for h in out)
         return self._prune(out), offset
@@ -720,7 +715,6 @@ class Tracker:
                 "observation": self._saved.target.obs.to_json(),
                 "offset": self._saved.offset,
                 "markers": [marker_json(m) for m in self._saved.markers],
-                "mismatch": list(self._saved.mismatch),
             },
         }
 
@@ -775,7 +769,6 @@ class Tracker:
                 Target(obs, length, options.noise),
                 float(sv["offset"]),
                 tuple(marker_from(m) for m in sv.get("markers", [])),
-                tuple(int(s) for s in sv.get("mismatch", [])),
             )
         return tr
 

@@ -21,7 +21,7 @@ from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, SimGame, simulate, truth_key
 from companion.tracking import Tracker, TrackerOptions, board_key, reconcile
 from companion.tracking.noise import NoiseModel, Target, expected_observation, space_views
-from companion.tracking.reconcile import contradicted, reread
+from companion.tracking.reconcile import contradicted
 
 
 def _game(players: int, seed: int) -> SimGame:
@@ -94,38 +94,3 @@ def test_one_misread_is_not_a_contradiction():
     assert contradicted(frame(exact.spaces[s]), frame(misread), views, opts) == ()
     assert contradicted(frame(misread), frame(misread), views, opts) == (s,)
     assert contradicted(frame(unsure), frame(unsure), views, opts) == ()
-
-
-def test_a_frame_without_the_last_frames_misreads_searches_both_again():
-    """Two frames of one still board: the first misread a space (its best story disagreed
-    with it there), the second reads it as it stands. When the best story disagrees with the
-    second frame too, it was chosen to fit the misread, and both frames are searched again; a
-    move between the frames, or a best story that fits the second frame, is no reason to."""
-    st = _game(3, 9102000).truths[0]
-    views = space_views(st)
-    exact = expected_observation(st)
-    s = next(k for k, v in exact.spaces.items() if v.towers > 0)
-    other = next(k for k, v in exact.spaces.items() if k != s and v.towers > 0)
-    misread = replace(exact.spaces[s], towers=exact.spaces[s].towers + 2)
-    n = st.table.length
-    noise = NoiseModel()
-
-    def frame(**spaces: SpaceObservation) -> Target:
-        return Target(
-            Observation(spaces={**exact.spaces, **{int(k[1:]): v for k, v in spaces.items()}}),
-            n,
-            noise,
-        )
-
-    first = frame(**{f"s{s}": misread})
-    # a story that fits the misread (the expected views of the misread frame)
-    fitted = space_views(st)
-    fitted[s - 1] = first.reading(s - 1)[0]  # type: ignore[index]
-    assert reread(frame(), first, (s,), fitted)
-    # the best story fits the frame after: nothing to search again
-    assert not reread(frame(), first, (s,), views)
-    # the frames differ where the first one was not misread: something moved
-    moved = replace(exact.spaces[other], towers=exact.spaces[other].towers + 1)
-    assert not reread(frame(**{f"s{other}": moved}), first, (s,), fitted)
-    # the same reading twice: no new evidence
-    assert not reread(first, first, (s,), fitted)
