@@ -10,7 +10,8 @@ and prints:
 * ``still_to_page_ms`` p50 / p99 / max: from the moment the camera took the first frame of a
   still board after a move, to the moment the phone received a snapshot whose **visible board**
   (towers and the top roof's kind per space, visible wizards, castle) shows that move — the
-  camera's reading while the tracker is still ``checking`` it, else the tracker's. Boards the page
+  camera's reading while the tracker is still ``checking`` it (the spaces it withheld as unsure
+  drawn from the tracker's board, as the page draws them), else the tracker's. Boards the page
   never showed count as ``missed_boards``.
 * ``still_to_agreement_ms`` p50 / p99 / max: the same to the snapshot in which the tracker has
   worked the move out (``checking`` clear; towers by kind in every stack), and
@@ -163,7 +164,9 @@ class EventPhone(threading.Thread):
                         if snap.get("state"):  # keep only the board, not the whole snapshot
                             tracked = _board_of_view(snap["state"])
                             seen = snap.get("seen") if snap.get("checking") else None
-                            shown = _visible(tracked) if seen is None else _board_of_seen(seen)
+                            shown = (
+                                _visible(tracked) if seen is None else _board_of_seen(seen, tracked)
+                            )
                             agreed = None if snap.get("checking") else tracked
                             self.received.append((t, shown, agreed))
         except Exception as exc:  # the thread's top: the server closing the stream ends it
@@ -189,11 +192,16 @@ def _board_of_view(state_json: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _board_of_seen(seen: dict[str, Any]) -> tuple[Any, ...]:
-    """:func:`_visible` of the camera's board in a snapshot (``seen``)."""
-    stacks = []
-    visible = []
-    castle = None
+def _board_of_seen(seen: dict[str, Any], tracked: tuple[Any, ...]) -> tuple[Any, ...]:
+    """:func:`_visible` of the board a page draws while ``checking``: the camera's reading
+    (``seen``) where it read a space, the tracker's board (``tracked``, :func:`_board_of_view`)
+    on the spaces it withheld as unsure (``common.js``, ``boardState``: a space not read keeps
+    the tracker's belief, never drawn empty)."""
+    read = {int(key) for key in seen["spaces"]}
+    t_stacks, t_visible, t_castle = _visible(tracked)
+    stacks = [(s, k) for s, k in t_stacks if s not in read]
+    visible = [(s, v) for s, v in t_visible if s not in read]
+    castle = t_castle if t_castle is not None and t_castle not in read else None
     for key, sp in seen["spaces"].items():
         space = int(key)
         if sp["towers"]:
