@@ -45,6 +45,7 @@ from companion.rules.model import (
 from companion.rules.spells import (
     cast_timing_problem,
     castle_spell,
+    check_cast_timing,
     free_wizard,
     move_tower_spell,
     move_wizard_spell,
@@ -148,7 +149,9 @@ def _apply_move_wizard(st: GameState, a: MoveWizard) -> tuple[GameState, list[Ev
     try:
         entered = board.wizard_move(p, wi, a.steps)
     except IllegalAction as exc:
-        return _committed_card_lost(st, a, seat, kidx, exc)
+        if not (a.card_committed and tb.master):
+            raise  # re-raised here, not in a helper holding it: no reference cycle
+        return _committed_card_lost(st, a, seat, kidx, exc.reason)
     turn, cards, game = play_card(st, seat, kidx, ev, entered)
     if entered:
         game = end_check(tb, p.wiz, p.potions, game, turn, ev)
@@ -169,7 +172,9 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
     try:
         _, _, filled = board.tower_move(p, a.space, a.tier, a.steps, seat)
     except IllegalAction as exc:
-        return _committed_card_lost(st, a, seat, kidx, exc)
+        if not (a.card_committed and tb.master):
+            raise  # re-raised here, not in a helper holding it: no reference cycle
+        return _committed_card_lost(st, a, seat, kidx, exc.reason)
     turn, cards, game = play_card(st, seat, kidx, ev, False)
     if filled:
         game = end_check(tb, p.wiz, p.potions, game, turn, ev)
@@ -180,15 +185,15 @@ def _apply_move_tower(st: GameState, a: MoveTower) -> tuple[GameState, list[Even
 
 
 def _committed_card_lost(
-    st: GameState, a: MoveWizard | MoveTower, seat: int, kidx: int, exc: IllegalAction
+    st: GameState, a: MoveWizard | MoveTower, seat: int, kidx: int, reason: str
 ) -> tuple[GameState, list[Event]]:
-    """R-MASTER-9: a committed card whose move a spell made impossible is simply lost."""
-    if not (a.card_committed and st.table.master):
-        raise exc
+    """R-MASTER-9: a committed card whose move a spell made impossible is simply lost (the
+    caller re-raises the move's ``IllegalAction`` unless the card was committed and the master
+    variant is played)."""
     ev = [
         _ev(
             "announced_move_impossible",
-            {"player": a.player, "card": a.card.to_json(), "reason": exc.reason},
+            {"player": a.player, "card": a.card.to_json(), "reason": reason},
         )
     ]
     turn, cards, game = play_card(st, seat, kidx, ev, False)
@@ -256,9 +261,7 @@ def _apply_cast(st: GameState, a: Cast) -> tuple[GameState, list[Event]]:
         raise IllegalAction("a spell is cast at least once", "R-MASTER-8")
     if times != 1 and spell in ("piggyback", "free_wizard", "swap_tower"):
         raise IllegalAction(f"{spell} is repeated by casting it again", "R-MASTER-8")
-    problem = cast_timing_problem(st, seat, spell, times)
-    if problem is not None:
-        raise problem
+    check_cast_timing(st, seat, spell, times)
     cost = tb.config.spell_costs[spell] * times
     f, e, sp = st.potions[seat]
     if f < cost:

@@ -68,6 +68,19 @@ def cast_timing_problem(
     return None
 
 
+def check_cast_timing(st: GameState, seat: int, spell: str, times: int = 1) -> None:
+    """:raises IllegalAction: :func:`cast_timing_problem`'s reason, when there is one.
+
+    The exception raised is a fresh one: raising the one held in a local variable would tie
+    it to this frame (exception -> traceback -> frame -> the local -> exception), a reference
+    cycle that keeps the frame and every state it refers to alive until a full garbage
+    collection; the tracker's search meets an illegal cast hundreds of thousands of times a
+    game."""
+    problem = cast_timing_problem(st, seat, spell, times)
+    if problem is not None:
+        raise IllegalAction(problem.reason, problem.rule)
+
+
 def move_wizard_spell(
     p: Pieces, seat: int, wizard: object, step: int, times: int, web_steps: object = None
 ) -> int:

@@ -14,8 +14,8 @@ from companion.rules.expansion.raven import cast_summon_raven, move_raven, raven
 from companion.rules.expansion.witch import cast_witch_control, witch_page
 from companion.rules.model import GameState, Turn, make_state, position
 from companion.rules.spells import (
-    cast_timing_problem,
     castle_spell,
+    check_cast_timing,
     free_wizard,
     move_tower_spell,
     move_wizard_spell,
@@ -113,9 +113,7 @@ def cast_begin(st: GameState, a: Cast) -> tuple[MovingPieces, int, Turn]:
         fc.remove((seat, free_source))
         w.free_casts = tuple(fc)
     if free_source != "magic_tower":
-        problem = cast_timing_problem(st, seat, spell, times)
-        if problem is not None:
-            raise problem
+        check_cast_timing(st, seat, spell, times)
     elif t.ended and spell != "free_wizard":
         raise IllegalAction("the turn has ended: a wizard entered the castle", "R-TURN-6")
     if spell == "fly_to_magic_tower" and t.fly_used:
