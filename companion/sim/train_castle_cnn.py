@@ -2,20 +2,21 @@
 
 Reproduces ``companion/vision/castle_cnn.onnx`` (180 tables, seeds 33 000 000-33 000 179)::
 
-    python -m companion.sim.train_castle_cnn --sessions 180 --data castle.npz
+    python -m companion.sim.train_castle_cnn --data castle.npz
 
 (needs the ``train`` extra: ``torch`` and ``onnx``). The tables are drawn as the tower-count
 network's (:func:`companion.sim.train_top_kind.training_table`: the Pi camera model at the
 defaults or with one condition at a random severity, random tilts, lights, 2..6 players and in
-a share of them a random set of the expansion's modules). The detector reads each frame as at
-the table; the tier stacks (:func:`~companion.vision.stack_cnn.tier_stacks`) of every space
-that is not an insert, the castle's space included, are cut from the frame it read, through
-the pose it found, and labelled with the renderer's truth: class 0 "no castle here", class
-``1 + k`` "the raven castle stands here with its base on tier ``k``" (on ``k`` towers). The
-hand-built stage's call on the same space is kept beside it for the comparison. A small CNN
-(:func:`build_network`) is fitted with PyTorch on four tables in five, a softmax temperature on
-every fifth table (held out: its figures are printed), and the network is exported to ONNX for
-``cv2.dnn``.
+a share of them a random set of the expansion's modules), 12 game frames and the setup frame
+each. The detector reads each frame as at the table; the tier stacks
+(:func:`~companion.vision.stack_cnn.tier_stacks`) of every space that is not an insert, the
+castle's space included, are cut from the frame it read, through the pose it found, and
+labelled with the renderer's truth: class 0 "no castle here", class ``1 + k`` "the raven
+castle stands here with its base on tier ``k``" (on ``k`` towers). The hand-built stage's
+call on the same space is kept beside it for the comparison. A small CNN
+(:func:`build_network`) is fitted with PyTorch on four tables in five, a softmax temperature
+on every fifth table (held out: its figures are printed), and the network is exported to ONNX
+for ``cv2.dnn``.
 
 Seeds: sessions ``TRAIN_SEED_BASE + i``, disjoint from the tests' (< 1000), the bench's
 (``seed * 1000 + i`` with seed < 10 000), the feature height model's (from 10 000 000), the
@@ -212,7 +213,7 @@ def build_network(max_towers: int = MAX_TOWERS) -> Any:
 def train(
     data: Castles,
     idx: NDArray[np.intp],
-    epochs: int = 12,
+    epochs: int = 16,
     seed: int = 12345,
     batch: int = 128,
     lr: float = 2e-3,
@@ -357,9 +358,11 @@ def main(argv: list[str] | None = None) -> int:
     """Train and save the raven-castle network (``python -m companion.sim.train_castle_cnn``)."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=180, help="random tables (default 180)")
-    ap.add_argument("--per-session", type=int, default=8, help="game frames per table (default 8)")
+    ap.add_argument(
+        "--per-session", type=int, default=12, help="game frames per table (default 12)"
+    )
     ap.add_argument("--base", type=int, default=TRAIN_SEED_BASE, help="first session seed")
-    ap.add_argument("--epochs", type=int, default=12, help="training epochs (default 12)")
+    ap.add_argument("--epochs", type=int, default=16, help="training epochs (default 16)")
     ap.add_argument("--data", type=Path, nargs="*", default=[], help="caches of the stacks (.npz)")
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)
