@@ -115,6 +115,7 @@ class Run:
     withhold_below: float | None = None
     wizard_method: str = ""
     token_method: str = ""
+    castle_method: str = ""
     wrong_spaces: list[dict[str, Any]] | None = None
     still: int = 0  # > 0: each board read as the gate's board over this many frames
     learn: bool = False  # after each frame, learn the colours from its true board
@@ -224,6 +225,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             dconfig = replace(dconfig, wizard_method=run.wizard_method)
         if run.token_method:
             dconfig = replace(dconfig, token_method=run.token_method)
+        if run.castle_method:
+            dconfig = replace(dconfig, castle_method=run.castle_method)
         detector = Detector(table.camera, track_geometry, profile, config=dconfig)
         detector.detect(setup_frame)  # acquire the pose once, as a fixed camera does
         play = cam.play_table()
@@ -646,6 +649,13 @@ def main(argv: list[str]) -> int:
         "the token network on the top-surface ROI (default: the detector's default)",
     )
     ap.add_argument(
+        "--castle-method",
+        choices=("hand", "cnn"),
+        default="",
+        help="how the raven castle's place and tier are read: its black probes and roof rim "
+        "or the castle network on the tier stacks (default: the detector's default)",
+    )
+    ap.add_argument(
         "--wrong-spaces",
         type=Path,
         default=None,
@@ -708,6 +718,7 @@ def main(argv: list[str]) -> int:
         withhold_below=args.withhold_below,
         wizard_method=args.wizard_method,
         token_method=args.token_method,
+        castle_method=args.castle_method,
         wrong_spaces=[] if args.wrong_spaces is not None else None,
         still=max(args.still, 0),
         learn=args.learn,
@@ -747,6 +758,7 @@ def main(argv: list[str]) -> int:
         "height_method": args.height_method or DetectorConfig().height_method,
         "wizard_method": args.wizard_method or DetectorConfig().wizard_method,
         "token_method": args.token_method or DetectorConfig().token_method,
+        "castle_method": args.castle_method or DetectorConfig().castle_method,
         "withhold_below": withhold,
         "modules": sorted(modules),
         "frames": pooled.groups["all"].frames,

@@ -24,8 +24,8 @@ network is exported to ONNX for ``cv2.dnn``.
 
 Seeds: sessions ``TRAIN_SEED_BASE + i``, disjoint from the tests' (< 1000), the bench's
 (``seed * 1000 + i`` with seed < 10 000), the feature height model's (from 10 000 000) and the
-top-kind model's (from 20 000 000), the wizard network's (from 31 000 000) and the token
-network's (from 32 000 000).
+top-kind model's (from 20 000 000), the wizard network's (from 31 000 000), the token
+network's (from 32 000 000) and the raven-castle network's (from 33 000 000).
 """
 
 from __future__ import annotations

@@ -217,10 +217,17 @@ class StackModel:
         it does not give ``K + 1`` probabilities for that input.
     """
 
+    what = "tower-count model"
+    """What the model reads (named in its errors)."""
+
+    extra_outputs = 0
+    """Outputs beyond the ``K + 1`` of the tiers."""
+
     def __init__(self, path: str | Path = MODEL_PATH, max_towers: int = 10) -> None:
-        self._net = read_onnx(path, "tower-count model")
+        self._net = read_onnx(path, self.what)
         self.path = Path(path)
         self.max_towers = max_towers
+        self.outputs = max_towers + 1 + self.extra_outputs
         # the sample maps of every space in the last pose read (a fixed camera's pose object
         # is reused): (pose, geometry, space -> row, (S, (K + 1) P, P) x and y maps in the
         # half image of the frame's board region, (x0, y0, x1, y1) of that region and the
@@ -240,13 +247,13 @@ class StackModel:
             got = self._forward(probe)
         except cv2.error as exc:
             raise ValueError(
-                f"tower-count model {self.path.name}: does not take tier stacks of "
+                f"{self.what} {self.path.name}: does not take tier stacks of "
                 f"{max_towers} towers ({exc})"
             ) from None
-        if got.shape != (1, max_towers + 1):
+        if got.shape != (1, self.outputs):
             raise ValueError(
-                f"tower-count model {self.path.name}: gives {got.shape[1:]} outputs, "
-                f"expected {max_towers + 1}"
+                f"{self.what} {self.path.name}: gives {got.shape[1:]} outputs, "
+                f"expected {self.outputs}"
             )
 
     def _forward(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -266,7 +273,7 @@ class StackModel:
                 f"tier stacks: expected (N, {', '.join(map(str, want))}), got {a.shape}"
             )
         if len(a) == 0:
-            return np.zeros((0, self.max_towers + 1), np.float32)
+            return np.zeros((0, self.outputs), np.float32)
         return self._forward(a)
 
     def read(
@@ -284,7 +291,7 @@ class StackModel:
         :raises GeometryError: for a space off the track.
         """
         if not spaces:
-            return np.zeros((0, self.max_towers + 1), np.float32)
+            return np.zeros((0, self.outputs), np.float32)
         c = self._maps
         if c is None or c[0] is not pose or c[1] is not geometry or c[4][4:] != frame.shape[:2]:
             # every space's maps, made once per pose: the spaces read change (the castle

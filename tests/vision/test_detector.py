@@ -166,21 +166,49 @@ class TestTheRavenCastle:
                 emitted += 1
         assert emitted >= 2
 
-    def test_the_castle_tier_is_unsure_when_the_tower_counts_do_not_add_up(
+    def test_the_hand_built_castle_tier_is_unsure_when_the_tower_counts_do_not_add_up(
         self, castle_on_a_tower: tuple[Session, list[tuple[RenderResult, int]]]
     ) -> None:
         # the setup counted one tower more than the board shows (one was knocked off): some
-        # count must change, and the castle's tier is one of the counts added up
+        # count must change, and the castle's tier (the hand-built stage's, no probability of
+        # its own) is one of the counts added up
         s, frames = castle_on_a_tower
-        prof = s.detector.profile
-        meta = dict(prof.meta)
-        meta["towers"] = int(meta["towers"]) + 1
-        off = ColourProfile(dict(prof.classes), prof.reject_d2, prof.white_bgr, meta)
+        off = _one_tower_more(s.detector.profile)
+        cfg = DetectorConfig(castle_method="hand")
         for res, space in frames:
-            det = Detector(s.detector.camera, s.detector.geometry, off).detect(res.frame)
+            det = Detector(s.detector.camera, s.detector.geometry, off, config=cfg).detect(
+                res.frame
+            )
             d = det.details[space]
             assert d.forced and d.height_confidence <= s.detector.config.forced_confidence
             assert "does not add up" in det.withheld[space]
+
+    def test_the_castle_networks_tier_is_one_of_the_counts_the_total_weighs(
+        self, castle_on_a_tower: tuple[Session, list[tuple[RenderResult, int]]]
+    ) -> None:
+        # with the castle network the castle's tier has a probability like any count: the
+        # total that does not add up forces the least likely count, and only where it moves
+        # a count is that space capped and named
+        s, frames = castle_on_a_tower
+        off = _one_tower_more(s.detector.profile)
+        fc = s.detector.config.forced_confidence
+        for res, space in frames:
+            det = Detector(s.detector.camera, s.detector.geometry, off).detect(res.frame)
+            forced = [k for k, d in det.details.items() if d.forced]
+            assert forced
+            for k in forced:
+                assert det.details[k].height_confidence <= fc
+                assert "does not add up" in det.withheld[k]
+            assert det.reading is not None and det.reading.spaces[space].castle
+            if space not in forced:
+                assert det.reading.spaces[space].towers == res.observation.spaces[space].towers
+
+
+def _one_tower_more(prof: ColourProfile) -> ColourProfile:
+    """``prof`` with one tower more counted at setup than the board shows."""
+    meta = dict(prof.meta)
+    meta["towers"] = int(meta["towers"]) + 1
+    return ColourProfile(dict(prof.classes), prof.reject_d2, prof.white_bgr, meta)
 
 
 class TestBadFrames:

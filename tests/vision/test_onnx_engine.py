@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision import stack_cnn, token_cnn, wizard_cnn
+from companion.vision import castle_cnn, stack_cnn, token_cnn, wizard_cnn
 from companion.vision.images import read_onnx
 
 TOPS = (18, wizard_cnn.n_channels(), wizard_cnn.ROI_PX, wizard_cnn.ROI_PX)
@@ -17,6 +17,10 @@ TOPS = (18, wizard_cnn.n_channels(), wizard_cnn.ROI_PX, wizard_cnn.ROI_PX)
 SHIPPED = [
     (
         stack_cnn.MODEL_PATH,
+        {"": (18, stack_cnn.n_channels(10), stack_cnn.ROI_PX, stack_cnn.ROI_PX)},
+    ),
+    (
+        castle_cnn.MODEL_PATH,
         {"": (18, stack_cnn.n_channels(10), stack_cnn.ROI_PX, stack_cnn.ROI_PX)},
     ),
     (wizard_cnn.MODEL_PATH, {"tops": TOPS, "cues": (18, wizard_cnn.n_cues())}),

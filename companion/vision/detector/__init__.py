@@ -28,8 +28,11 @@ Pipeline per frame (all vectorised; no per-pixel Python):
    count's probability is the space's confidence. Without the model file the best tier wins when
    its edge is strong (``roof_threshold``) and stands out (``roof_contrast``).
    Rim points on the ArUco markers or inside the raven castle's silhouette are ignored.
-   The **raven castle** (there is one) is the space whose black probes on the castle's
-   camera-facing side score highest at the tier the rim test on the castle's roof points to.
+   The **raven castle** (there is one) is where the raven-castle network
+   (:mod:`companion.vision.castle_cnn`, ``castle_method = "cnn"``) finds it most probable on
+   the spaces' tier stacks, its tier one of the counts that add up to the setup's total; with
+   ``castle_method = "hand"`` the space whose black probes on the castle's camera-facing side
+   score highest at the tier the rim test on the castle's roof points to.
    All probe positions depend only on the pose:
    they are computed once and reused while the camera stays put (``pose_tolerance_px``).
 5. **Top kind**: crest roofs carry a yellow crest disc with a printed raven (dark grey ink),

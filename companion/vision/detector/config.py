@@ -176,6 +176,12 @@ class DetectorConfig:
         gives both methods' figures). ``"cnn"`` measured better on fresh bench seeds (wizard
         error per space of the frames read, CNN heights, withholding 0.2: 0.13 against 0.17 %
         base, 0.31 against 1.93 % with all modules), at about 7 ms more per frame on one core.
+    :param castle_method: how the raven castle's place and tier are read: ``"hand"`` (the
+        share of black body probes at the tier its roof rim points to, confidence 1.0; this
+        package's ``heights`` stage) or ``"cnn"`` (the network of
+        :mod:`companion.vision.castle_cnn` on every space's tier stack: the castle's place and
+        tier with their probabilities, the tier among the counts that add up to the setup's
+        tower total; ``docs/vision.md``, "The raven castle's place and tier").
     :param token_method: how the witch and the raven token are read: ``"hand"`` (the colours
         the setup frame showed on their space, this package's ``tokens`` stage) or ``"cnn"``
         (the network of :mod:`companion.vision.token_cnn` on the wizards' top-surface ROI,
@@ -279,6 +285,7 @@ class DetectorConfig:
     top_method: str = "hand"
     height_method: str = "cnn"
     wizard_method: str = "cnn"
+    castle_method: str = "cnn"
     token_method: str = "cnn"
     roof_disagree: float = 0.5
     wizard_disagree: float = 0.5

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from companion.rules.observation import Observation, SpaceObservation
 from companion.vision.camera import CameraModel
+from companion.vision.castle_cnn import CastleModel
 from companion.vision.detect_height import HeightModel
 from companion.vision.detector.classes import ProfileClasses
 from companion.vision.detector.config import (
@@ -314,9 +315,11 @@ class Detector:
         ``config.top_method`` ``"learned"`` the top-kind model, with ``config.height_method``
         ``"cnn"`` the tower-count network (:class:`~companion.vision.stack_cnn.StackModel`),
         with ``config.wizard_method`` ``"cnn"`` the wizard network
-        (:class:`~companion.vision.wizard_cnn.WizardModel`); ValueError for another
-        ``top_method`` than ``"hand"`` or ``"learned"``, another ``height_method`` than
-        ``"features"`` or ``"cnn"`` or another ``wizard_method`` than ``"hand"`` or ``"cnn"``.
+        (:class:`~companion.vision.wizard_cnn.WizardModel`), with ``config.castle_method``
+        ``"cnn"`` the raven-castle network (:class:`~companion.vision.castle_cnn.CastleModel`);
+        ValueError for another ``top_method`` than ``"hand"`` or ``"learned"``, another
+        ``height_method`` than ``"features"`` or ``"cnn"`` or another ``wizard_method`` or
+        ``castle_method`` than ``"hand"`` or ``"cnn"``.
     """
 
     def __init__(
@@ -358,6 +361,10 @@ class Detector:
             if self.config.wizard_method == "cnn"
             else None
         )
+        if self.config.castle_method not in ("hand", "cnn"):
+            raise ValueError(
+                f"castle_method {self.config.castle_method!r}: expected 'hand' or 'cnn'"
+            )
         if self.config.token_method not in ("hand", "cnn"):
             raise ValueError(f"token_method {self.config.token_method!r}: expected 'hand' or 'cnn'")
         self._token_model = TokenModel() if self.config.token_method == "cnn" else None
@@ -370,6 +377,11 @@ class Detector:
         stack_cnn = (
             StackModel(max_towers=self.config.max_towers)
             if self.config.height_method == "cnn"
+            else None
+        )
+        castle_cnn = (
+            CastleModel(max_towers=self.config.max_towers)
+            if self.config.castle_method == "cnn"
             else None
         )
         # the session's references, from the first frame read (the setup frame)
@@ -403,6 +415,7 @@ class Detector:
             classes=ProfileClasses.build(profile, self.config),
             height=height_model,
             stack_cnn=stack_cnn,
+            castle_cnn=castle_cnn,
             wizard_gain=wizard_gain,
             crest_gaps=[],
         )

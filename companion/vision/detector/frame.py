@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from companion.vision.castle_cnn import CastleModel
 from companion.vision.detect_height import HeightModel
 from companion.vision.detector.classes import ProfileClasses
 from companion.vision.detector.config import DetectorConfig
@@ -34,6 +35,7 @@ class Reader:
     :param crest_gaps: the crest discs' contrast measured in the last frames (the light changes
         slowly); the top-kind stage appends to it.
     :param stack_cnn: the tower-count CNN when ``config.height_method`` is ``"cnn"``.
+    :param castle_cnn: the raven-castle CNN when ``config.castle_method`` is ``"cnn"``.
     :param wizard_gain: one wizard's measured area at setup relative to the projected model
         (see :func:`~companion.vision.detector.wizard_area_gain`), 0.5..2.
     """
@@ -44,6 +46,7 @@ class Reader:
     classes: ProfileClasses
     height: HeightModel | None
     stack_cnn: StackModel | None
+    castle_cnn: CastleModel | None
     wizard_gain: float
     crest_gaps: list[float]
 

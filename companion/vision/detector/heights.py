@@ -8,7 +8,10 @@ stays on the board). With ``DetectorConfig.height_method = "cnn"`` the per-space
 come from the tower-count CNN on the space's tier-stack ROI (:mod:`companion.vision.stack_cnn`)
 instead. Without a model the best tier wins when its edge is strong and stands out.
 The raven castle (there is one, R-COMP) is the space whose black body probes score highest at
-the tier its roof rim points to.
+the tier its roof rim points to, or with ``castle_method = "cnn"`` the space and tier the
+raven-castle network (:mod:`companion.vision.castle_cnn`) finds most probable; the network's
+tier then joins the counts that add up to the setup's total, and its probabilities are the
+castle's confidence.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from companion.vision.castle_cnn import castle_place
 from companion.vision.detect_height import PER_TIER
 from companion.vision.detector.config import INSERT_KINDS
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks
@@ -155,6 +159,34 @@ def find_castle(
     )
 
 
+def castle_network(
+    rd: Reader, fp: FrameProbes, insert: NDArray[np.bool_]
+) -> tuple[int, NDArray[np.float64], NDArray[np.float64]] | None:
+    """Where the raven-castle network (``rd.castle_cnn``) puts the castle: ``(space index,
+    place (S,), tier (K + 1,))``, the most probable space, every space's probability of holding
+    the castle (0 on the inserts: nothing stays there, R-MOD-FOUNTAIN-4, -6, R-MOD-WEB-3) and
+    the probabilities of its base's tier there (none above the towers counted at setup,
+    R-COMP-1/3); None without the network or a space to read."""
+    if rd.castle_cnn is None:
+        return None
+    g = rd.geometry
+    read = [si for si in range(len(insert)) if not insert[si]]
+    if not read:
+        return None
+    prob = rd.castle_cnn.read(fp.frame, fp.pose, g, fp.white, [g.spaces[si] for si in read])
+    total = rd.profile.meta.get("towers")
+    if isinstance(total, int) and 0 <= total < prob.shape[1] - 2:
+        prob = prob.copy()
+        prob[:, total + 2 :] = 0.0
+    got = castle_place(prob)
+    if got is None:
+        return None
+    row, place_read, tier = got
+    place = np.zeros(len(insert))
+    place[read] = place_read
+    return read[row], place, tier
+
+
 def _roof_rims(
     rd: Reader, fp: FrameProbes, castle_at: dict[int, int]
 ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
@@ -180,6 +212,7 @@ def _model_heights(
     feats: NDArray[np.float32],
     castle_at: dict[int, int],
     insert: NDArray[np.bool_],
+    castle_tier: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_], NDArray[np.int32]] | None:
     """Tower counts ``(S,)``, their probabilities ``(S,)``, which counts the tower total
     forced ``(S,)`` and the next most probable count ``(S,)`` (the count seen where forced),
@@ -187,13 +220,18 @@ def _model_heights(
     heights that add up to the towers counted at setup (R-COMP-1/3: every tower stays on the
     board), the castle's stack included. A space whose count the total changed is not what the
     camera saw there: its probability is capped at ``forced_confidence`` (no silent
-    redistribution)."""
+    redistribution). With ``castle_tier`` ``(K + 1,)`` (the castle network's probabilities of
+    the castle's tier) the castle's tier is one of those counts, read and forced as the
+    others."""
     S = len(insert)
     fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
+    joins = castle_tier is not None and len(castle_at) == 1
+    if joins:
+        fixed = [bool(insert[si]) for si in range(S)]
     if rd.stack_cnn is not None:
         # the network reads the spaces whose count is its to tell: the castle's stack and
         # the inserts' counts are known without it (their rows stay "no tower", unused)
-        read = [si for si in range(S) if not fixed[si]]
+        read = [si for si in range(S) if not fixed[si] and si not in castle_at]
         prob = np.zeros((S, rd.stack_cnn.max_towers + 1), np.float32)
         prob[:, 0] = 1.0
         spaces = [rd.geometry.spaces[si] for si in read]
@@ -202,11 +240,15 @@ def _model_heights(
         prob = rd.height.probabilities(feats)
     else:
         return None
+    if joins:
+        assert castle_tier is not None
+        prob = prob.copy()
+        prob[next(iter(castle_at))] = castle_tier[: prob.shape[1]]
     seen = np.argmax(prob, axis=1).astype(np.int32)
     model_towers = seen
     total = rd.profile.meta.get("towers")
     if isinstance(total, int) and rd.config.joint_towers:
-        left = total - sum(castle_at.values())
+        left = total - (0 if joins else sum(castle_at.values()))
         joint = joint_heights(prob, fixed, left)
         if joint is not None:
             model_towers = joint
@@ -246,12 +288,18 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
         plausible = np.ones(fp.kl.shape[:2], bool)
     castle_frac = castle_shares(rd, fp)
     insert = np.array([g.track.kind(s) in INSERT_KINDS for s in g.spaces], bool)
-    castle_at = find_castle(rd, fp, castle_frac, insert)
+    net = castle_network(rd, fp, insert)
+    if net is not None:
+        castle_at = {net[0]: int(np.argmax(net[2]))}
+    else:
+        castle_at = find_castle(rd, fp, castle_frac, insert)
     raw, rim_ok = _roof_rims(rd, fp, castle_at)
     enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
     edges = np.where(enough, masked_median(raw, rim_ok), 0.0)
     feats = height_features(rd, fp, raw, rim_ok)
-    model = _model_heights(rd, fp, feats, castle_at, insert)
+    model = _model_heights(rd, fp, feats, castle_at, insert, net[2] if net else None)
+    if net is not None and model is not None:
+        return _castle_net_stacks(rd, net[1], castle_at, insert, model, edges, castle_frac, feats)
     towers_of: list[int] = []
     castle_of: list[bool] = []
     margin_of: list[float] = []
@@ -276,4 +324,39 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
         towers_of.append(towers)
         castle_of.append(si in castle_at)
         margin_of.append(margin)
+    return Stacks(towers_of, castle_of, margin_of, edges, castle_frac, feats, forced_of, rival_of)
+
+
+def _castle_net_stacks(
+    rd: Reader,
+    place: NDArray[np.float64],
+    castle_at: dict[int, int],
+    insert: NDArray[np.bool_],
+    model: tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_], NDArray[np.int32]],
+    edges: NDArray[np.floating],
+    castle_frac: NDArray[np.floating],
+    feats: NDArray[np.float32],
+) -> Stacks:
+    """The stacks with the castle network's castle: the castle's space is as sure as its place
+    (``place (S,)``, each space's probability of holding the castle) and its tier (the joint
+    count's probability, capped where the total forced it); every other space's count is as
+    sure as its own reading and the castle not standing there."""
+    towers, conf, forced, rival = model
+    S = len(insert)
+    towers_of: list[int] = []
+    margin_of: list[float] = []
+    rival_of = [-1] * S
+    for si in range(S):
+        if insert[si]:
+            towers_of.append(0)
+            margin_of.append(0.5)
+            continue
+        towers_of.append(int(towers[si]))
+        if si in castle_at:
+            margin_of.append(float(place[si]) * float(conf[si]) - 0.5)
+        else:
+            margin_of.append((1.0 - float(place[si])) * float(conf[si]) - 0.5)
+            rival_of[si] = int(rival[si])
+    castle_of = [si in castle_at for si in range(S)]
+    forced_of = [bool(forced[si]) for si in range(S)]
     return Stacks(towers_of, castle_of, margin_of, edges, castle_frac, feats, forced_of, rival_of)
