@@ -26,8 +26,9 @@ wrong only in trapped wizards that the page shows as alternatives, the true one 
 ``reanchors`` (how often a lost belief was re-anchored on the board the camera reads:
 ``Tracker.reanchors``, docs/architecture.md "The tracker"), ``narrowed_frames`` (frames whose
 search ran out of ``TrackerOptions.frame_budget``, set with ``--frame-budget``; 0: no bound),
-``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call), ``rss_mb`` (the
-bench's peak resident memory so far).
+``reconcile_ms_p50`` / ``reconcile_ms_p99`` (time of one ``observe`` call; full garbage
+collections run between inputs, as in the service), ``rss_mb`` (the bench's peak resident
+memory so far).
 With expansion modules the board includes the witch and raven tokens (a sealed witch too);
 ``--modules all`` names every module.
 ``--defer`` makes the tracker hold hidden differences and ask only when they matter, and
