@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,8 @@ from companion.sim.train_stack_cnn import (
     _probes_seen,
     fit_temperature,
     load_cached,
+    logits,
+    to_onnx,
 )
 from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.castle_cnn import CLASSES, MODEL_PATH, WINDOW
@@ -55,7 +56,7 @@ from companion.vision.detector.heights import stack_heights
 from companion.vision.geometry import BoardGeometry
 from companion.vision.profile import ProfileError
 from companion.vision.profile_setup import build_profile
-from companion.vision.stack_cnn import ROI_PX, n_channels, network_input, tier_stacks
+from companion.vision.stack_cnn import ROI_PX, tier_stacks
 
 TRAIN_SEED_BASE = 33_000_000
 """First training session seed (see the module docstring for the other ranges)."""
@@ -265,48 +266,6 @@ def train(
     return net
 
 
-def logits(net: Any, data: Castles, idx: NDArray[np.intp]) -> NDArray[np.float32]:
-    """``(len(idx), K + 2)`` logits of the network on ``data``'s examples ``idx``."""
-    import torch
-
-    out = []
-    with torch.no_grad():
-        for b in range(0, len(idx), 512):
-            j = idx[b : b + 512]
-            out.append(net(torch.from_numpy(network_input(data.x[j], data.white[j]))).numpy())
-    return np.concatenate(out) if out else np.zeros((0, MAX_TOWERS + 2), np.float32)
-
-
-def to_onnx(net: Any, temperature: float, path: Path) -> None:
-    """Export ``net`` with the temperature and the softmax folded in: input ``stacks
-    (N, 3 (K + 1), P, P) float32``, output ``probabilities (N, K + 2)``."""
-    import torch
-
-    class Calibrated(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.net = net
-
-        def forward(self, x: Any) -> Any:
-            return torch.softmax(self.net(x) / temperature, dim=1)
-
-    model = Calibrated().eval()
-    dummy = torch.zeros(2, n_channels(MAX_TOWERS), ROI_PX, ROI_PX)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.filterwarnings("ignore", "Constant folding - Only steps=1", UserWarning)
-        torch.onnx.export(
-            model,
-            (dummy,),
-            str(path),
-            input_names=["stacks"],
-            output_names=["probabilities"],
-            dynamic_axes={"stacks": {0: "N"}, "probabilities": {0: "N"}},
-            opset_version=13,
-            dynamo=False,
-        )
-
-
 def frame_calls(
     p: NDArray[np.float32], frame: NDArray[np.int32]
 ) -> dict[int, tuple[int, int, float]]:
@@ -386,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     net = train(data, tr, epochs=args.epochs)
-    z = logits(net, data, te)
+    z = logits(net, data, te, len(CLASSES))
     temp = fit_temperature(z, data.y[te])
     zz = z / temp
     e = np.exp(zz - zz.max(axis=1, keepdims=True))

@@ -80,6 +80,18 @@ D = TypeVar("D", bound=_Tables)
 """A data set of arrays (one row per example) with a ``session`` array."""
 
 
+class TierStackData(Protocol):
+    """What a tier-stack network is run on: ``x (N, K + 1, P, P, 3) uint8`` tier stacks and
+    ``white (N, 3) float32`` the frame's white reference (:class:`Stacks3`, the castle
+    network's data set)."""
+
+    @property
+    def x(self) -> NDArray[np.uint8]: ...
+
+    @property
+    def white(self) -> NDArray[np.float32]: ...
+
+
 @dataclass
 class Stacks3:
     """A labelled data set: ``x (N, K + 1, P, P, 3) uint8`` tier stacks, ``white (N, 3)`` the
@@ -294,8 +306,11 @@ def train(
     return net
 
 
-def logits(net: Any, data: Stacks3, idx: NDArray[np.intp]) -> NDArray[np.float32]:
-    """``(len(idx), K + 1)`` logits of the network on ``data``'s examples ``idx``."""
+def logits(
+    net: Any, data: TierStackData, idx: NDArray[np.intp], n_out: int = MAX_TOWERS + 1
+) -> NDArray[np.float32]:
+    """``(len(idx), n_out)`` logits of a network on ``data``'s examples ``idx``; ``n_out``:
+    the network's outputs (K + 1 counts here; the castle network's K + 2 classes)."""
     import torch
 
     out = []
@@ -303,7 +318,7 @@ def logits(net: Any, data: Stacks3, idx: NDArray[np.intp]) -> NDArray[np.float32
         for b in range(0, len(idx), 512):
             j = idx[b : b + 512]
             out.append(net(torch.from_numpy(network_input(data.x[j], data.white[j]))).numpy())
-    return np.concatenate(out) if out else np.zeros((0, MAX_TOWERS + 1), np.float32)
+    return np.concatenate(out) if out else np.zeros((0, n_out), np.float32)
 
 
 def fit_temperature(z: NDArray[np.float32], y: NDArray[np.int32]) -> float:
@@ -320,7 +335,8 @@ def fit_temperature(z: NDArray[np.float32], y: NDArray[np.int32]) -> float:
 
 def to_onnx(net: Any, temperature: float, path: Path) -> None:
     """Export ``net`` with the temperature and the softmax folded in: input ``stacks
-    (N, 3 (K + 1), P, P) float32``, output ``probabilities (N, K + 1)``."""
+    (N, 3 (K + 1), P, P) float32``, output ``probabilities (N, outputs)`` (K + 1 counts; the
+    castle network's K + 2 classes)."""
     import torch
 
     class Calibrated(torch.nn.Module):
