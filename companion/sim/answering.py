@@ -191,8 +191,8 @@ def run_game(
     (:class:`~companion.service.memory.IdleCollector`): the young generations as usual, full
     collections only between inputs, never inside an ``observe`` call. A full collection
     walks every object alive, the search's caches included; left to Python's allocation
-    counters, 268 of them took a quarter of the tracker's time over 150 inputs of an
-    all-modules game, in pauses of up to 2.7 s (on a loaded machine) counted as its own.
+    counters, full collections took 9-25 % of the tracker's time in all-modules games, in
+    pauses of up to 2.7 s (on a loaded machine) counted as its own.
 
     :param timings: each ``observe`` call's time (ms) is appended to it.
     :param options: the tracker's options (default: :class:`TrackerOptions`).
