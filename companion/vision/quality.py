@@ -5,7 +5,8 @@ Every check is measured where the board is known to be (the pose of this frame, 
 last frame where the markers were found):
 
 * **light**: the grey level of the markers' white paper (the brightest surface of the board;
-  when it is dim every piece is in the sensor's noise);
+  when it is dim every piece is in the sensor's noise), and whether a channel of that white
+  is at the top of the sensor's range (clipped: the colours, read relative to it, shift);
 * **sharpness**: the edges of the markers' black and white cells. A step edge of contrast
   ``C`` blurred over ``w`` px shows a largest gradient of about ``C / w``: the edge width
   (``C`` / the 99th percentile of the gradient magnitude) is the blur in px, whatever the
@@ -63,6 +64,12 @@ class QualityLimits:
         went up), not lit by one lamp's reflection (glare is local).
     :param bright_share: share of the spaces clipped (``glare_share`` or more of their top)
         that, with the white paper at ``bright_white``, makes the frame over-exposed.
+    :param white_clip: a frame whose markers' white paper has a channel at or above this
+        (0..255) is refused as :data:`TOO_BRIGHT`: every colour is read relative to that
+        white, and a clipped channel of it is unknown (too low), so the colours shift
+        (docs/vision.md, "The markers' white clipped"). On
+        rendered tables at the camera's defaults (development seeds) a white's largest channel
+        read 248 or less, or 252-254.5 where it clipped: nothing between.
     :param wash_excess: how much lighter (fractions of the markers' white) a top's brightest
         tenth may be than the upper quartile of the tops of its kind in the same frame before
         the top counts as washed out by a lamp's reflection (glare, though no pixel is
@@ -83,6 +90,7 @@ class QualityLimits:
     bright_white: float = 240.0
     bright_share: float = 0.5
     wash_excess: float = 0.12
+    white_clip: float = 252.0
 
 
 @dataclass(frozen=True)

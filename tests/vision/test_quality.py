@@ -218,6 +218,30 @@ def test_an_over_exposed_frame_is_refused_as_too_bright_not_as_glare(table: Tabl
     assert got.quality.white_grey >= QualityLimits().bright_white
 
 
+def _tinted(frame: np.ndarray, white: np.ndarray, channel: int, level: float) -> np.ndarray:
+    """``frame`` with one channel scaled so the markers' white reads ``level`` there (the white
+    balance drifted towards it after setup)."""
+    out = frame.astype(np.float32)
+    out[..., channel] *= level / float(white[channel])
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def test_a_frame_whose_markers_white_is_clipped_is_refused_as_too_bright(table: Table) -> None:
+    # the white balance drifted to green after setup until the markers' white clips there:
+    # every colour is read against that white, so with it clipped the colours are off (a
+    # wizard read where there is none), though most of the board is far from clipping
+    white = _fresh(table).detect(table.frame).white_bgr
+    assert white is not None and float(np.max(white)) < QualityLimits().white_clip
+    got = _fresh(table).detect(_tinted(table.frame, white, 1, 262.0))
+    assert got.status == UNSURE and got.observation is None
+    assert got.message == "too bright: dim the light over the table or lower the camera's exposure"
+    assert got.quality is not None and got.quality.white_grey is not None
+    assert got.quality.white_grey < QualityLimits().bright_white  # not the frame-wide check
+    # the same drift short of clipping is read
+    ok = _fresh(table).detect(_tinted(table.frame, white, 1, 245.0))
+    assert ok.status == OK and ok.observation is not None
+
+
 def test_a_blurred_frame_is_refused_as_out_of_focus(table: Table) -> None:
     soft = cv2.GaussianBlur(table.frame, (0, 0), 2.5)
     det = _fresh(table).detect(soft)
