@@ -72,6 +72,7 @@ from companion.vision.quality import (
     OUT_OF_FOCUS,
     TOO_BRIGHT,
     TOO_DARK,
+    WHITE_TINTED,
     FrameQuality,
     QualityLimits,
     glare_message,
@@ -520,13 +521,17 @@ class Detector:
         except (ValueError, cv2.error, np.linalg.LinAlgError) as exc:
             return Detection(BOARD_LOST, f"pose unusable: {exc}")
         white = frame_white(frame, tables, res.markers)
-        # the markers' white at the top of the sensor's range: every colour is read against it
-        white_clipped = white is not None and float(np.max(white)) >= self.limits.white_clip
+        # the markers' white clipped in one colour: every colour is read against its hue
+        white_tinted = (
+            white is not None
+            and float(np.max(white)) >= self.limits.white_clip
+            and float(np.max(white)) >= self.limits.white_tint * float(np.min(white))
+        )
         if white is None:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
         refusal, quality = self._check_quality(grey, pose, white, res.markers.values())
-        if not refusal and white_clipped:
-            refusal = TOO_BRIGHT
+        if not refusal and white_tinted:
+            refusal = WHITE_TINTED
         vp = self.config.view_px
         view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
         fw = self.config.frame_view_px
@@ -762,7 +767,7 @@ def wizard_area_gain(
     meta = {k: v for k, v in profile.meta.items() if k != "wizard_area"}
     plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
     # (the wizard areas only: the tokens are not read)
-    # (a clipped white is not refused here: each top is checked against the known position)
+    # (a tinted white is not refused here: each top is checked against the known position)
     det = Detector(
         camera,
         geometry,
