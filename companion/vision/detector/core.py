@@ -530,8 +530,6 @@ class Detector:
         if white is None:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
         refusal, quality = self._check_quality(grey, pose, white, res.markers.values())
-        if not refusal and white_tinted:
-            refusal = WHITE_TINTED
         vp = self.config.view_px
         view = cv2.warpPerspective(frame, tables.view_matrix, (vp, vp), flags=cv2.INTER_LINEAR)
         fw = self.config.frame_view_px
@@ -591,6 +589,8 @@ class Detector:
             w = withhold(full, details, self.config, lit)
             obs, withheld, refusal = w.observation, w.reasons, w.refusal
         refusal = refusal or self._check_reading(obs, details)
+        if white_tinted:
+            refusal = WHITE_TINTED  # (what was read is kept for the host page and the bench)
         if refusal and over_exposed(quality, len(full.spaces), self.limits):
             refusal = TOO_BRIGHT  # clipped everywhere: the light, not a lamp's reflection
         return Detection(
