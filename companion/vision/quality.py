@@ -5,9 +5,7 @@ Every check is measured where the board is known to be (the pose of this frame, 
 last frame where the markers were found):
 
 * **light**: the grey level of the markers' white paper (the brightest surface of the board;
-  when it is dim every piece is in the sensor's noise), and whether that white is clipped in
-  one colour while another is far below (its hue is then wrong, and every colour read
-  relative to it shifts);
+  when it is dim every piece is in the sensor's noise);
 * **sharpness**: the edges of the markers' black and white cells. A step edge of contrast
   ``C`` blurred over ``w`` px shows a largest gradient of about ``C / w``: the edge width
   (``C`` / the 99th percentile of the gradient magnitude) is the blur in px, whatever the
@@ -34,10 +32,6 @@ TOO_DARK = "too dark: turn on a light over the table"
 TOO_BRIGHT = "too bright: dim the light over the table or lower the camera's exposure"
 OUT_OF_FOCUS = "out of focus: refocus the lens"
 CAMERA_MOVED = "camera moved: re-checking the board"
-WHITE_TINTED = (
-    "colours off: the markers' white is clipped in one colour: "
-    "lower the camera's exposure or set its white balance"
-)
 
 
 @dataclass(frozen=True)
@@ -69,17 +63,6 @@ class QualityLimits:
         went up), not lit by one lamp's reflection (glare is local).
     :param bright_share: share of the spaces clipped (``glare_share`` or more of their top)
         that, with the white paper at ``bright_white``, makes the frame over-exposed.
-    :param white_clip: a channel of the markers' white paper at or above this (0..255) is
-        clipped (its true level unknown).
-    :param white_tint: with a channel of the markers' white clipped, the ratio of its largest
-        to its smallest channel at or above which the frame is refused as
-        :data:`WHITE_TINTED`: every colour is read relative to that white, and a white clipped
-        in one colour while another is far below has the wrong hue, so every colour is shifted
-        (wizards read where there are none; docs/vision.md, "The markers' white clipped in one
-        colour"). A white clipped in every channel alike (a bright, neutral frame) only misstates
-        the brightness and is read. On rendered tables at the camera's defaults (development
-        seeds) the clipped whites' ratio was 1.07 or less; under strong white-balance drift the
-        wrong boards came with 1.22-1.45.
     :param wash_excess: how much lighter (fractions of the markers' white) a top's brightest
         tenth may be than the upper quartile of the tops of its kind in the same frame before
         the top counts as washed out by a lamp's reflection (glare, though no pixel is
@@ -100,8 +83,6 @@ class QualityLimits:
     bright_white: float = 240.0
     bright_share: float = 0.5
     wash_excess: float = 0.12
-    white_clip: float = 252.0
-    white_tint: float = 1.15
 
 
 @dataclass(frozen=True)

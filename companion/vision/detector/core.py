@@ -72,7 +72,6 @@ from companion.vision.quality import (
     OUT_OF_FOCUS,
     TOO_BRIGHT,
     TOO_DARK,
-    WHITE_TINTED,
     FrameQuality,
     QualityLimits,
     glare_message,
@@ -521,12 +520,6 @@ class Detector:
         except (ValueError, cv2.error, np.linalg.LinAlgError) as exc:
             return Detection(BOARD_LOST, f"pose unusable: {exc}")
         white = frame_white(frame, tables, res.markers)
-        # the markers' white clipped in one colour: every colour is read against its hue
-        white_tinted = (
-            white is not None
-            and float(np.max(white)) >= self.limits.white_clip
-            and float(np.max(white)) >= self.limits.white_tint * float(np.min(white))
-        )
         if white is None:
             white = white_from_pixels(frame[::8, ::8].reshape(-1, 3))
         refusal, quality = self._check_quality(grey, pose, white, res.markers.values())
@@ -589,8 +582,6 @@ class Detector:
             w = withhold(full, details, self.config, lit)
             obs, withheld, refusal = w.observation, w.reasons, w.refusal
         refusal = refusal or self._check_reading(obs, details)
-        if white_tinted:
-            refusal = WHITE_TINTED  # (what was read is kept for the host page and the bench)
         if refusal and over_exposed(quality, len(full.spaces), self.limits):
             refusal = TOO_BRIGHT  # clipped everywhere: the light, not a lamp's reflection
         return Detection(
@@ -767,14 +758,7 @@ def wizard_area_gain(
     meta = {k: v for k, v in profile.meta.items() if k != "wizard_area"}
     plain = ColourProfile(dict(profile.classes), profile.reject_d2, profile.white_bgr, meta)
     # (the wizard areas only: the tokens are not read)
-    # (a tinted white is not refused here: each top is checked against the known position)
-    det = Detector(
-        camera,
-        geometry,
-        plain,
-        config=DetectorConfig(token_method="hand"),
-        limits=QualityLimits(white_clip=256.0),
-    )
+    det = Detector(camera, geometry, plain, config=DetectorConfig(token_method="hand"))
     found = det.detect(frame)
     # every space as read (the withheld ones too: each is checked against the known position)
     seen = found.reading if found.ok else None
