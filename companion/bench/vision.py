@@ -652,7 +652,8 @@ def main(argv: list[str]) -> int:
         type=Path,
         default=None,
         help="write every wrongly read space (withheld ones too) with what was measured "
-        "there to this JSON-lines file (for finding where the errors come from)",
+        "there and the frame's quality (the markers' white, edge width, shift) to this "
+        "JSON-lines file (for finding where the errors come from)",
     )
     ap.add_argument(
         "--still",
