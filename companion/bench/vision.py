@@ -280,6 +280,8 @@ def run_seed(run: Run, seed: int, log: bool = True) -> SeedResult:
             if run.wrong_spaces is not None and det.reading is not None:
                 where: dict[str, Any] = {"seed": seed, "session": si, "frame": done}
                 where.update(tilt=table.pose.tilt_deg, light=light.intensity, kelvin=light.kelvin)
+                if det.quality is not None:  # the frame's quality, as the detector measured it
+                    where.update({k: v for k, v in det.quality.to_json().items() if k != "glare"})
                 run.wrong_spaces.extend(wrong_spaces(res.observation, det, where))
             if got is None:
                 out.groups["all"].refusals[f"{det.status}: {det.message}"[:70]] += 1
@@ -660,7 +662,8 @@ def main(argv: list[str]) -> int:
         type=Path,
         default=None,
         help="write every wrongly read space (withheld ones too) with what was measured "
-        "there to this JSON-lines file (for finding where the errors come from)",
+        "there and the frame's quality (the markers' white, edge width, shift) to this "
+        "JSON-lines file (for finding where the errors come from)",
     )
     ap.add_argument(
         "--still",
