@@ -20,7 +20,14 @@ exactly once per still period:
    whole view has been quiet for ``settle_s`` seconds and the period's reading shows a tower move
    from the last reported board that keeps every tower (towers never leave the board; a hand
    hides some): then it is part of the board, not a hand. A large region (an arm, a sleeve), or
-   a small one without a tower move (a hand resting after placing a wizard), always vetoes.
+   a small one without a tower move (a hand resting after placing a wizard), vetoes that still
+   period. The last stable view is only renewed by a report, so a change the veto held back
+   (the raven castle carried with the towers under it leans over the rim wider than a stack)
+   would stay in every later board's difference and hold back every board for the rest of the
+   game. So a still period held back for ``settle_s`` or longer is remembered once motion (or
+   a lost board) ends it, and what it already showed and has stayed put through that motion
+   is part of the board in the next still periods: a hand does not stay in place while the
+   pieces are moved. The held-back board itself is lost; the tracker bridges it with the next.
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
    wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share of
    the readings that have the space; a detector that misreads a space on one noisy frame is
@@ -202,6 +209,10 @@ class StabilityGate:
         self._quiet_since: float | None = None
         self._emitted_towers: dict[int, int] | None = None
         self._prev_frame: NDArray[np.float32] | None = None
+        # the view of the last still period the hand veto held back (``held``, see _hand), and
+        # the one of the period under way (adopted when motion ends it)
+        self._held_view: NDArray[np.float32] | None = None
+        self._holding: NDArray[np.float32] | None = None
 
     def reset(self) -> None:
         """Forget everything (e.g. after the camera was moved)."""
@@ -256,6 +267,12 @@ class StabilityGate:
         reasons: list[str] = []
         largest = 0
         changed = (np.abs(grey - self._stable_view) > cfg.change_threshold).astype(np.uint8)
+        held = self._held_view
+        if held is not None and held.shape == grey.shape:
+            # what a still period the veto held back already showed, and what has stayed put
+            # through the motion since, is part of the board: a hand does not stay in place
+            # while the pieces are moved
+            changed &= (np.abs(grey - held) > cfg.change_threshold).astype(np.uint8)
         skin = (skin_mask(view, white) > 0).astype(np.uint8) & cast(
             "NDArray[np.uint8]", cv2.dilate(changed, np.ones((3, 3), np.uint8))
         )
@@ -283,6 +300,12 @@ class StabilityGate:
                 reasons.append("something reaches over the board's edge")
                 largest = max([largest, *touching])
         return " and ".join(reasons), largest <= cfg.piece_blob * area
+
+    def _period_ended(self) -> None:
+        """Motion (or a lost board) ended the still period: a period the hand veto held back
+        for ``settle_s`` or longer becomes the ``held`` view (:meth:`_hand`)."""
+        if self._holding is not None:
+            self._held_view, self._holding = self._holding, None
 
     def _vote(self) -> tuple[Observation, bool]:
         """Per space, the most common reading of the still period; ``True`` when every space's
@@ -357,6 +380,7 @@ class StabilityGate:
             self._quiet_since = None
             self._history.clear()
             self._prev_frame = None
+            self._period_ended()
             return GateDecision(NO_BOARD, reason="board not found in this frame")
         entering = self._entering(frame_view)
         grey = self._grey(view)
@@ -368,6 +392,7 @@ class StabilityGate:
         first = self._prev is None
         self._prev = grey
         if first or motion > cfg.motion_threshold:
+            self._period_ended()
             self._still_since = None
             self._quiet_since = None
             self._history.clear()
@@ -379,6 +404,8 @@ class StabilityGate:
         if self._quiet_since is None:
             self._quiet_since = time_s
         hand, small = self._hand(view, grey, white_bgr)
+        if hand and time_s - self._quiet_since >= cfg.settle_s - TIME_EPS:
+            self._holding = grey  # a still period held back: remembered once motion ends it
         if hand and not small:
             self._still_since = None
             self._history.clear()
@@ -422,5 +449,6 @@ class StabilityGate:
         self._emitted_spaces = {k[0]: k[1:] for k in key}
         self._emitted_towers = _towers(reading)
         self._stable_view = grey
+        self._held_view = self._holding = None
         obs = replace(reading, unstable=False)
         return GateDecision(STABLE, observation=obs, reason="still board", motion=motion)

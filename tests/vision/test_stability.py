@@ -279,6 +279,24 @@ class TestSimulatedTable:
         assert all(d.observation is None for d in held)
         assert held[-1].state == HAND
 
+    def test_a_board_held_back_does_not_hold_back_every_board_after_it(self) -> None:
+        """Seed-9971 game, 3 players: the castle, taken along with the towers under it (action
+        87), leans over the rim in a region larger than a stack, and its still board is held
+        back as a hand. Compared with the last reported board, every later board still shows
+        that change at the rim, so before, no board was reported again for the rest of the
+        game (the end-to-end bench's missing boards). The change stayed put through the motion
+        since: the next board (action 88) is reported; so is the one after a castle moved
+        without a tower move (action 82, then 84)."""
+        from companion.rules import Config
+
+        cam, detector, states = self.game(Config(player_count=3), 9971, 89)
+        gate = StabilityGate()
+        reported = []
+        for n, state in enumerate(states[i] for i in (81, 83, 85, 86, 88, 89)):
+            out = self.still_board(cam, detector, gate, state, n + 1)
+            reported.append([d.observation is not None for d in out].count(True))
+        assert reported == [1, 0, 1, 1, 0, 1]
+
     @pytest.mark.parametrize("action", [1, 7])
     def test_a_moved_tower_on_the_sandy_track_is_not_a_skin_blob(self, action: int) -> None:
         """Seed-4 game, 4 players, all modules: the revealed track and the moved tower are
