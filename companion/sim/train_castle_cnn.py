@@ -37,25 +37,17 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.rules import observe
-from companion.sim.render.camera_model import play_setup
-from companion.sim.scenes import random_game_state
 from companion.sim.train_stack_cnn import (
     _augment,
-    _probes_seen,
     fit_temperature,
     load_cached,
     logits,
+    tables_read,
     to_onnx,
 )
-from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.castle_cnn import CLASSES, MODEL_PATH, WINDOW
-from companion.vision.detector import INSERT_KINDS, Detector, DetectorConfig
-from companion.vision.detector.frame import FrameProbes, Reader
+from companion.vision.detector import INSERT_KINDS, DetectorConfig
 from companion.vision.detector.heights import stack_heights
-from companion.vision.geometry import BoardGeometry
-from companion.vision.profile import ProfileError
-from companion.vision.profile_setup import build_profile
 from companion.vision.stack_cnn import ROI_PX, tier_stacks
 
 TRAIN_SEED_BASE = 33_000_000
@@ -89,54 +81,19 @@ def collect(
 ) -> Castles:
     """Render ``sessions`` random tables with ``per_session`` game frames each (and the setup
     frame) and cut the tier stack of every space but the inserts (see the module docstring)."""
-    geometry = BoardGeometry.default()
     xs: list[NDArray[np.uint8]] = []
     ws: list[NDArray[np.float32]] = []
     ys: list[int] = []
     hs: list[int] = []
     fs: list[int] = []
     ss: list[int] = []
-    for si in range(sessions):
-        seed = base + si
-        tt = training_table(seed, si, geometry, module_share)
-        nrng, prng, crng, effects, table = tt.nrng, tt.prng, tt.crng, tt.effects, tt.table
-        config, setup_state = tt.config, tt.setup_state
-        track, setup_light = tt.track, tt.setup_light
-        players, modules = config.player_count, config.modules
-        try:
-            setup_frame, setup_truth = _shoot(
-                setup_state, setup_light, "setup", nrng, crng, effects
-            )
-            profile = build_profile(
-                setup_frame,
-                table.camera,
-                track,
-                list(config.colours or ()),
-                expected=observe(setup_state) if modules else None,
-            )
-        except (ProfileError, cv2.error, ValueError, FloatingPointError):
-            continue
-        # (the hand-built castle stage's call is kept for the comparison)
-        detector = Detector(
-            table.camera, track, profile, config=DetectorConfig(castle_method="hand")
-        )
-        play = play_setup(table, effects, crng)
-        frames = [(setup_frame, setup_truth)]
-        for _ in range(per_session):
-            state = random_game_state(prng, players, modules=modules)
-            try:
-                frames.append(_shoot(state, play, "play", nrng, crng, effects))
-            except (cv2.error, ValueError, FloatingPointError):
-                continue
-        spaces = list(track.spaces)
-        insert = {s for s in spaces if track.track.kind(s) in INSERT_KINDS}
-        for n_frame, (frame, truth) in enumerate(frames):
-            seen: list[tuple[FrameProbes, Reader]] = []
-            with _probes_seen(seen):
-                detector.detect(frame)
-            if not seen:
-                continue
-            fp, rd = seen[-1]
+    # (the hand-built castle stage's call is kept for the comparison)
+    hand = DetectorConfig(castle_method="hand")
+    for si, read in tables_read(sessions, per_session, base, module_share, hand):
+        for r in read:
+            fp, rd, truth, track = r.fp, r.rd, r.truth, r.track
+            spaces = list(track.spaces)
+            insert = {s for s in spaces if track.track.kind(s) in INSERT_KINDS}
             keep = [(i, s) for i, s in enumerate(spaces) if s in truth.spaces and s not in insert]
             if not keep:
                 continue
@@ -147,7 +104,7 @@ def collect(
                 sp = truth.spaces[s]
                 ys.append(1 + min(sp.towers, MAX_TOWERS) if sp.castle else 0)
                 hs.append(1 + min(st.towers_of[i], MAX_TOWERS) if st.castle_of[i] else 0)
-            fs.extend([n_frame] * len(keep))
+            fs.extend([r.n_frame] * len(keep))
             ss.extend([si] * len(keep))
         if log:
             print(f"session {si + 1}/{sessions}: {len(ys)} stacks", file=sys.stderr)

@@ -44,11 +44,11 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.rules import observe
+from companion.rules import Observation, observe
 from companion.sim.render.camera_model import play_setup
 from companion.sim.scenes import random_game_state
 from companion.sim.train_top_kind import _shoot, training_table
-from companion.vision.detector import INSERT_KINDS, Detector
+from companion.vision.detector import INSERT_KINDS, Detector, DetectorConfig
 from companion.vision.detector import core as detector_core
 from companion.vision.detector.frame import FrameProbes, Reader, Stacks
 from companion.vision.detector.heights import stack_heights
@@ -122,6 +122,72 @@ def _probes_seen(into: list[tuple[FrameProbes, Reader]]) -> Iterator[None]:
         setattr(detector_core, "stack_heights", stack_heights)  # noqa: B010
 
 
+@dataclass(frozen=True)
+class FrameRead:
+    """One rendered training frame as the detector read it at the table: the frame's number on
+    its table (0: the setup frame), the true observation, the board's track and the detector's
+    probes and reader of that frame."""
+
+    n_frame: int
+    truth: Observation
+    track: BoardGeometry
+    fp: FrameProbes
+    rd: Reader
+
+
+def tables_read(
+    sessions: int,
+    per_session: int,
+    base: int,
+    module_share: float,
+    config: DetectorConfig | None = None,
+) -> Iterator[tuple[int, list[FrameRead]]]:
+    """Per random table (seeds ``base + i``,
+    :func:`~companion.sim.train_top_kind.training_table`) its index ``i`` and the readings of
+    its setup frame and ``per_session`` game frames, as the detector (with ``config``) reads
+    them at the table; the tier-stack networks' trainers label them. A table whose setup frame
+    builds no profile is skipped, as is a frame that does not render or that the detector finds
+    no board in."""
+    geometry = BoardGeometry.default()
+    for si in range(sessions):
+        tt = training_table(base + si, si, geometry, module_share)
+        nrng, prng, crng, effects, table = tt.nrng, tt.prng, tt.crng, tt.effects, tt.table
+        config_t, setup_state = tt.config, tt.setup_state
+        track, setup_light = tt.track, tt.setup_light
+        players, modules = config_t.player_count, config_t.modules
+        try:
+            setup_frame, setup_truth = _shoot(
+                setup_state, setup_light, "setup", nrng, crng, effects
+            )
+            profile = build_profile(
+                setup_frame,
+                table.camera,
+                track,
+                list(config_t.colours or ()),
+                expected=observe(setup_state) if modules else None,
+            )
+        except (ProfileError, cv2.error, ValueError, FloatingPointError):
+            continue
+        detector = Detector(table.camera, track, profile, config=config)
+        play = play_setup(table, effects, crng)
+        frames = [(setup_frame, setup_truth)]
+        for _ in range(per_session):
+            state = random_game_state(prng, players, modules=modules)
+            try:
+                frames.append(_shoot(state, play, "play", nrng, crng, effects))
+            except (cv2.error, ValueError, FloatingPointError):
+                continue
+        read: list[FrameRead] = []
+        for n_frame, (frame, truth) in enumerate(frames):
+            seen: list[tuple[FrameProbes, Reader]] = []
+            with _probes_seen(seen):
+                detector.detect(frame)
+            if seen:
+                fp, rd = seen[-1]
+                read.append(FrameRead(n_frame, truth, track, fp, rd))
+        yield si, read
+
+
 def collect(
     sessions: int,
     per_session: int,
@@ -131,50 +197,16 @@ def collect(
 ) -> Stacks3:
     """Render ``sessions`` random tables with ``per_session`` game frames each (and the setup
     frame) and cut the tier stack of every labelled space (see the module docstring)."""
-    geometry = BoardGeometry.default()
     xs: list[NDArray[np.uint8]] = []
     ws: list[NDArray[np.float32]] = []
     fps: list[NDArray[np.float32]] = []
     ys: list[int] = []
     ss: list[int] = []
-    for si in range(sessions):
-        seed = base + si
-        tt = training_table(seed, si, geometry, module_share)
-        nrng, prng, crng, effects, table = tt.nrng, tt.prng, tt.crng, tt.effects, tt.table
-        config, setup_state = tt.config, tt.setup_state
-        track, setup_light = tt.track, tt.setup_light
-        players, modules = config.player_count, config.modules
-        try:
-            setup_frame, setup_truth = _shoot(
-                setup_state, setup_light, "setup", nrng, crng, effects
-            )
-            profile = build_profile(
-                setup_frame,
-                table.camera,
-                track,
-                list(config.colours or ()),
-                expected=observe(setup_state) if modules else None,
-            )
-        except (ProfileError, cv2.error, ValueError, FloatingPointError):
-            continue
-        detector = Detector(table.camera, track, profile)
-        play = play_setup(table, effects, crng)
-        frames = [(setup_frame, setup_truth)]
-        for _ in range(per_session):
-            state = random_game_state(prng, players, modules=modules)
-            try:
-                frames.append(_shoot(state, play, "play", nrng, crng, effects))
-            except (cv2.error, ValueError, FloatingPointError):
-                continue
-        spaces = list(track.spaces)
-        insert = {s for s in spaces if track.track.kind(s) in INSERT_KINDS}
-        for frame, truth in frames:
-            seen: list[tuple[FrameProbes, Reader]] = []
-            with _probes_seen(seen):
-                detector.detect(frame)
-            if not seen:
-                continue
-            fp, rd = seen[-1]
+    for si, read in tables_read(sessions, per_session, base, module_share):
+        for r in read:
+            fp, rd, truth, track = r.fp, r.rd, r.truth, r.track
+            spaces = list(track.spaces)
+            insert = {s for s in spaces if track.track.kind(s) in INSERT_KINDS}
             keep = [
                 (i, s)
                 for i, s in enumerate(spaces)
