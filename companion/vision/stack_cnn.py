@@ -228,20 +228,8 @@ class StackModel:
         self.path = Path(path)
         self.max_towers = max_towers
         self.outputs = max_towers + 1 + self.extra_outputs
-        # the sample maps of every space in the last pose read (a fixed camera's pose object
-        # is reused): (pose, geometry, space -> row, (S, (K + 1) P, P) x and y maps in the
-        # half image of the frame's board region, (x0, y0, x1, y1) of that region and the
-        # frame's (H, W))
-        self._maps: (
-            tuple[
-                BoardPose,
-                BoardGeometry,
-                dict[int, int],
-                tuple[Any, Any],
-                tuple[int, int, int, int, int, int],
-            ]
-            | None
-        ) = None
+        self.cutter = TierCutter(max_towers)
+        """Cuts the tier stacks :meth:`read` reads (its sample maps kept per pose)."""
         probe = np.zeros((1, n_channels(max_towers), ROI_PX, ROI_PX), np.float32)
         try:
             got = self._forward(probe)
@@ -292,6 +280,52 @@ class StackModel:
         """
         if not spaces:
             return np.zeros((0, self.outputs), np.float32)
+        return self.probabilities(self.cutter.inputs(frame, pose, geometry, white, spaces))
+
+
+class TierCutter:
+    """Cuts the tier stacks of a frame's spaces as the networks' input
+    (:func:`tier_stacks`, :func:`network_input`), with the sample maps of every space of the
+    board made once per pose (a fixed camera's pose object is reused frame after frame). The
+    tower-count and raven-castle networks read the same stacks: the detector cuts them once
+    per frame with one cutter and gives each network its spaces' rows (a row is the same
+    whichever other spaces are cut with it).
+
+    :param max_towers: ``K``, the most towers on one space.
+    """
+
+    def __init__(self, max_towers: int = 10) -> None:
+        self.max_towers = max_towers
+        # the sample maps of every space in the last pose read: (pose, geometry, space -> row,
+        # (S, (K + 1) P, P) x and y maps in the half image of the frame's board region,
+        # (x0, y0, x1, y1) of that region and the frame's (H, W))
+        self._maps: (
+            tuple[
+                BoardPose,
+                BoardGeometry,
+                dict[int, int],
+                tuple[Any, Any],
+                tuple[int, int, int, int, int, int],
+            ]
+            | None
+        ) = None
+
+    def inputs(
+        self,
+        frame: NDArray[np.uint8],
+        pose: BoardPose,
+        geometry: BoardGeometry,
+        white: NDArray[Any],
+        spaces: list[int],
+    ) -> NDArray[np.float32]:
+        """The network input ``(N, 3 (K + 1), ROI_PX, ROI_PX) float32`` of ``spaces`` in one
+        frame; see :func:`tier_stacks` and :func:`network_input` for the arguments and errors.
+
+        :raises GeometryError: for a space off the track.
+        """
+        t = self.max_towers + 1
+        if not spaces:
+            return np.zeros((0, 3 * t, ROI_PX, ROI_PX), np.float32)
         c = self._maps
         if c is None or c[0] is not pose or c[1] is not geometry or c[4][4:] != frame.shape[:2]:
             # every space's maps, made once per pose: the spaces read change (the castle
@@ -304,7 +338,7 @@ class StackModel:
             # coordinates of that size are exact, so remap's sub-pixel weights stay the same)
             mx -= np.float32(x0 // 2)
             my -= np.float32(y0 // 2)
-            shape = (len(every), (self.max_towers + 1) * ROI_PX, ROI_PX)
+            shape = (len(every), t * ROI_PX, ROI_PX)
             region = (x0, y0, x1, y1, frame.shape[0], frame.shape[1])
             c = self._maps = (pose, geometry, every, (mx.reshape(shape), my.reshape(shape)), region)
         off = sorted(set(spaces) - set(c[2]))
@@ -318,7 +352,7 @@ class StackModel:
         # only the board's region of the frame is halved (under half of a frame's pixels)
         x0, y0, x1, y1 = c[4][:4]
         stacks = tier_stacks(frame[y0:y1, x0:x1], pose, geometry, spaces, self.max_towers, maps)
-        return self.probabilities(network_input(stacks, white))
+        return network_input(stacks, white)
 
 
 def _half_span(m: NDArray[np.float32], n: int) -> tuple[int, int]:

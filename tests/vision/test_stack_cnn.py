@@ -25,6 +25,7 @@ from companion.vision.stack_cnn import (
     MODEL_PATH,
     ROI_PX,
     StackModel,
+    TierCutter,
     camera_foot,
     n_channels,
     network_input,
@@ -153,6 +154,13 @@ def test_reading_some_spaces_gives_what_reading_them_alone_afresh_gives(
     part = model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, some)
     assert np.array_equal(part, fresh)
     np.testing.assert_allclose(part, every[[spaces.index(s) for s in some]], atol=1e-5)
+    # the detector cuts the stacks once for both networks and gives each its rows: a space's
+    # input is the same to the bit whichever spaces are cut with it
+    cutter = TierCutter(K)
+    whole = cutter.inputs(res.frame, got.pose, cnn.geometry, got.white_bgr, spaces)
+    alone = cutter.inputs(res.frame, got.pose, cnn.geometry, got.white_bgr, some)
+    assert np.array_equal(alone, whole[[spaces.index(s) for s in some]])
+    assert np.array_equal(model.probabilities(alone), fresh)
     assert model.read(res.frame, got.pose, cnn.geometry, got.white_bgr, []).shape == (0, K + 1)
     # only the board's region is halved: a board running off an odd-sized frame's edge
     # (its samples there replicate the edge) reads as the whole frame does

@@ -81,7 +81,7 @@ from companion.vision.quality import (
     pose_shift,
     space_ranges,
 )
-from companion.vision.stack_cnn import StackModel
+from companion.vision.stack_cnn import StackModel, TierCutter
 from companion.vision.token_cnn import TokenModel
 from companion.vision.top_kind import TopKindModel, learned_tops
 from companion.vision.wizard_cnn import TopSampler, WizardModel, hand_cues
@@ -416,6 +416,11 @@ class Detector:
             height=height_model,
             stack_cnn=stack_cnn,
             castle_cnn=castle_cnn,
+            tier_cut=(
+                TierCutter(self.config.max_towers)
+                if stack_cnn is not None or castle_cnn is not None
+                else None
+            ),
             wizard_gain=wizard_gain,
             crest_gaps=[],
         )

@@ -25,7 +25,7 @@ from companion.vision.detector.pose import Hull, PoseTables
 from companion.vision.geometry import BoardGeometry
 from companion.vision.markers import BoardPose
 from companion.vision.profile import ColourProfile, features
-from companion.vision.stack_cnn import StackModel
+from companion.vision.stack_cnn import StackModel, TierCutter
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +36,7 @@ class Reader:
         slowly); the top-kind stage appends to it.
     :param stack_cnn: the tower-count CNN when ``config.height_method`` is ``"cnn"``.
     :param castle_cnn: the raven-castle CNN when ``config.castle_method`` is ``"cnn"``.
+    :param tier_cut: cuts the tier stacks both CNNs read, once per frame (None without them).
     :param wizard_gain: one wizard's measured area at setup relative to the projected model
         (see :func:`~companion.vision.detector.wizard_area_gain`), 0.5..2.
     """
@@ -47,6 +48,7 @@ class Reader:
     height: HeightModel | None
     stack_cnn: StackModel | None
     castle_cnn: CastleModel | None
+    tier_cut: TierCutter | None
     wizard_gain: float
     crest_gaps: list[float]
 

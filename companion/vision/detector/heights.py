@@ -159,21 +159,41 @@ def find_castle(
     )
 
 
-def castle_network(
+def tier_inputs(
     rd: Reader, fp: FrameProbes, insert: NDArray[np.bool_]
+) -> tuple[dict[int, int], NDArray[np.float32]] | None:
+    """The tier stacks of every space that is not an insert, cut once per frame for both
+    networks that read them (the castle network reads them all, the tower-count network those
+    whose count is its to tell): ``(space index -> row, (N, 3 (K + 1), P, P))`` network input
+    (:class:`~companion.vision.stack_cnn.TierCutter`); None without either network."""
+    if rd.tier_cut is None:
+        return None
+    g = rd.geometry
+    read = [si for si in range(len(insert)) if not insert[si]]
+    x = rd.tier_cut.inputs(fp.frame, fp.pose, g, fp.white, [g.spaces[si] for si in read])
+    return {si: i for i, si in enumerate(read)}, x
+
+
+def castle_network(
+    rd: Reader,
+    fp: FrameProbes,
+    insert: NDArray[np.bool_],
+    cut: tuple[dict[int, int], NDArray[np.float32]] | None = None,
 ) -> tuple[int, NDArray[np.float64], NDArray[np.float64]] | None:
     """Where the raven-castle network (``rd.castle_cnn``) puts the castle: ``(space index,
     place (S,), tier (K + 1,))``, the most probable space, every space's probability of holding
     the castle (0 on the inserts: nothing stays there, R-MOD-FOUNTAIN-4, -6, R-MOD-WEB-3) and
     the probabilities of its base's tier there (none above the towers counted at setup,
-    R-COMP-1/3); None without the network or a space to read."""
+    R-COMP-1/3); None without the network or a space to read. ``cut``: the frame's
+    :func:`tier_inputs`, when already cut."""
     if rd.castle_cnn is None:
         return None
-    g = rd.geometry
     read = [si for si in range(len(insert)) if not insert[si]]
     if not read:
         return None
-    prob = rd.castle_cnn.read(fp.frame, fp.pose, g, fp.white, [g.spaces[si] for si in read])
+    cut = cut if cut is not None else tier_inputs(rd, fp, insert)
+    assert cut is not None  # (a castle network comes with a cutter)
+    prob = rd.castle_cnn.probabilities(cut[1][[cut[0][si] for si in read]])
     total = rd.profile.meta.get("towers")
     if isinstance(total, int) and 0 <= total < prob.shape[1] - 2:
         prob = prob.copy()
@@ -213,6 +233,7 @@ def _model_heights(
     castle_at: dict[int, int],
     insert: NDArray[np.bool_],
     castle_tier: NDArray[np.float64] | None = None,
+    cut: tuple[dict[int, int], NDArray[np.float32]] | None = None,
 ) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.bool_], NDArray[np.int32]] | None:
     """Tower counts ``(S,)``, their probabilities ``(S,)``, which counts the tower total
     forced ``(S,)`` and the next most probable count ``(S,)`` (the count seen where forced),
@@ -222,7 +243,7 @@ def _model_heights(
     camera saw there: its probability is capped at ``forced_confidence`` (no silent
     redistribution). With ``castle_tier`` ``(K + 1,)`` (the castle network's probabilities of
     the castle's tier) the castle's tier is one of those counts, read and forced as the
-    others."""
+    others. ``cut``: the frame's :func:`tier_inputs`, when already cut."""
     S = len(insert)
     fixed = [si in castle_at or bool(insert[si]) for si in range(S)]
     joins = castle_tier is not None and len(castle_at) == 1
@@ -234,8 +255,9 @@ def _model_heights(
         read = [si for si in range(S) if not fixed[si] and si not in castle_at]
         prob = np.zeros((S, rd.stack_cnn.max_towers + 1), np.float32)
         prob[:, 0] = 1.0
-        spaces = [rd.geometry.spaces[si] for si in read]
-        prob[read] = rd.stack_cnn.read(fp.frame, fp.pose, rd.geometry, fp.white, spaces)
+        cut = cut if cut is not None else tier_inputs(rd, fp, insert)
+        assert cut is not None  # (a tower-count network comes with a cutter)
+        prob[read] = rd.stack_cnn.probabilities(cut[1][[cut[0][si] for si in read]])
     elif rd.height is not None:
         prob = rd.height.probabilities(feats)
     else:
@@ -288,7 +310,9 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
         plausible = np.ones(fp.kl.shape[:2], bool)
     castle_frac = castle_shares(rd, fp)
     insert = np.array([g.track.kind(s) in INSERT_KINDS for s in g.spaces], bool)
-    net = castle_network(rd, fp, insert)
+    # (the tier stacks both networks read, cut once)
+    cut = tier_inputs(rd, fp, insert)
+    net = castle_network(rd, fp, insert, cut)
     if net is not None:
         castle_at = {net[0]: int(np.argmax(net[2]))}
     else:
@@ -297,7 +321,7 @@ def stack_heights(rd: Reader, fp: FrameProbes) -> Stacks:
     enough = rim_ok.sum(-1) >= rim_ok.shape[-1] // 2
     edges = np.where(enough, masked_median(raw, rim_ok), 0.0)
     feats = height_features(rd, fp, raw, rim_ok)
-    model = _model_heights(rd, fp, feats, castle_at, insert, net[2] if net else None)
+    model = _model_heights(rd, fp, feats, castle_at, insert, net[2] if net else None, cut)
     if net is not None and model is not None:
         return _castle_net_stacks(rd, net[1], castle_at, insert, model, edges, castle_frac, feats)
     towers_of: list[int] = []
