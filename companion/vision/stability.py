@@ -28,6 +28,13 @@ exactly once per still period:
    a lost board) ends it, and what it already showed and has stayed put through that motion
    is part of the board in the next still periods: a hand does not stay in place while the
    pieces are moved. The held-back board itself is lost; the tracker bridges it with the next.
+   A castle move is a piece move too: when the reading shows the castle on another space than
+   the last reported board, a region larger than a stack is settled like a stack's if it lies
+   within the castle's footprint (with the towers it took along) at its old and new space, drawn
+   from the board's geometry and the camera's position (``geometry``, the frame's ``pose``:
+   :func:`~companion.vision.footprint.castle_footprint`), or beyond it only as a shadow (the
+   colour's channel shares kept, within the column's height of it). An arm is wider than that,
+   and changes the colour.
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
    wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share of
    the readings that have the space; a detector that misreads a space on one noisy frame is
