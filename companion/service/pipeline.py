@@ -410,7 +410,12 @@ class VisionWorker:
         self.last_frame = frame
         reading = detection.observation if detection.ok else None
         decision = self.gate.update(
-            frame.time_s, detection.board_view, reading, detection.white_bgr, detection.frame_view
+            frame.time_s,
+            detection.board_view,
+            reading,
+            detection.white_bgr,
+            detection.frame_view,
+            pose=detection.pose,
         )
         candidate, report = self.early.frame(reading, decision)
         if report is not decision.observation:

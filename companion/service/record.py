@@ -675,7 +675,7 @@ def _pipeline_again(
     detector: Detector, path: Path, entries: list[dict[str, Any]], result: ReplayResult
 ) -> list[Observation]:
     """Observations the detector + stability gate emit over every recorded frame, in order."""
-    gate = StabilityGate()
+    gate = StabilityGate(geometry=detector.geometry)
     early = EarlyReading()  # as the live pipeline reports a still board
     out: list[Observation] = []
     cached: tuple[str, Detection] | None = None  # the last file read and its detection
@@ -696,7 +696,9 @@ def _pipeline_again(
             result.frames_detected += 1
             cached = (e["file"], det)
         reading = det.observation if det.ok else None
-        decision = gate.update(t, det.board_view, reading, det.white_bgr, det.frame_view)
+        decision = gate.update(
+            t, det.board_view, reading, det.white_bgr, det.frame_view, pose=det.pose
+        )
         _, report = early.frame(reading, decision)
         if report is not None:
             out.append(report)

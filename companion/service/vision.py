@@ -90,7 +90,7 @@ def build_vision(
         hb.trouble("detector", f"calibration: {exc}")
         say(f"vision: calibration files unusable: {exc}")
         return None
-    return Detector(camera_model, geometry, profile), StabilityGate()
+    return Detector(camera_model, geometry, profile), StabilityGate(geometry=geometry)
 
 
 SAMPLED_PROFILE = "profile.json"

@@ -28,6 +28,13 @@ exactly once per still period:
    a lost board) ends it, and what it already showed and has stayed put through that motion
    is part of the board in the next still periods: a hand does not stay in place while the
    pieces are moved. The held-back board itself is lost; the tracker bridges it with the next.
+   A castle move is a piece move too: when the reading shows the castle on another space than
+   the last reported board, a region larger than a stack is settled like a stack's if it lies
+   within the castle's footprint (with the towers it took along) at its old and new space, drawn
+   from the board's geometry and the camera's position (``geometry``, the frame's ``pose``:
+   :func:`~companion.vision.footprint.castle_footprint`), or beyond it only as a shadow (the
+   colour's channel shares kept, within the column's height of it). An arm is wider than that,
+   and changes the colour.
 3. **Agreement**: per space, the most common reading of the still period (towers, top,
    wizards, castle, witch, raven) with at least ``agree`` votes and the ``majority`` share of
    the readings that have the space; a detector that misreads a space on one noisy frame is
@@ -59,6 +66,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.rules.observation import Observation, SpaceObservation
+from companion.vision.footprint import castle_footprint
+from companion.vision.geometry import BoardGeometry
 
 MOVING = "moving"
 HAND = "hand"
@@ -68,6 +77,7 @@ NO_BOARD = "no-board"
 #: frame times are sums of ``1 / fps`` steps; 0.6 - 0.2 is 0.39999999999999997 s in floating point,
 #: and three frames at 5 fps must count as the 0.4 s they span
 TIME_EPS = 1e-6
+NO_TOWER_MOVED = "no tower moved"
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,12 @@ class GateConfig:
     :param piece_blob: largest vetoing region (fraction of the view) that may be a moved piece
         (a stack's footprint with its lean and shadow); larger ones are always a hand or arm.
     :param settle_s: how long the view must be quiet before such a small region is settled.
+    :param castle_margin: how far (fraction of the view side) a region larger than a stack may
+        reach beyond the castle's footprint (:func:`~companion.vision.footprint.castle_footprint`)
+        and still be the castle that moved (blur, a pose a little off).
+    :param shadow_chroma: beyond that, within the column's height of it, a changed pixel may be
+        the shadow the castle cast or casts (darker or lighter, its colour's share of each
+        channel kept within this); an arm changes the colour.
     :param entry_cell_px: side of a differencing cell of the whole-frame thumbnail, px.
     :param entry_band: width of the band along the frame's edge where something entering the view
         is looked for (fraction of the thumbnail's width).
@@ -105,6 +121,8 @@ class GateConfig:
     change_blob: float = 0.004
     piece_blob: float = 0.02
     settle_s: float = 0.6
+    castle_margin: float = 0.03
+    shadow_chroma: float = 0.04
     entry_cell_px: int = 2
     entry_band: float = 0.04
     entry_threshold: float = 6.0
@@ -148,6 +166,14 @@ def _towers(obs: Observation) -> dict[int, int]:
     return {s: o.towers for s, o in obs.spaces.items()}
 
 
+def _castle(obs: Observation) -> tuple[int, int] | None:
+    """The castle's space in a reading and the towers under it, or None (not read)."""
+    for s, o in sorted(obs.spaces.items()):
+        if o.castle:
+            return s, o.towers
+    return None
+
+
 def _tower_moved(now: dict[int, int], before: dict[int, int] | None) -> str:
     """Why the reading ``now`` is not a tower move from ``before`` (``""``: it is one): some
     tower count changed and none is missing (towers never leave the board; a hand hides some).
@@ -165,7 +191,7 @@ def _tower_moved(now: dict[int, int], before: dict[int, int] | None) -> str:
     if only_now and not only_before and n < b:
         return f"{n} towers seen, {b} before"
     if now == before:
-        return "no tower moved"
+        return NO_TOWER_MOVED
     return ""
 
 
@@ -196,10 +222,14 @@ class StabilityGate:
     """
 
     config: GateConfig = field(default_factory=GateConfig)
+    #: the board's geometry (the detector's): the castle's footprint in the view; without it a
+    #: castle move is held back like a hand
+    geometry: BoardGeometry | None = None
 
     def __post_init__(self) -> None:
         self._prev: NDArray[np.float32] | None = None
         self._stable_view: NDArray[np.float32] | None = None
+        self._stable_bgr: NDArray[np.uint8] | None = None
         self._still_since: float | None = None
         self._history: deque[Observation] = deque(maxlen=64)
         self._emitted_key: tuple[Any, ...] | None = None
@@ -213,6 +243,10 @@ class StabilityGate:
         # the one of the period under way (adopted when motion ends it)
         self._held_view: NDArray[np.float32] | None = None
         self._holding: NDArray[np.float32] | None = None
+        # the castle's space in the last emitted board and the towers under it
+        self._emitted_castle: tuple[int, int] | None = None
+        # this frame's vetoing regions larger than a stack (``_hand``)
+        self._large: list[NDArray[np.bool_]] = []
 
     def reset(self) -> None:
         """Forget everything (e.g. after the camera was moved)."""
@@ -262,6 +296,7 @@ class StabilityGate:
         region is small enough to be a moved piece (``piece_blob``)."""
         cfg = self.config
         area = view.shape[0] * view.shape[1]
+        self._large = []
         if self._stable_view is None or self._stable_view.shape != grey.shape:
             return "", True
         reasons: list[str] = []
@@ -279,11 +314,13 @@ class StabilityGate:
         skin = cast(
             "NDArray[np.uint8]", cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         )
-        n, _, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
-        blobs = [int(a) for a in stats[1:, cv2.CC_STAT_AREA] if a >= cfg.skin_blob * area]
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(skin, connectivity=8)
+        areas = stats[:, cv2.CC_STAT_AREA]
+        blobs = [lab for lab in range(1, n) if areas[lab] >= cfg.skin_blob * area]
         if blobs:
             reasons.append("skin-coloured blob over the board")
-            largest = max(blobs)
+            largest = max(int(areas[lab]) for lab in blobs)
+            self._large += [labels == lab for lab in blobs if areas[lab] > cfg.piece_blob * area]
         changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
         if n > 1:
@@ -291,15 +328,75 @@ class StabilityGate:
             r = max(1, int(round(cfg.rim * min(h, w))))
             rim = np.zeros_like(changed)
             rim[:r, :] = rim[-r:, :] = rim[:, :r] = rim[:, -r:] = 1
+            areas = stats[:, cv2.CC_STAT_AREA]
             touching = [
-                int(stats[lab, cv2.CC_STAT_AREA])
+                int(lab)
                 for lab in np.unique(labels[(rim > 0) & (changed > 0)])
-                if lab and stats[lab, cv2.CC_STAT_AREA] >= cfg.change_blob * area
+                if lab and areas[lab] >= cfg.change_blob * area
             ]
             if touching:
                 reasons.append("something reaches over the board's edge")
-                largest = max([largest, *touching])
+                largest = max([largest, *(int(areas[lab]) for lab in touching)])
+                self._large += [
+                    labels == lab for lab in touching if areas[lab] > cfg.piece_blob * area
+                ]
         return " and ".join(reasons), largest <= cfg.piece_blob * area
+
+    def _castle_sized(
+        self, reading: Observation | None, pose: Any, view: NDArray[np.uint8]
+    ) -> bool:
+        """Does every vetoing region larger than a stack (``_hand``) lie within the castle's
+        footprint, with its column, at its space in the last emitted board and at its space in
+        ``reading`` (``castle_margin`` around them, and the shadows they cast: ``shadow_chroma``)?
+        Only when the castle moved between the two: then such a region may be the castle's move,
+        not a hand. ``pose``: the frame's board pose (``camera_position_mm()``), or None."""
+        before = self._emitted_castle
+        stable = self._stable_bgr
+        if not self._large or self.geometry is None or pose is None or reading is None:
+            return False
+        if stable is None or stable.shape != view.shape:
+            return False
+        shape = (view.shape[0], view.shape[1])
+        now = _castle(reading)
+        if before is None or now is None or now[0] == before[0]:
+            return False
+        cam = pose.camera_position_mm()
+        if cam is None:
+            return False
+        # the part of each column the move took away (old space) or brought (new space), above
+        # the towers that stay, as the other board reads them; a hand may hide an unread old
+        # space, and an unread new space had no more towers than the castle now stands on
+        if before[0] not in reading.spaces:
+            return False
+        then = self._emitted_towers or {}
+        left = reading.spaces[before[0]].towers
+        parts = ((before[0], before[1], left), (now[0], now[1], then.get(now[0], now[1])))
+        allowed = np.zeros(shape, np.uint8)
+        for space, towers, below in parts:
+            mask = castle_footprint(self.geometry, cam, space, towers, shape, below)
+            if mask is None:
+                return False
+            allowed |= mask
+        m = 2 * int(round(self.config.castle_margin * min(shape))) + 1
+        inside = cv2.dilate(allowed, np.ones((m, m), np.uint8)) > 0
+        outside = np.zeros(shape, bool)
+        for region in self._large:
+            outside |= region & ~inside
+        if not outside.any():
+            return True
+        # a shadow: within the column's height of it, the colour's channel shares kept
+        g = self.geometry
+        top = g.tier_z(max(before[1], now[1])) + g.castle.height
+        reach = 2 * int(round(top * min(shape) / min(g.board_size))) + 1
+        near = cv2.dilate(allowed, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach)))
+        if (outside & (near == 0)).any():
+            return False
+        shares = []
+        for img in (view, stable):
+            f = cv2.GaussianBlur(img.astype(np.float32), (5, 5), 1.2)
+            shares.append(f / np.maximum(f.sum(axis=2), 1.0)[..., None])
+        kept = np.abs(shares[0] - shares[1]).max(axis=2) <= self.config.shadow_chroma
+        return bool(kept[outside].all())
 
     def _period_ended(self) -> None:
         """Motion (or a lost board) ended the still period: a period the hand veto held back
@@ -354,6 +451,7 @@ class StabilityGate:
         reading: Observation | None,
         white_bgr: NDArray[Any] | None = None,
         frame_view: NDArray[np.uint8] | None = None,
+        pose: Any = None,
     ) -> GateDecision:
         """Judge one frame.
 
@@ -367,6 +465,9 @@ class StabilityGate:
         :param frame_view: ``(h, w) uint8`` grey thumbnail of the whole frame (the detector's
             ``frame_view``), optional; without it nothing entering the view is seen before it
             reaches the board.
+        :param pose: the frame's board pose (the detector's ``BoardPose``: its
+            ``camera_position_mm()``), optional; with the gate's ``geometry`` it places the
+            castle's footprint in the view, so that a castle move is not taken for a hand.
         :returns: a :class:`GateDecision`; its ``observation`` is set at most once per still period.
         """
         cfg = self.config
@@ -404,6 +505,10 @@ class StabilityGate:
         if self._quiet_since is None:
             self._quiet_since = time_s
         hand, small = self._hand(view, grey, white_bgr)
+        # a region larger than a stack that lies within the castle's footprint, old and new,
+        # while the reading shows the castle moved: the castle's move, judged as a piece move
+        castle_sized = bool(hand) and not small and self._castle_sized(reading, pose, view)
+        small = small or castle_sized
         if hand and time_s - self._quiet_since >= cfg.settle_s - TIME_EPS:
             self._holding = grey  # a still period held back: remembered once motion ends it
         if hand and not small:
@@ -428,7 +533,14 @@ class StabilityGate:
             self._emitted_key = self._emitted_spaces = None
             if time_s - self._quiet_since < cfg.settle_s - TIME_EPS:
                 return GateDecision(HAND, reason=hand, motion=motion)
-            why = _tower_moved(_towers(self._vote()[0]), self._emitted_towers)
+            voted = self._vote()[0]
+            why = _tower_moved(_towers(voted), self._emitted_towers)
+            now, before = _castle(voted), self._emitted_castle
+            castle_moved = now is not None and before is not None and now[0] != before[0]
+            if why == NO_TOWER_MOVED and castle_moved:
+                why = ""  # the castle moved (a spell, the raven): a piece move
+            if not why and castle_sized and not castle_moved:
+                why = "the castle did not move"
             if why:
                 return GateDecision(HAND, reason=f"{hand} ({why})", motion=motion)
         voted, agreeing = self._vote()
@@ -448,7 +560,9 @@ class StabilityGate:
         self._emitted_key = key
         self._emitted_spaces = {k[0]: k[1:] for k in key}
         self._emitted_towers = _towers(reading)
+        self._emitted_castle = _castle(reading) or self._emitted_castle
         self._stable_view = grey
+        self._stable_bgr = view
         self._held_view = self._holding = None
         obs = replace(reading, unstable=False)
         return GateDecision(STABLE, observation=obs, reason="still board", motion=motion)

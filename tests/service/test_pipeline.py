@@ -22,6 +22,7 @@ class Reading:
     message: str = ""
     white_bgr: object = None
     frame_view: object = None
+    pose: object = None
 
     @property
     def ok(self) -> bool:
@@ -53,7 +54,7 @@ class StubGate:
     def __init__(self) -> None:
         self.seen: list[int] = []
 
-    def update(self, time_s, view, reading, white=None, frame_view=None):
+    def update(self, time_s, view, reading, white=None, frame_view=None, pose=None):
         self.seen.append(reading.frame if reading is not None else -1)
         if reading is None:
             return Decision("no-board")

@@ -230,7 +230,7 @@ class TestSimulatedTable:
             t = n * 10.0 + k / 5.0
             det = detector.detect(img, t, int(t * 5))
             reading = det.observation if det.ok else None
-            out.append(gate.update(t, det.board_view, reading, det.white_bgr))
+            out.append(gate.update(t, det.board_view, reading, det.white_bgr, pose=det.pose))
         return out
 
     @staticmethod
@@ -285,8 +285,9 @@ class TestSimulatedTable:
         back as a hand. Compared with the last reported board, every later board still shows
         that change at the rim, so before, no board was reported again for the rest of the
         game (the end-to-end bench's missing boards). The change stayed put through the motion
-        since: the next board (action 88) is reported; so is the one after a castle moved
-        without a tower move (action 82, then 84)."""
+        since: the next board (action 88) is reported. (A gate without the board's geometry
+        cannot bound the castle's region; the castle moved without a tower move at action 82
+        changes no region larger than a stack and is a piece move: reported.)"""
         from companion.rules import Config
 
         cam, detector, states = self.game(Config(player_count=3), 9971, 89)
@@ -295,7 +296,42 @@ class TestSimulatedTable:
         for n, state in enumerate(states[i] for i in (81, 83, 85, 86, 88, 89)):
             out = self.still_board(cam, detector, gate, state, n + 1)
             reported.append([d.observation is not None for d in out].count(True))
-        assert reported == [1, 0, 1, 1, 0, 1]
+        assert reported == [1, 1, 1, 1, 0, 1]
+
+    def test_a_castle_move_over_the_rim_is_a_piece_move(self) -> None:
+        """The same seed-9971 boards with a gate that knows the board's geometry: the castle
+        moved without a tower move (action 82) and carried with the towers under it from space
+        11 to 14 (action 87) changes a region larger than a stack at the rim, but within the
+        castle's footprint at its old and new space (and their shadows): every board is
+        reported, none held back."""
+        from companion.rules import Config
+
+        cam, detector, states = self.game(Config(player_count=3), 9971, 89)
+        gate = StabilityGate(geometry=detector.geometry)
+        reported = []
+        for n, state in enumerate(states[i] for i in (81, 83, 85, 86, 88, 89)):
+            out = self.still_board(cam, detector, gate, state, n + 1)
+            reported.append([d.observation is not None for d in out].count(True))
+        assert reported == [1, 1, 1, 1, 1, 1]
+
+    def test_a_hand_held_still_over_the_castle_it_moved_is_not_reported(self) -> None:
+        """Action 87 of the seed-9971 game while the hand that carried the castle to space 14
+        rests over it for 2 s: the region is larger than the castle's footprint."""
+        from companion.rules import Config
+        from companion.sim.simtable import Hand
+
+        cam, detector, states = self.game(Config(player_count=3), 9971, 89)
+        gate = StabilityGate(geometry=detector.geometry)
+        before = self.still_board(cam, detector, gate, states[87], 1)
+        assert [d.observation is not None for d in before].count(True) == 1
+        seat = int(states[87].turn.player)
+        held = self.still_board(cam, detector, gate, states[88], 2, Hand(14, seat, "place"))
+        assert all(d.observation is None for d in held)
+        assert held[-1].state == HAND
+        after = self.still_board(cam, detector, gate, states[88], 3)
+        emitted = [d.observation for d in after if d.observation is not None]
+        assert len(emitted) == 1
+        assert [s for s, o in emitted[0].spaces.items() if o.castle] == [14]
 
     @pytest.mark.parametrize("action", [1, 7])
     def test_a_moved_tower_on_the_sandy_track_is_not_a_skin_blob(self, action: int) -> None:
