@@ -607,7 +607,7 @@ def _select(nodes: Iterable[Node], beam: int, per_board: int) -> list[Node]:
     more: list[Node] = []
     for n in sorted(nodes, key=lambda n: n.rank):
         st = n.state
-        k = board_key(st)
+        k = (board_key(st), st.turn.player)
         c = count.get(k, 0)
         pk = (k, st.potions)
         if pk not in pots and 0 < c < 2 * per_board and (len(out) >= beam or c >= per_board):
