@@ -427,14 +427,19 @@ def search_frame(
                                     )
                                 )
                     t = base.turn
-                    if (
-                        isinstance(action, Feather)
-                        and action.use == "extra_card"
-                        and t.cards_used >= base.table.actions_per_turn + t.extra_card
+                    if isinstance(action, Feather) and (
+                        action.use == "free_spell"
+                        or (
+                            action.use == "extra_card"
+                            and t.cards_used >= base.table.actions_per_turn + t.extra_card
+                        )
                     ):
-                        # a feather's extra card changes nothing the camera sees: the card it
-                        # pays for is searched at this level too, not one level later (a turn of
-                        # two cards, a spell, the feather and its card is longer than the pass)
+                        # a feather's extra card or free spell changes nothing the camera sees:
+                        # the card or the spell it pays for is searched at this level too, not
+                        # one level later (a turn of two cards, a spell, the feather and its
+                        # card is longer than the pass; a turn end, the feather and its spell
+                        # is longer than a quick pass, which then ends the search with the
+                        # spell paid in potions)
                         queue.append(child)
                 score(child)
         used += tried
