@@ -130,10 +130,14 @@ def explain(
         # board is replayed (the stories it found that can survive the prune), else the true
         # potions, a spell or two behind the cheapest stories of a board, fall out, and every
         # later commit shows the potions wrong
+        # (the exact wizards, not only the board: an action names its wizard, and two stories
+        # that show the same board may have moved different wizards of a colour there, so the
+        # lead's "red-2" is another piece in a member's state and its replay another story;
+        # the member's own continuation was then never searched)
         groups: dict[Key, list[Hypothesis]] = {}
         for i, h in enumerate(roots):
             t = h.state.turn
-            gkey = (board_key(h.state), t, h.state.game, h.pending, h.implicit)
+            gkey = (board_key(h.state), h.state.wizards, t, h.state.game, h.pending, h.implicit)
             if gkey in groups:
                 groups[gkey].append(h)
             elif i < nroots:

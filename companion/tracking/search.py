@@ -427,14 +427,19 @@ def search_frame(
                                     )
                                 )
                     t = base.turn
-                    if (
-                        isinstance(action, Feather)
-                        and action.use == "extra_card"
-                        and t.cards_used >= base.table.actions_per_turn + t.extra_card
+                    if isinstance(action, Feather) and (
+                        action.use == "free_spell"
+                        or (
+                            action.use == "extra_card"
+                            and t.cards_used >= base.table.actions_per_turn + t.extra_card
+                        )
                     ):
-                        # a feather's extra card changes nothing the camera sees: the card it
-                        # pays for is searched at this level too, not one level later (a turn of
-                        # two cards, a spell, the feather and its card is longer than the pass)
+                        # a feather's extra card or free spell changes nothing the camera sees:
+                        # the card or the spell it pays for is searched at this level too, not
+                        # one level later (a turn of two cards, a spell, the feather and its
+                        # card is longer than the pass; a turn end, the feather and its spell
+                        # is longer than a quick pass, which then ends the search with the
+                        # spell paid in potions)
                         queue.append(child)
                 score(child)
         used += tried
@@ -607,9 +612,13 @@ def _select(nodes: Iterable[Node], beam: int, per_board: int) -> list[Node]:
     more: list[Node] = []
     for n in sorted(nodes, key=lambda n: n.rank):
         st = n.state
-        k = board_key(st)
+        k = (board_key(st), st.turn.player)
         c = count.get(k, 0)
-        pk = (k, st.potions)
+        ms = st.modules
+        # the hidden counters a later action of the frame may need: potions, and with the
+        # expansion the feathers, armed spells and free casts (a feather spent on a free
+        # spell changes nothing the camera sees, and the spell it pays for comes after it)
+        pk = (k, st.potions) if ms is None else (k, st.potions, ms.feathers, ms.armed, ms.free_casts)
         if pk not in pots and 0 < c < 2 * per_board and (len(out) >= beam or c >= per_board):
             # another potion count of a kept board, on top of the beam: a spell the camera
             # cannot tell from a card (R-SPELL-6) must not fall out behind the cards of other
