@@ -618,7 +618,9 @@ def _select(nodes: Iterable[Node], beam: int, per_board: int) -> list[Node]:
         # the hidden counters a later action of the frame may need: potions, and with the
         # expansion the feathers, armed spells and free casts (a feather spent on a free
         # spell changes nothing the camera sees, and the spell it pays for comes after it)
-        pk = (k, st.potions) if ms is None else (k, st.potions, ms.feathers, ms.armed, ms.free_casts)
+        pk: Key = (
+            (k, st.potions) if ms is None else (k, st.potions, ms.feathers, ms.armed, ms.free_casts)
+        )
         if pk not in pots and 0 < c < 2 * per_board and (len(out) >= beam or c >= per_board):
             # another potion count of a kept board, on top of the beam: a spell the camera
             # cannot tell from a card (R-SPELL-6) must not fall out behind the cards of other
