@@ -273,7 +273,11 @@ class Target:
             cost += c_count
         elif dt > 1:
             cost += c_far + (dt - 2) * c_count
-        if o_top != top:
+        if o_top != top and not (o_towers == 0 < towers):
+            # a stack not seen at all shows the space under it: its "top" is the space's
+            # surface, which follows from the count and is not a second error. (A tower seen
+            # where there is none stays charged for its top too: a wrong story that moves a
+            # tower away must not buy a misread top for the price of a misread count.)
             cost += c_top
         if o_castle != castle:
             cost += c_castle

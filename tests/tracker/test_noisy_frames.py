@@ -11,7 +11,9 @@ from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
 from companion.rules.observation import Observation
 from companion.tracking import Tracker, board_key
-from companion.tracking.noise import NoiseModel, Target, expected_observation
+from companion.sim.answering import answer_as_players
+from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking.noise import NoiseModel, Target, expected_observation, space_views
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)
 
@@ -93,3 +95,44 @@ def test_the_next_turn_is_followed_after_a_noisy_frame():
     assert u.health == "ok"
     assert board_key(tr.state) == board_key(nxt)
     assert tr.state.current_player == "yellow"
+
+
+def test_a_tower_not_seen_costs_one_misread_not_two():
+    """A tower the camera missed shows the space under it: its "top" is the space's surface,
+    a consequence of the count, so the frame costs one misread field (docs/architecture.md,
+    "The tracker"). Charged twice, one missed tower outweighed two invented moves."""
+    start, after = _moved()
+    exp = expected_observation(after)
+    s = next(k for k, so in exp.spaces.items() if so.towers == 1)
+    missed = dict(exp.spaces)
+    missed[s] = replace(exp.spaces[s], towers=0, top="plain-space")
+    counted = dict(exp.spaces)
+    counted[s] = replace(exp.spaces[s], towers=2)
+    noise = NoiseModel()
+    length = after.table.length
+    views = space_views(after)
+    one_missed = Target(Observation(missed), length, noise).cost(views)
+    one_more = Target(Observation(counted), length, noise).cost(views)
+    assert one_missed > 0
+    assert one_missed == one_more
+
+
+def test_a_missed_tower_on_the_second_frame_of_a_stop_is_not_read_as_moves():
+    """Seeded two-player game: the second frame of a still board misses a one-tower stack.
+    Two tower moves of the next player explain that space exactly; the truth needs the one
+    misread. The tracker must keep the true board, not start the next turn early."""
+    sim = simulate(Config(player_count=2), 10_610_000, CameraNoise(rate=0.01, gap="turn"))
+    tr = Tracker(sim.start)
+    checked = 0
+    for inp in sim.inputs[:15]:
+        if inp.kind == "observation":
+            u = tr.observe(inp.observation)
+        elif inp.kind == "dice":
+            u = tr.dice(inp.rolls, inp.dice_allowed)
+        else:
+            u = tr.end_turn()
+        answer_as_players(tr, u, inp.truth)
+        if inp.kind == "observation" and not inp.mid_move:
+            assert board_key(tr.state) == board_key(inp.truth)
+            checked += 1
+    assert checked >= 8
