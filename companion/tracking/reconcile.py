@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from companion.rules.actions import EndTurn
 from companion.tracking.belief import (
     Hypothesis,
     Key,
@@ -31,7 +32,7 @@ from companion.tracking.belief import (
 )
 from companion.tracking.noise import SpaceView, Target
 from companion.tracking.options import TrackerOptions
-from companion.tracking.search import SearchCache, replay, search_frame
+from companion.tracking.search import Node, SearchCache, other_paths, replay, search_frame
 
 QUICK_SHARE = 0.2
 """The share of a frame's budget a quick pass may try (the full pass gets the rest)."""
@@ -105,6 +106,7 @@ def explain(
             deep = max(deep, 2 * opts.depth)
         passes.append((True, deep, target.bad_frame, opts.deep_roots, False))
     out: list[Hypothesis] = []
+    origin: list[tuple[int, Hypothesis, Node]] = []
     best_obs = float("inf")
     best_mismatch: tuple[int, ...] = ()
     # a quick pass's story ends the search by its picture cost plus its root's distance
@@ -121,6 +123,7 @@ def explain(
         spent = 0.0
         if not staged or not out:
             out = []
+            origin.clear()
             best_obs = float("inf")
             best_near = float("inf")
         roots = sorted(hyps, key=lambda h: h.cost)
@@ -156,6 +159,7 @@ def explain(
                     best_obs = n.obs_cost
                     best_mismatch = tuple(target.mismatched(srch.view(n.state)))
                 best_near = min(best_near, lead.cost - base + n.obs_cost)
+                origin.append((len(out), lead, n))
                 step = Step(n.state, n.actions, n.events, n.states, n.alts, n.late)
                 out.append(lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit))
             low = min((n.score for n in found), default=0.0)
@@ -178,7 +182,44 @@ def explain(
         left -= spent
         if (best_obs if anywhere else best_near) <= good:
             break
+    _other_paths(srch, out, origin, opts)
     return Explained(tuple(out), best_obs, best_mismatch)
+
+
+ALT_STORIES = 2
+"""The likeliest stories of a frame whose step :func:`_other_paths` searches other paths for."""
+
+
+def _other_paths(
+    srch: SearchCache,
+    out: list[Hypothesis],
+    origin: Sequence[tuple[int, Hypothesis, Node]],
+    opts: TrackerOptions,
+) -> None:
+    """The newest step of the ``ALT_STORIES`` likeliest stories of ``out`` (those within
+    ``commit_margin`` of the best, moving more than once) with the other paths to its state
+    (:func:`~companion.tracking.search.other_paths`), in place; ``origin``: each searched
+    story's index in ``out``, the hypothesis it grew from and its search node."""
+    if not out:
+        return
+    best = min(h.cost for h in out)
+    picked = sorted(
+        (o for o in origin if out[o[0]].cost <= best + opts.commit_margin),
+        key=lambda o: out[o[0]].cost,
+    )
+    searched = 0
+    for i, lead, n in picked:
+        if searched >= ALT_STORIES:
+            break
+        if sum(1 for a in n.actions if not isinstance(a, EndTurn)) < 2:
+            continue
+        searched += 1
+        other_paths(srch, lead, n, opts)
+        h = out[i]
+        step = replace(h.trail[-1], alts=n.alts)
+        out[i] = replace(
+            h, trail=h.trail[:-1] + (step,), alts=tuple(a[:-1] + (step,) for a in h.alts)
+        )
 
 
 def contradicted(

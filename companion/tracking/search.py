@@ -24,6 +24,7 @@ from companion.rules.actions import (
 )
 from companion.rules.engine import apply
 from companion.rules.model import GameState
+from companion.rules.view import observe
 from companion.tracking.belief import (
     MAX_ALTS,
     Hypothesis,
@@ -476,6 +477,50 @@ def search_frame(
     srch.left = allowance - used
     srch.tried += used
     return terminals
+
+
+ALT_BUDGET = 6000
+"""Transitions :func:`other_paths` may try for one story's step."""
+
+
+def other_paths(srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions) -> None:
+    """Add to ``node.alts`` the other paths from ``hyp`` to exactly ``node``'s state (the same
+    pending inputs) whose prior is within ``commit_margin`` of ``node``'s.
+
+    Between two whole-turn frames the camera sees where the turn ends, not how it got there:
+    a tower carried three spaces by a card, or two by Advance a Tower (R-SPELL-6) and one by
+    a card; a wizard moved before or after the tower it stands on. The frame's beam keeps one
+    path per state and drops the rest by their picture on the way, so the committed entries
+    claimed the order and the intermediate boards of whichever path it kept. A second search
+    towards the exact state (its picture known, so every step of it ranks by what is still to
+    explain) finds the others, and the commit then claims only what they share
+    (:func:`~companion.tracking.commit.shared_stretch`). It may try ``ALT_BUDGET``
+    transitions and does not count against the frame's budget."""
+    tb = hyp.state.table
+    target = Target(observe(node.state), tb.length, opts.noise)
+    was, cut, tried = srch.allow(ALT_BUDGET), srch.cut, srch.tried
+    try:
+        found = search_frame(srch, hyp, target, opts, len(node.actions), anywhere=True)
+    finally:
+        srch.allow(was)
+        srch.cut, srch.tried = cut, tried
+    key = state_key(node.state)
+    have = {_path_print(node.states), *(_path_print(a[2]) for a in node.alts)}
+    alts = list(node.alts)
+    for m in sorted(found, key=lambda m: m.prior):
+        if (
+            state_key(m.state) != key
+            or m.pending != node.pending
+            or m.implicit != node.implicit
+            or m.prior > node.prior + opts.commit_margin
+        ):
+            continue
+        for path in ((m.actions, m.events, m.states), *m.alts):
+            fp = _path_print(path[2])
+            if fp not in have and len(alts) < MAX_ALTS:
+                have.add(fp)
+                alts.append(path)
+    node.alts = tuple(alts)
 
 
 def _closed(
