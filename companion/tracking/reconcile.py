@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from companion.rules.actions import EndTurn
+from companion.rules.model import GameState
 from companion.tracking.belief import (
     Hypothesis,
     Key,
@@ -133,6 +134,10 @@ def explain(
         # board is replayed (the stories it found that can survive the prune), else the true
         # potions, a spell or two behind the cheapest stories of a board, fall out, and every
         # later commit shows the potions wrong
+        # (the spells the players to move can pay, too: a story whose player has no full
+        # potion finds only card stories, and a member that could pay Advance a Tower never
+        # had its spell story searched; 6-player game: the true turn, a spell and two tower
+        # cards, was lost for the rest of the game)
         # (the exact wizards, not only the board: an action names its wizard, and two stories
         # that show the same board may have moved different wizards of a colour there, so the
         # lead's "red-2" is another piece in a member's state and its replay another story;
@@ -140,7 +145,15 @@ def explain(
         groups: dict[Key, list[Hypothesis]] = {}
         for i, h in enumerate(roots):
             t = h.state.turn
-            gkey = (board_key(h.state), h.state.wizards, t, h.state.game, h.pending, h.implicit)
+            gkey = (
+                board_key(h.state),
+                h.state.wizards,
+                t,
+                h.state.game,
+                h.pending,
+                h.implicit,
+                _casts(h.state),
+            )
             if gkey in groups:
                 groups[gkey].append(h)
             elif i < nroots:
@@ -184,6 +197,18 @@ def explain(
             break
     _other_paths(srch, out, origin, opts)
     return Explained(tuple(out), best_obs, best_mismatch)
+
+
+def _casts(st: GameState) -> tuple[int, ...]:
+    """The full potions (R-POTION-3) of the players who may cast in a frame's search, capped at
+    what two casts of the dearest spell cost: the player to move and the next one (a frame may
+    show the next turn's first moves), every player in the master variant (R-SPELL-2)."""
+    tb = st.table
+    cap = 2 * max((tb.config.spell_costs[sp] for sp in tb.spells), default=0)
+    n = len(tb.colours)
+    p = st.turn.player
+    seats = range(n) if tb.master else (p, (p + 1) % n)
+    return tuple(min(st.potions[s][0], cap) for s in seats)
 
 
 ALT_STORIES = 2

@@ -10,9 +10,9 @@ from companion.rules.actions import EndTurn, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
 from companion.rules.observation import Observation
-from companion.tracking import Tracker, board_key
 from companion.sim.answering import answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
+from companion.tracking import Tracker, board_key
 from companion.tracking.noise import NoiseModel, Target, expected_observation, space_views
 
 T1 = next(c for c in CARD_KINDS if c.type == "tower" and c.tower == 1 and not c.dice)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from companion.rules import apply, observe
-from companion.rules.actions import MoveWizard
-from companion.rules.engine import setup
+from companion.rules.actions import Cast, MoveWizard
+from companion.rules.engine import IllegalAction, setup
 from companion.rules.model import Config, GameState
 from companion.tracking import board_key
 from companion.tracking.belief import Hypothesis
@@ -85,3 +85,39 @@ def test_a_story_that_moved_another_wizard_of_the_colour_gets_its_own_search():
         for h in got.hyps
         if h.state.potions == other.potions and h.cost < 2.0
     )
+
+
+def _with_full(st: GameState, seat: int, full: int) -> GameState:
+    f, e, s = st.potions[seat]
+    pots = st.potions[:seat] + ((full, e + f - full, s),) + st.potions[seat + 1 :]
+    return replace(st, potions=pots)
+
+
+def test_a_story_whose_player_can_pay_a_spell_gets_its_own_search():
+    """Two stories show the same table and differ in the potions: in the likelier one the
+    player to move has no full potion, in the other he has two. The frame shows another
+    player's wizard one space on, which only Advance a Wizard (R-SPELL-5, two potions) does.
+    Replaying the likelier story's searches on the other never tries a spell its lead cannot
+    pay, so the true story was lost and a wrong board explained the frame."""
+    st = setup(Config(player_count=3), None)
+    seat = st.turn.player
+    poor, rich = _with_full(st, seat, 0), _with_full(st, seat, 2)
+    other_seat = (seat + 2) % len(st.table.colours)  # not the next player: his own card
+    lo, hi = st.table.wiz_range[other_seat]
+    truth = None
+    for i in range(lo, hi):
+        try:
+            truth, _ = apply(
+                rich, Cast(st.table.colours[seat], "advance_wizard", wizard=st.table.wizard_ids[i])
+            )
+            break
+        except IllegalAction:
+            continue
+    assert truth is not None
+    hyps = [Hypothesis(poor, 0.0, (), (), False), Hypothesis(rich, 1.0, (), (), False)]
+    opts = TrackerOptions()
+    got = explain(SearchCache(), hyps, _target(truth), opts, False, 0)
+    # the rich story's own spell, at its own cost: not the poor story "repaired" to pay it
+    # (``cost_repair`` more, which put the true story out of the belief)
+    costs = [h.cost for h in got.hyps if h.state == truth]
+    assert costs and min(costs) <= 1.0 + opts.cost_spell + 0.01
