@@ -152,18 +152,25 @@ def explain(
                 h.state.game,
                 h.pending,
                 h.implicit,
-                _casts(h.state),
             )
             if gkey in groups:
                 groups[gkey].append(h)
             elif i < nroots:
                 groups[gkey] = [h]
-        for g, members in enumerate(groups.values()):
+        # a board's stories count once against ``nroots`` whatever they can pay: its potion
+        # stories are all carried on (searched or replayed), never left out of the pass
+        searches: list[list[Hypothesis]] = []
+        for members in groups.values():
+            by_casts: dict[tuple[int, ...], list[Hypothesis]] = {}
+            for h in members:
+                by_casts.setdefault(_casts(h.state), []).append(h)
+            searches.extend(by_casts.values())
+        for g, members in enumerate(searches):
             lead = members[0]
             # the likeliest root may take half of what is left, every other root at least its
             # equal share: a narrowed search still follows the best story as far as a whole
             # turn needs, and keeps the other likely stories' continuations
-            srch.allow((pass_left - spent) * max(ROOT_SHARE, 1.0 / (len(groups) - g)))
+            srch.allow((pass_left - spent) * max(ROOT_SHARE, 1.0 / (len(searches) - g)))
             before = srch.tried
             found = search_frame(srch, lead, target, opts, depth, anywhere, staged)
             spent += srch.tried - before
