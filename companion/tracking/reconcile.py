@@ -134,10 +134,6 @@ def explain(
         # board is replayed (the stories it found that can survive the prune), else the true
         # potions, a spell or two behind the cheapest stories of a board, fall out, and every
         # later commit shows the potions wrong
-        # (the spells the players to move can pay, too: a story whose player has no full
-        # potion finds only card stories, and a member that could pay Advance a Tower never
-        # had its spell story searched; 6-player game: the true turn, a spell and two tower
-        # cards, was lost for the rest of the game)
         # (the exact wizards, not only the board: an action names its wizard, and two stories
         # that show the same board may have moved different wizards of a colour there, so the
         # lead's "red-2" is another piece in a member's state and its replay another story;
@@ -145,20 +141,17 @@ def explain(
         groups: dict[Key, list[Hypothesis]] = {}
         for i, h in enumerate(roots):
             t = h.state.turn
-            gkey = (
-                board_key(h.state),
-                h.state.wizards,
-                t,
-                h.state.game,
-                h.pending,
-                h.implicit,
-            )
+            gkey = (board_key(h.state), h.state.wizards, t, h.state.game, h.pending, h.implicit)
             if gkey in groups:
                 groups[gkey].append(h)
             elif i < nroots:
                 groups[gkey] = [h]
-        # a board's stories count once against ``nroots`` whatever they can pay: its potion
-        # stories are all carried on (searched or replayed), never left out of the pass
+        # within a board, only stories whose players to move can pay the same spells share a
+        # search (_casts): a lead with no full potion finds card stories only, and a member
+        # that could pay Advance a Tower had its spell only "repaired" at ``cost_repair``
+        # more, out of the belief (6-player game: the true turn, a spell and two tower cards,
+        # lost for the rest of the game). A board still counts once against ``nroots``
+        # whatever its stories can pay: its potion stories are all carried on
         searches: list[list[Hypothesis]] = []
         for members in groups.values():
             by_casts: dict[tuple[int, ...], list[Hypothesis]] = {}

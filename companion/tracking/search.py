@@ -24,7 +24,6 @@ from companion.rules.actions import (
 )
 from companion.rules.engine import apply
 from companion.rules.model import GameState
-from companion.rules.view import observe
 from companion.tracking.belief import (
     MAX_ALTS,
     Hypothesis,
@@ -42,7 +41,7 @@ from companion.tracking.candidates import (
     transitions,
     turn_complete,
 )
-from companion.tracking.noise import SpaceView, Target, space_views
+from companion.tracking.noise import SpaceView, Target, expected_observation, space_views
 from companion.tracking.options import TrackerOptions
 
 HARD_ENTRIES = 50000
@@ -497,7 +496,7 @@ def other_paths(srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOpt
     (:func:`~companion.tracking.commit.shared_stretch`). It may try ``ALT_BUDGET``
     transitions and does not count against the frame's budget."""
     tb = hyp.state.table
-    target = Target(observe(node.state), tb.length, opts.noise)
+    target = Target(expected_observation(node.state), tb.length, opts.noise)
     was, cut, tried = srch.allow(ALT_BUDGET), srch.cut, srch.tried
     try:
         found = search_frame(srch, hyp, target, opts, len(node.actions), anywhere=True)

@@ -97,8 +97,9 @@ def test_a_story_whose_player_can_pay_a_spell_gets_its_own_search():
     """Two stories show the same table and differ in the potions: in the likelier one the
     player to move has no full potion, in the other he has two. The frame shows another
     player's wizard one space on, which only Advance a Wizard (R-SPELL-5, two potions) does.
-    Replaying the likelier story's searches on the other never tries a spell its lead cannot
-    pay, so the true story was lost and a wrong board explained the frame."""
+    Replaying the likelier story's search on the other never tries a spell its lead cannot
+    pay: the other story reached its spell only "repaired", ``cost_repair`` more, which in a
+    6-player game put the true story out of the belief."""
     st = setup(Config(player_count=3), None)
     seat = st.turn.player
     poor, rich = _with_full(st, seat, 0), _with_full(st, seat, 2)
