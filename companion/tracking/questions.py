@@ -74,7 +74,7 @@ Picked = tuple[str, tuple[str, ...], Groups, str]
 (:data:`QUESTION_KINDS`)."""
 
 
-def lag_question(near: Sequence[Hypothesis], root: GameState, cap: bool = False) -> Picked | None:
+def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     """The question that splits ``near`` (held hypotheses) by what the players can see on the
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
@@ -92,8 +92,10 @@ def lag_question(near: Sequence[Hypothesis], root: GameState, cap: bool = False)
     by_board = split(board_key)
     if len(by_board) > 1:
         text, options = board_question(by_board, root)
-        capped, grouped = _capped(by_board, options, cap)
-        return text, capped, grouped, "held-board"
+        alike, words = distinct(by_board, options)
+        if len(alike) > 1:
+            capped, grouped = _capped(alike, words)
+            return text, capped, grouped, "held-board"
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
         by_pot = split(_potions_of(seat))
@@ -103,7 +105,7 @@ def lag_question(near: Sequence[Hypothesis], root: GameState, cap: bool = False)
                 f"{g[0].state.potions[seat][1]} empty"
                 for g in by_pot
             )
-            capped, grouped = _capped(by_pot, options, cap)
+            capped, grouped = _capped(by_pot, options)
             return (
                 f"How many full potions does {colour} have now?",
                 capped,
@@ -112,8 +114,8 @@ def lag_question(near: Sequence[Hypothesis], root: GameState, cap: bool = False)
             )
     by_turn = split(lambda st: st.turn.player)
     if len(by_turn) > 1:
-        words = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
-        capped, grouped = _capped(by_turn, words, cap)
+        seats = tuple(tb.colours[g[0].state.turn.player] for g in by_turn)
+        capped, grouped = _capped(by_turn, seats)
         return "Whose turn is it now?", capped, grouped, "held-turn"
     return None
 
@@ -199,20 +201,32 @@ def board_question(
         return text, tuple(f"the {ordinal(a.tier or 0)} tower from the bottom" for a in casts)
     if len(set(options)) < len(options):
         # the same moves to boards that differ in hidden pieces only (a belief re-anchored on
-        # the camera's board, companion.tracking.anchor): asked as where the wizards are
-        return "Where are the trapped wizards now?", _hidden_words(reps)
+        # the camera's board, companion.tracking.anchor; a spell's path the frames did not
+        # show): asked as what is under the towers
+        return _hidden_words(reps)
     return "The camera can't tell which of these happened. Which one was it?", tuple(options)
 
 
-def _hidden_words(reps: Sequence[Hypothesis]) -> tuple[str, ...]:
-    """One option per hypothesis: the trapped wizards of the colours the hypotheses place
-    differently ("blue under space 8, tier 1"), or "none" for a colour with none trapped."""
+def _hidden_words(reps: Sequence[Hypothesis]) -> tuple[str, tuple[str, ...]]:
+    """The question about hidden pieces only and one option per hypothesis: what lies under the
+    tops where ``reps`` disagree. The trapped wizards of the colours they place differently
+    ("blue: space 8 tier 1", "blue: none trapped"), the kinds of the towers under the top of a
+    stack they stack differently (a magic tower lower down, R-MOD-MAGICTOWER-1), a sealed
+    witch (R-MOD-WITCH-7) and the raven (R-MOD-RAVEN-1)."""
     tb = reps[0].state.table
     seats = [
         seat
         for seat in range(len(tb.colours))
         if len({trapped_places(h.state, seat) for h in reps}) > 1
     ]
+    spaces = [
+        i + 1
+        for i in range(len(reps[0].state.stacks))
+        if len({_kinds(h.state, i) for h in reps}) > 1
+    ]
+    mods = [h.state.modules for h in reps]
+    witch = len({m.witch if m is not None else None for m in mods}) > 1
+    raven = len({m.raven if m is not None else None for m in mods}) > 1
     out: list[str] = []
     for h in reps:
         parts = []
@@ -220,8 +234,43 @@ def _hidden_words(reps: Sequence[Hypothesis]) -> tuple[str, ...]:
             where = trapped_places(h.state, seat)
             spots = ", ".join(f"space {s} tier {t}" for s, t in where) or "none trapped"
             parts.append(f"{tb.colours[seat]}: {spots}")
+        for s in spaces:
+            parts.append(f"space {s} from the bottom: " + ", ".join(_kinds(h.state, s - 1)))
+        m = h.state.modules
+        if witch:
+            parts.append("witch: " + _place(m.witch if m is not None else None))
+        if raven:
+            parts.append("raven: " + _place(m.raven if m is not None else None))
         out.append("; ".join(parts) or "as shown")
-    return tuple(out)
+    text = "Where are the trapped wizards now?"
+    if spaces or witch or raven:
+        text = "What is under the towers now?"
+    return text, tuple(out)
+
+
+def _kinds(st: GameState, index: int) -> tuple[str, ...]:
+    """The roof kinds of the towers of the stack at ``index`` (space - 1), bottom to top."""
+    towers = st.table.towers
+    return tuple(towers[t].kind for t in st.stacks[index])
+
+
+def _place(pos: int | None) -> str:
+    """A piece's position (``space << 4 | tier``) in players' words."""
+    if pos is None:
+        return "off the board"
+    return f"space {pos >> 4} tier {pos & 15}"
+
+
+def distinct(
+    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str]
+) -> tuple[list[list[Hypothesis]], list[str]]:
+    """The groups whose options read alike merged into the first of them (in order): players
+    cannot choose between two options worded the same, so such a question offers one. Fewer
+    than two groups back: there is nothing the players could tell apart."""
+    merged: dict[str, list[Hypothesis]] = {}
+    for g, o in zip(groups, options, strict=True):
+        merged.setdefault(o, []).extend(g)
+    return list(merged.values()), list(merged)
 
 
 def _word(n: int) -> str:
@@ -230,11 +279,11 @@ def _word(n: int) -> str:
 
 
 def _capped(
-    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str], cap: bool = True
+    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str]
 ) -> tuple[tuple[str, ...], Groups]:
-    """At most :data:`CHOICES` options (when ``cap``): the least likely groups (``groups`` best
+    """At most :data:`CHOICES` options: the least likely groups (``groups`` best
     first) share the last option, so the true story is never left out of a question."""
-    if not cap or len(groups) <= CHOICES:
+    if len(groups) <= CHOICES:
         return tuple(options), tuple(tuple(g) for g in groups)
     cut = CHOICES - 1
     rest = tuple(h for g in groups[cut:] for h in g)
@@ -284,7 +333,7 @@ def pick_question(
     if opts.lag_questions and (over or full) and held > 0:
         # what the camera cannot tell, asked about the table as it is now (never taken from
         # the best's cost, :func:`~companion.tracking.commit.commit`)
-        lag = lag_question(near, root, cap=True)
+        lag = lag_question(near, root)
         if lag is not None:
             return lag
     pots = potions_question(hyps, combos=True, winners=True, stories=opts.potion_stories)
@@ -297,7 +346,10 @@ def pick_question(
     if ordered is None:
         return None
     text, options = board_question(ordered, root)
-    capped, grouped = _capped(ordered, options)
+    alike, words = distinct(ordered, options)
+    if len(alike) < 2:
+        return None
+    capped, grouped = _capped(alike, words)
     return text, capped, grouped, "hidden"
 
 
@@ -347,7 +399,11 @@ def _ask_soon(hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions)
     if ordered is None:
         return None
     text, options = board_question(ordered, root)
-    return text, options, tuple(tuple(g) for g in ordered), "hidden"
+    alike, words = distinct(ordered, options)
+    if len(alike) < 2:
+        return None
+    capped, grouped = _capped(alike, words)
+    return text, capped, grouped, "hidden"
 
 
 POTION_CHOICES = 3
