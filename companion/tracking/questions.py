@@ -79,19 +79,8 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     table now: the hidden pieces (asked like :func:`board_question`), else one player's
     potions (full and empty tokens, R-POTION-1), else whose turn it is. None when they agree
     on all but the potions: those are committed as alternatives and asked only when they
-    matter (:func:`potions_question`). None too when they show one board and one player to
-    move, and differ only in how far into the turn that player is (a card or a spell just
-    played, R-SPELL-6, or the last one of the player before, the DONE press late): no player
-    sees that, the next frames settle it, and the potions it leaves in doubt are committed as
-    alternatives like the others (at the end of the game they are asked when they change who
-    won, R-END-3)."""
+    matter (:func:`potions_question`)."""
     if len(near) < 2 or same_seen(near):
-        return None
-    if (
-        len({board_key(h.state) for h in near}) == 1
-        and len({h.state.turn.player for h in near}) == 1
-        and len({_winners(h.state) for h in near}) == 1
-    ):
         return None
 
     def split(key: Callable[[GameState], object]) -> list[list[Hypothesis]]:
@@ -379,8 +368,7 @@ def _ask_soon(hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions)
     """The question to ask now when the tracker does not defer (``TrackerOptions.defer``
     false): after ``max_lag`` held steps, what the stories within ``commit_margin`` disagree
     on about the table now but the potions (:func:`lag_question`). Else the potions when they
-    matter (:func:`potions_question`: too many counts, or at the end when they change who
-    won). Else when hypotheses within ``ask_margin`` of the best,
+    matter (:func:`potions_question`). Else when hypotheses within ``ask_margin`` of the best,
     on the same player's turn, differ in hidden pieces (only about moves a later frame
     confirmed)."""
     hyps = sorted(hyps, key=lambda h: h.cost)
@@ -391,7 +379,7 @@ def _ask_soon(hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions)
         lag = lag_question(near, root)
         if lag is not None:
             return lag
-    pots = potions_question(hyps, winners=True)
+    pots = potions_question(hyps)
     if pots is not None:
         return (*pots, "potions-end" if hyps[0].state.game.over else "potions-many")
     # rivals that disagree on whose turn it is (a move of the next player already, or not)

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
-from companion.rules.model import Config, Result
+from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
 from companion.tracking import Committed, Question, Tracker, TrackerOptions
@@ -113,7 +111,9 @@ def test_too_many_counts_are_asked_with_the_unlikely_ones_as_one_option():
     assert [h.state.potions[0] for h in groups[-1]] == [(2, 3, 0), (1, 3, 1), (0, 3, 2)]
 
 
-def _held(counts: list[tuple[int, int, int]], steps: int, over: bool = False) -> list[Hypothesis]:
+def _held(
+    counts: list[tuple[int, int, int]], steps: int, over: bool = False
+) -> list[Hypothesis]:
     """Stories held ``steps`` frames that differ in the first player's potions and in how his
     turn under way went: a card, or Advance a Tower (R-SPELL-6) for each potion he spent."""
     out = []
@@ -126,47 +126,23 @@ def _held(counts: list[tuple[int, int, int]], steps: int, over: bool = False) ->
     return out
 
 
-@pytest.mark.parametrize("defer", [True, False])
-def test_a_card_or_spell_doubt_is_not_asked_while_the_game_goes_on(defer: bool):
-    """A card or a spell in the turn under way (the potions and how far the turn is differ, the
-    board and the player to move do not) is not asked about while the game goes on, however
-    long it is held: no player sees the difference, the next frames settle it, and the potions
-    are committed as alternatives (docs/architecture.md, "The tracker"). Asking it after
-    ``max_lag`` held frames once made a question of most turns that held a spell."""
-    opts = TrackerOptions(defer=defer)
-    root = _stories([(1, 4, 0)])[0].state
-    counts = [(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1)]
-    for steps in (opts.max_lag + 1, opts.max_hold, opts.max_hold + 1):
-        assert pick_question(_held(counts, steps), root, opts) is None, steps
-
-
-def _ended(stories: list[Hypothesis], winners: list[tuple[int, ...]]) -> list[Hypothesis]:
-    """``stories`` at the end of the game, won by ``winners`` (one entry per story)."""
-    out = []
-    for h, won in zip(stories, winners, strict=True):
-        full = tuple(p[0] for p in h.state.potions)
-        result = Result("round_completed", (0, 1), won, full)
-        st = replace(h.state, game=h.state.game._replace(over=True, result=result))
-        out.append(replace(h, state=st))
-    return out
-
-
-def test_a_card_or_spell_doubt_is_asked_at_the_end_when_it_changes_who_won():
-    """At the end of the game the same doubt is asked when the potions decide who won (the most
-    unspent full potions among the qualified, R-END-3), every story behind an option; when every
-    story has the same winners it is not: the potions stay "one of these" in the history."""
+def test_a_card_or_spell_doubt_is_held_not_asked_until_it_matters():
+    """A card or a spell in the turn under way (the potions and the turn differ, the board does
+    not) is held however long, within the belief's limit, and asked at the end of the game
+    or when the belief is full (docs/architecture.md, "The tracker"; ``TrackerOptions.defer``)."""
     opts = TrackerOptions(defer=True)
     root = _stories([(1, 4, 0)])[0].state
-    held = _held([(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1)], 3, over=True)
-    stories = _ended(held, [(0, 1), (1,), (0,), (0, 1)])
-    got = pick_question(stories, root, opts)
-    assert got is not None
-    text, options, groups, kind = got
-    assert text == "How many full potions does blue have now?"
-    assert kind in ("held-potions", "potions-end")
-    assert len(options) <= CHOICES
-    assert sum(len(g) for g in groups) == len(stories), "every story is behind an option"
-    assert pick_question(_ended(held, [(1,)] * 4), root, opts) is None
+    counts = [(1, 4, 0), (0, 4, 1), (2, 3, 0), (1, 3, 1)]
+    assert pick_question(_held(counts, opts.max_lag + 1), root, opts) is None, "not yet"
+    assert pick_question(_held(counts, opts.max_hold), root, opts) is None, "not yet"
+    for stories in (_held(counts, 3, over=True), _held(counts, opts.max_hold + 1)):
+        got = pick_question(stories, root, opts)
+        assert got is not None
+        text, options, groups, kind = got
+        assert text == "How many full potions does blue have now?"
+        assert kind in ("held-potions", "potions-end")
+        assert len(options) <= CHOICES
+        assert sum(len(g) for g in groups) == len(stories), "every story is behind an option"
 
 
 def test_potions_are_asked_when_a_combination_of_the_counts_shown_fell_out():
