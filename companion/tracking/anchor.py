@@ -20,7 +20,7 @@ Pure: no I/O, no clock, no randomness.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from itertools import combinations, product
 
@@ -114,16 +114,40 @@ def lost_spaces(
     return first
 
 
+def lost_now(
+    recent: Sequence[Target],
+    hyps: Sequence[Hypothesis],
+    view: Callable[[GameState], Sequence[SpaceView]],
+    opts: TrackerOptions,
+) -> tuple[int, ...]:
+    """The spaces that every frame of ``recent`` (oldest first) read alike with confidence and
+    every story of ``hyps`` disagrees with on the newest frame (:func:`lost_spaces`), or
+    ``()``."""
+    if opts.anchor_frames <= 0 or not recent or not hyps:
+        return ()
+    reading = steady_reading(recent, opts.anchor_confidence)
+    states = [h.state for h in sorted(hyps, key=lambda h: h.cost)]
+    return lost_spaces(reading, recent[-1], states, view, opts.recheck_cost)
+
+
 def find_way_back(
     recent: Sequence[Target],
     hyps: Sequence[Hypothesis],
     view: Callable[[GameState], Sequence[SpaceView]],
     opts: TrackerOptions,
     close: Callable[[GameState], GameState | None] | None = None,
+    before: Collection[int] | None = None,
 ) -> tuple[tuple[int, ...], tuple[Hypothesis, ...]] | None:
     """The re-anchored belief when ``hyps`` (every held story) is lost: the spaces that the
     ``anchor_frames`` frames of ``recent`` (oldest first) read alike with confidence and every
-    story disagrees with (:func:`lost_spaces`), and the stories of the board the camera reads
+    story disagrees with (:func:`lost_now`), and, when ``before`` is given, that the belief
+    after the frame before disagreed with on that frame too (``before``: :func:`lost_now` of
+    that frame alone). A steady
+    reading alone is no proof of a lost belief: a move of the newest turn can change what a
+    space should show (a wizard entering the raven castle moves it, R-RAVEN-3) while the camera
+    misreads that space as it was, and every story then disagrees with a reading that the
+    frames before agreed with; a lost belief disagrees frame after frame. Then the stories of
+    the board the camera reads
     now (:func:`current_reading`, :func:`anchor_states`: the best story's hidden pieces kept
     where consistent), likeliest first, equally likely. The best story's pending presses came
     before the frames the board is read from, so the board shows what they did: each DONE
@@ -132,14 +156,14 @@ def find_way_back(
     that board, and none stays pending (:func:`presses_done`). None when some story agrees with
     the camera, too few frames were seen, or no legal board shows the reading (the belief is
     kept)."""
-    if opts.anchor_frames <= 0 or len(recent) < opts.anchor_frames or not hyps:
+    if len(recent) < opts.anchor_frames:
         return None
-    reading = steady_reading(recent, opts.anchor_confidence)
-    hs = sorted(hyps, key=lambda h: h.cost)
-    spaces = lost_spaces(reading, recent[-1], [h.state for h in hs], view, opts.recheck_cost)
+    spaces = lost_now(recent, hyps, view, opts)
+    if before is not None:
+        spaces = tuple(s for s in spaces if s in before)
     if not spaces:
         return None
-    best = hs[0]
+    best = min(hyps, key=lambda h: h.cost)
     # the board the camera reads now: the spaces of the last turn too (read alike in the last
     # frames), else the towers a turn moved would not add up with the steady spaces
     now = current_reading(recent, opts.anchor_confidence)

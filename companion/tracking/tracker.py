@@ -53,7 +53,7 @@ from companion.rules.serialize import (
     load_event,
     load_state,
 )
-from companion.tracking.anchor import doubted, find_way_back
+from companion.tracking.anchor import doubted, find_way_back, lost_now
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
@@ -170,6 +170,7 @@ class Tracker:
         """The belief before the last explained frame (:func:`~companion.tracking.reconcile.
         recheck`)."""
         self._recent: tuple[Target, ...] = ()  # the last frames, oldest first (_way_back)
+        self._lost: tuple[int, ...] = ()  # spaces every story disagreed with a frame ago
         self._reanchors = 0
         self._cut_frames = 0
 
@@ -335,9 +336,14 @@ class Tracker:
 
     def _way_back(self) -> Committed | None:
         """Re-anchor a lost belief on the last frames (:func:`~companion.tracking.anchor.
-        find_way_back`): the ``reanchor`` entry (added to the history), or None."""
+        find_way_back`): the ``reanchor`` entry (added to the history), or None. Only on spaces
+        that every story disagreed with on the frame before too."""
+        before = self._lost
+        self._lost = lost_now(self._recent[-1:], self._hyps, self._srch.view, self.options)
+        if not self._lost:
+            return None
         got = find_way_back(
-            self._recent, self._hyps, self._srch.view, self.options, self._closed_turn
+            self._recent, self._hyps, self._srch.view, self.options, self._closed_turn, before
         )
         if got is None:
             return None
@@ -545,6 +551,7 @@ class Tracker:
         self._question_groups = ()
         self._unexplained = 0
         self._recent = ()
+        self._lost = ()
 
     def _pace_now(self, guess: bool = False) -> bool | None:
         """True when the camera has seen the table after about every move so far
@@ -707,6 +714,7 @@ class Tracker:
             "pace": list(self._pace),
             "last_mismatch": list(self._last_mismatch),
             "recent": [t.obs.to_json() for t in self._recent],
+            "lost": list(self._lost),
             "reanchors": self._reanchors,
             "saved": None
             if self._saved is None
@@ -760,6 +768,7 @@ class Tracker:
         length = tr._root.table.length
         recent = (Observation.from_json(o, length) for o in data.get("recent", []))
         tr._recent = tuple(Target(o, length, options.noise) for o in recent)
+        tr._lost = tuple(int(x) for x in data.get("lost", []))
         tr._reanchors = int(data.get("reanchors", 0))
         sv = data.get("saved")
         if sv is not None:

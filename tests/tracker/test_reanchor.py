@@ -276,3 +276,42 @@ def done(state: GameState) -> GameState:
     while state.turn.cards_used < state.table.actions_per_turn and not state.turn.ended:
         state, _ = apply(state, DiscardCard(state.current_player, None))
     return apply(state, EndTurn())[0]
+
+
+def test_a_castle_misread_where_it_just_moved_is_a_misread_not_a_lost_game():
+    """A wizard enters the raven castle and the castle moves on (R-RAVEN-3); the first frame
+    after it misses the castle on its new space, which the frames before read without one, as
+    they should have. The camera then reads that space alike for ``anchor_frames`` frames and
+    every story disagrees with the newest: once taken as a lost belief, it re-anchored the game
+    on a board with the castle where it no longer was, and committed wrong boards for the rest
+    of the game. A misread costs one frame: the story that moved the castle stays the best."""
+    sim = simulate(Config(player_count=2), 7, CameraNoise(rate=0.0, gap="action"), max_actions=200)
+    inputs = list(sim.inputs)
+    obs = [i for i, inp in enumerate(inputs) if inp.kind == "observation"]
+    moved = next(
+        j
+        for i, j in zip(obs, obs[1:], strict=False)
+        if inputs[i].truth.castle != inputs[j].truth.castle
+    )
+    truth = inputs[moved].truth
+    tr = Tracker(sim.start)  # the full search: every story it keeps moves the castle
+    walk = TruthWalk([sim.start] + [inp.truth for inp in inputs])
+    for inp in inputs[:moved]:
+        for c in inp.give(tr).committed:
+            walk.check(c.state, c.potions)
+    # the table stood still a while before the move: the same board seen twice more
+    before = max(i for i in obs if i < moved)
+    for _ in range(2):
+        tr.observe(inputs[before].observation)
+    seen = inputs[moved].observation
+    spaces = dict(seen.spaces)
+    spaces[truth.castle] = replace(spaces[truth.castle], castle=False)
+    update = tr.observe(replace(seen, spaces=spaces))
+    assert _reanchors([update]) == []
+    assert tr.reanchors == 0
+    assert tr.state.castle == truth.castle, "the story that moved the castle is the best"
+    for inp in inputs[moved : moved + 12]:
+        for c in inp.give(tr).committed:
+            walk.check(c.state, c.potions)
+    assert tr.reanchors == 0
+    assert walk.wrong_board == walk.wrong == 0
