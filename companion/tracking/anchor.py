@@ -135,14 +135,13 @@ def find_way_back(
     hyps: Sequence[Hypothesis],
     view: Callable[[GameState], Sequence[SpaceView]],
     opts: TrackerOptions,
-    close: Callable[[GameState], GameState | None] | None = None,
-    before: Collection[int] | None = None,
+    close: Callable[[GameState], GameState | None] | None,
+    before: Collection[int],
 ) -> tuple[tuple[int, ...], tuple[Hypothesis, ...]] | None:
     """The re-anchored belief when ``hyps`` (every held story) is lost: the spaces that the
     ``anchor_frames`` frames of ``recent`` (oldest first) read alike with confidence and every
-    story disagrees with (:func:`lost_now`), and, when ``before`` is given, that the belief
-    after the frame before disagreed with on that frame too (``before``: :func:`lost_now` of
-    that frame alone). A steady
+    story disagrees with (:func:`lost_now`) and that the belief after the frame before
+    disagreed with on that frame too (``before``: :func:`lost_now` of that frame alone). A steady
     reading alone is no proof of a lost belief: a move of the newest turn can change what a
     space should show (a wizard entering the raven castle moves it, R-RAVEN-3) while the camera
     misreads that space as it was, and every story then disagrees with a reading that the
@@ -158,9 +157,7 @@ def find_way_back(
     kept)."""
     if len(recent) < opts.anchor_frames:
         return None
-    spaces = lost_now(recent, hyps, view, opts)
-    if before is not None:
-        spaces = tuple(s for s in spaces if s in before)
+    spaces = tuple(s for s in lost_now(recent, hyps, view, opts) if s in before)
     if not spaces:
         return None
     best = min(hyps, key=lambda h: h.cost)

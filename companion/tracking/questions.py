@@ -92,10 +92,9 @@ def lag_question(near: Sequence[Hypothesis], root: GameState) -> Picked | None:
     by_board = split(board_key)
     if len(by_board) > 1:
         text, options = board_question(by_board, root)
-        alike, words = distinct(by_board, options)
-        if len(alike) > 1:
-            capped, grouped = _capped(alike, words)
-            return text, capped, grouped, "held-board"
+        offered = _offered(by_board, options)
+        if offered is not None:
+            return text, *offered, "held-board"
     tb = near[0].state.table
     for seat, colour in enumerate(tb.colours):
         by_pot = split(_potions_of(seat))
@@ -278,6 +277,16 @@ def _word(n: int) -> str:
     return {2: "two", 3: "three", 4: "four"}.get(n, str(n))
 
 
+def _offered(
+    groups: Sequence[Sequence[Hypothesis]], options: Sequence[str]
+) -> tuple[tuple[str, ...], Groups] | None:
+    """The options to offer for ``groups`` (best first, one option each): those worded alike
+    merged (:func:`distinct`), at most :data:`CHOICES` (:func:`_capped`); None when fewer than
+    two are left (nothing the players could tell apart: no question)."""
+    alike, words = distinct(groups, options)
+    return _capped(alike, words) if len(alike) > 1 else None
+
+
 def _capped(
     groups: Sequence[Sequence[Hypothesis]], options: Sequence[str]
 ) -> tuple[tuple[str, ...], Groups]:
@@ -346,11 +355,8 @@ def pick_question(
     if ordered is None:
         return None
     text, options = board_question(ordered, root)
-    alike, words = distinct(ordered, options)
-    if len(alike) < 2:
-        return None
-    capped, grouped = _capped(alike, words)
-    return text, capped, grouped, "hidden"
+    offered = _offered(ordered, options)
+    return None if offered is None else (text, *offered, "hidden")
 
 
 def _by_board(close: Sequence[Hypothesis]) -> list[list[Hypothesis]] | None:
@@ -399,11 +405,8 @@ def _ask_soon(hyps: Sequence[Hypothesis], root: GameState, opts: TrackerOptions)
     if ordered is None:
         return None
     text, options = board_question(ordered, root)
-    alike, words = distinct(ordered, options)
-    if len(alike) < 2:
-        return None
-    capped, grouped = _capped(alike, words)
-    return text, capped, grouped, "hidden"
+    offered = _offered(ordered, options)
+    return None if offered is None else (text, *offered, "hidden")
 
 
 POTION_CHOICES = 3
