@@ -332,22 +332,21 @@ def _plausible(fam: Sequence[Hypothesis], margin: float) -> list[Hypothesis]:
 
 
 POTION_FLOOR = 8
-"""With ``defer``, every kept table holds at least this many of its potion stories (three
-players' card-or-spell doubts at once), also beyond ``TrackerOptions.potion_stories``."""
+"""Every kept table holds at least this many of its potion stories (three players'
+card-or-spell doubts at once), also beyond ``TrackerOptions.potion_stories``."""
 
 
 def _by_family(
     alive: Sequence[Hypothesis], opts: TrackerOptions, modules: bool
 ) -> tuple[Hypothesis, ...]:
-    """The deferring belief's prune (``TrackerOptions.defer``; ``alive`` best first, costs
-    relative to the best): potion families (:func:`family_key`) take the ``keep`` slots, one
-    slot each with all their plausible potion stories (:func:`_plausible`), so the potions of
-    several players' card-or-spell doubts at once stay together with their table instead of
-    crowding it and each other out; at most ``potion_stories`` stories in all, but at least
-    :data:`POTION_FLOOR` for each table. With expansion
-    ``modules`` at most ``keep_per_board`` families per board while other boards wait. Then the
-    best family of up to ``hold_boards`` other boards within ``commit_margin`` (hidden pieces
-    held, not asked about)."""
+    """The belief's prune (``alive`` best first, costs relative to the best): potion families
+    (:func:`family_key`) take the ``keep`` slots, one slot each with all their plausible potion
+    stories (:func:`_plausible`), so the potions of several players' card-or-spell doubts at
+    once stay together with their table instead of crowding it and each other out; at most
+    ``potion_stories`` stories in all, but at least :data:`POTION_FLOOR` for each table. With
+    expansion ``modules`` at most ``keep_per_board`` families per board while other boards wait.
+    With ``defer``, then the best family of up to ``hold_boards`` other boards within
+    ``commit_margin`` (hidden pieces held, not asked about)."""
     fams = [_plausible(f, opts.potion_margin) for f in families(alive)]
     out: list[Hypothesis] = []
     taken: list[bool] = [False] * len(fams)
@@ -376,7 +375,7 @@ def _by_family(
             break
         if not taken[i]:
             take(i)
-    boards = opts.hold_boards
+    boards = opts.hold_boards if opts.defer else 0
     for i, fam in enumerate(fams):
         if boards <= 0 or fam[0].cost - alive[0].cost > opts.commit_margin:
             break
@@ -419,13 +418,11 @@ def prune(
 ) -> tuple[Hypothesis, ...]:
     """The belief made of ``hyps``: one hypothesis per state (with pending inputs), the others
     that reach it within ``commit_margin`` kept as its alternative trails; costs relative to the
-    best; those beyond ``margin`` dropped; best first (ties: fewer pending inputs first).
-    With ``defer`` (:func:`_by_family`): ``keep`` potion families with their plausible potion
-    stories, and the best story of up to ``hold_boards`` other boards. Without: at most
-    ``keep`` stories, those more than ``potion_margin`` behind the cheapest story of their table
-    dropped; with expansion ``modules`` at most ``keep_per_board`` per board (twice that for a
-    board's other potion counts) while other boards wait. Then within ``max_belief`` held
-    steps (:func:`capped`). ``fallback`` when ``hyps`` is empty."""
+    best; those beyond ``margin`` dropped; best first (ties: fewer pending inputs first);
+    ``keep`` potion families with their plausible potion stories (:func:`_by_family`; with
+    expansion ``modules`` at most ``keep_per_board`` families per board while other boards
+    wait; with ``defer`` also the best story of up to ``hold_boards`` other boards). Then
+    within ``max_belief`` held steps (:func:`capped`). ``fallback`` when ``hyps`` is empty."""
     merged: dict[Key, Hypothesis] = {}
     for h in hyps:
         key = (state_key(h.state), h.pending, h.implicit)
@@ -442,55 +439,16 @@ def prune(
     if not merged:
         return fallback
     best = min(h.cost for h in merged.values())
-    if opts.defer:
-        alive = [
-            replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
-        ]
-        alive.sort(key=lambda h: (h.cost, len(h.pending)))
-        return capped(_by_family(alive, opts, modules), opts)
     # stories that show the same table and differ only in the potions (a card or a spell the
-    # camera cannot tell apart) are kept as the table's potion alternatives while they are
-    # within ``potion_margin`` of the cheapest of them: a few counts shown as "one of these",
-    # not every spell the bots might have cast
-    lowest: dict[tuple[Key, tuple[Marker, ...]], float] = {}
-    for h in merged.values():
-        sk = (seen_key(h.state), h.pending)
-        lowest[sk] = min(lowest.get(sk, h.cost), h.cost)
+    # camera cannot tell apart) share one of the ``keep`` slots: one story per combination of
+    # several players' doubts crowded the true combination out of ``keep`` (with five or six
+    # players, or spells cast in one round by several of them), and every later commit then
+    # showed potions the table never had
     alive = [
-        replace(h, cost=h.cost - best)
-        for h in merged.values()
-        if h.cost - best <= opts.margin
-        and h.cost - lowest[(seen_key(h.state), h.pending)] <= opts.potion_margin
+        replace(h, cost=h.cost - best) for h in merged.values() if h.cost - best <= opts.margin
     ]
     alive.sort(key=lambda h: (h.cost, len(h.pending)))
-    if len(alive) <= opts.keep or not modules:
-        # base game: potion variants of the true board must stay (a per-board limit made an
-        # end-to-end game commit most of its states wrong: the true potions fell out)
-        return capped(tuple(alive[: opts.keep]), opts)
-    # stories that differ only in what the camera cannot see (potions, feathers, the
-    # order of moves) must not crowd out another board: a frame that misses a piece makes
-    # a wrong board cheapest for a moment, and the true one must survive to the next frame
-    out: list[Hypothesis] = []
-    rest: list[Hypothesis] = []
-    count: dict[Key, int] = {}
-    pots: set[Key] = set()
-    for h in alive:
-        k = board_key(h.state)
-        c = count.get(k, 0)
-        pk = (k, h.state.potions)
-        # another potion count of a board is another spell story, not a variant of one: it
-        # may take a board's slots up to twice (a spell cast between two cards ties with
-        # stories of other spells and fell out behind boards 7 nats further)
-        limit = opts.keep_per_board * (1 if pk in pots else 2)
-        if c < limit and len(out) < opts.keep:
-            count[k] = c + 1
-            pots.add(pk)
-            out.append(h)
-        else:
-            rest.append(h)
-    out.extend(rest[: opts.keep - len(out)])
-    out.sort(key=lambda h: (h.cost, len(h.pending)))
-    return capped(tuple(out), opts)
+    return capped(_by_family(alive, opts, modules), opts)
 
 
 def potions_from(d: Sequence[Sequence[int]]) -> tuple[tuple[int, int, int], ...]:

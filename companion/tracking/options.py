@@ -16,16 +16,20 @@ class TrackerOptions:
     """Tuning of the belief and the search. Costs are in nats (see ``tracker_noise``).
 
     :param noise: the camera's noise model.
-    :param keep: at most this many hypotheses are kept…
+    :param keep: at most this many potion families are kept (stories that show the same table
+        and differ only in the potions, ``companion.tracking.belief.family_key``), each with
+        its plausible potion stories (``potion_margin``, ``potion_stories``)…
     :param keep_per_board: …with the expansion, at most this many of them per board
         (:func:`board_key`) while other boards are within ``margin``.
     :param margin: hypotheses costing more than the best + ``margin`` are dropped.
     :param commit_margin: the stories within this of the best are the ones a commit must agree
         with (``companion.tracking.commit``).
     :param potion_margin: a story that shows the same table as a cheaper one and differs only
-        in the potions is dropped when it costs more than this above it (nats; with ``defer``
-        judged for each player's count on its own, ``companion.tracking.belief.doubt_costs``):
-        the potion alternatives the tracker keeps and shows are the likely ones.
+        in the potions is dropped when one of its players' counts costs more than this above
+        it on its own (nats; ``companion.tracking.belief.doubt_costs``: each player's
+        card-or-spell doubt is his own, so several players' spells at once are kept as long as
+        each alone is likely): the potion alternatives the tracker keeps and shows are the
+        likely ones.
     :param ask_margin: hypotheses within this of the best that differ in hidden pieces make the
         tracker ask the players.
     :param beam: search nodes kept per depth.
@@ -55,13 +59,11 @@ class TrackerOptions:
         :func:`~companion.tracking.questions.pick_question`).
     :param defer: hold stories that differ in what is hidden (and potions) and ask only when
         it matters (``max_hold``, ``hold_boards``, the end of the game; docs/architecture.md,
-        "The tracker"), and keep each table's potion stories together, judged player by
-        player (``companion.tracking.belief.doubt_costs``): one ``keep`` slot per table.
-        Off: the players are asked about hidden pieces once a later frame confirmed the move,
-        and about held stories after ``max_lag`` steps; each potion combination is a story of
-        its own among the ``keep``.
-    :param potion_stories: with ``defer``, at most this many stories in all (the potion
-        stories of the ``keep`` families together; each is a state per held step).
+        "The tracker"). Off: the players are asked about hidden pieces once a later frame
+        confirmed the move, and about held stories after ``max_lag`` steps.
+    :param potion_stories: at most this many stories in all (the potion stories of the
+        ``keep`` families together; each is a state per held step), but at least a few for
+        each kept table (``companion.tracking.belief.POTION_FLOOR``).
     :param max_hold: held steps (accepted frames since the last commit) the belief keeps before
         the players are asked what its stories disagree on: the limit of its memory (every
         held step is a state per story, in memory and in each journal snapshot). About a

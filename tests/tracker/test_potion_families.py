@@ -1,4 +1,4 @@
-"""A deferring belief holds each table's potion stories together (docs/architecture.md, "The
+"""The belief holds each table's potion stories together (docs/architecture.md, "The
 tracker"): every player's card-or-spell doubt is his own (a spell is paid by the caster alone,
 R-SPELL-1), so the story in which several players cast spells at once is kept, and counted as
 near, as long as each of those spells alone is; it must not fall out of ``keep`` behind other
@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import product
 
+import pytest
+
 from companion.rules.engine import setup
 from companion.rules.model import Config, GameState
 from companion.tracking import TrackerOptions, board_key
-from companion.tracking.belief import Hypothesis, Step, near_stories, prune
+from companion.tracking.belief import POTION_FLOOR, Hypothesis, Step, near_stories, prune
 from companion.tracking.questions import pick_question
 
 DEFER = TrackerOptions(defer=True)
@@ -56,17 +58,35 @@ def _others(root: GameState, n: int, cost: float) -> list[Hypothesis]:
     return out
 
 
-def test_every_combination_of_three_players_doubts_is_kept_beside_other_tables():
+@pytest.mark.parametrize("defer", [False, True])
+@pytest.mark.parametrize("modules", [False, True])
+def test_every_combination_of_three_players_doubts_is_kept_beside_other_tables(defer, modules):
     root, combos = _table(3)
     stories = [_story(st, SPELL * _spells(st, root)) for st in combos]
     # the costliest combination (all three cast: 4.5 nats) is beyond potion_margin (4) and
     # behind a dozen other stories, but each of its spells alone is not
     rivals = _others(root, 20, 0.5)
-    kept = prune(stories + rivals, DEFER, False, ())
+    kept = prune(stories + rivals, replace(DEFER, defer=defer), modules, ())
     held = {h.state.potions for h in kept if board_key(h.state) == board_key(root)}
     assert held >= {st.potions for st in combos}, "every combination of the doubts is held"
-    old = prune(stories + rivals, replace(DEFER, defer=False), False, ())
-    assert len({h.state.potions for h in old}) < len(combos), "one story per combination lost"
+
+
+def test_six_players_doubts_leave_the_other_tables_their_slots():
+    """Six players' 64 combinations are one table: they do not push the other tables out of
+    ``keep`` (a frame that misreads a piece makes a wrong table cheapest for a moment), and
+    the belief stays within ``potion_stories`` and the floor of each other table."""
+    root, combos = _table(6)
+    stories = [_story(st, SPELL * _spells(st, root)) for st in combos]
+    rivals = _others(root, 5, 1.0)
+    opts = TrackerOptions()
+    kept = prune(stories + rivals, opts, False, ())
+    assert {id(h.state) for h in kept} >= {id(h.state) for h in rivals}
+    mine = [h for h in kept if board_key(h.state) == board_key(root)]
+    assert len(mine) == opts.potion_stories
+    assert len(kept) <= opts.potion_stories + POTION_FLOOR * len(rivals)
+    # the cheapest combinations stay: no spell, and every single player's spell
+    held = {h.state.potions for h in mine}
+    assert {st.potions for st in combos if _spells(st, root) <= 1} <= held
 
 
 def test_a_combination_is_as_near_as_its_least_likely_players_spell():
