@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 
 from companion.rules.actions import EndTurn
 from companion.rules.model import GameState
-from companion.rules.observation import Observation, SpaceObservation
 from companion.tracking.belief import (
     Hypothesis,
     Key,
@@ -255,26 +254,6 @@ def _other_paths(
             found = Step(m.state, m.actions, m.events, m.states, m.alts, m.late)
             cost = lead.cost + m.prior + n.obs_cost
             out.append(lead.extended(m.state, cost, found, m.pending, m.implicit))
-
-
-def agreed(first: Observation, second: Observation) -> Observation:
-    """The spaces that two frames of one still board (``first``, then ``second``, no input
-    between them) read alike: towers, top, wizards, castle and tokens, the lower confidence
-    kept. A space they read differently is left out, unknown (docs/state-model.md §3): one
-    of them misread it, and no frame tells which. Two frames that are each too noisy to explain
-    (three misread fields in each of a stop's frames, a few times a game at 1 % noise) then
-    still show the board their agreeing spaces show, and the turn is not left to be crossed
-    with the next one's."""
-    spaces: dict[int, SpaceObservation] = {}
-    for s, x in first.spaces.items():
-        y = second.spaces.get(s)
-        if y is not None and _seen(x) == _seen(y):
-            spaces[s] = replace(y, confidence=min(x.confidence, y.confidence))
-    return Observation(spaces=spaces, time=second.time, frame=second.frame)
-
-
-def _seen(x: SpaceObservation) -> tuple[object, ...]:
-    return (x.towers, x.top, tuple(sorted(x.wizards.items())), x.castle, x.witch, x.raven)
 
 
 def contradicted(

@@ -75,7 +75,7 @@ from companion.tracking.commit import Committed, commit
 from companion.tracking.noise import Target
 from companion.tracking.options import TrackerOptions
 from companion.tracking.questions import Question, answer_key, pick_question
-from companion.tracking.reconcile import Saved, agreed, contradicted, cut, explain, recheck
+from companion.tracking.reconcile import Saved, contradicted, cut, explain, recheck
 from companion.tracking.search import SearchCache, close_turn, next_moved, shown_ended
 
 __all__ = ["Tracker", "TrackerUpdate"]
@@ -163,9 +163,6 @@ class Tracker:
         self._unexplained = 0
         self._last_mismatch: tuple[int, ...] = ()
         self._last_obs: Observation | None = None
-        self._stash: tuple[Observation, tuple[Hypothesis, ...]] | None = None
-        """The last frame, when it was not explained, and the belief it was not explained
-        from (a frame of the same still board follows while the belief is that one)."""
         self._pace = (0, 0)
         """Committed frames that showed moves, and their moves (``action_pace``)."""
         self._srch = SearchCache(self.options.cache_entries)
@@ -309,17 +306,8 @@ class Tracker:
             self._recent = (self._recent + (target,))[-self.options.anchor_frames :]
         before = self._hyps
         new = self._reconcile(target)
-        stash, self._stash = self._stash, None
-        if new is None and stash is not None and stash[1] is before:
-            # the frame before showed the same still board (no input since) and was not
-            # explained either: search what the two read alike (reconcile.agreed)
-            both = Target(agreed(stash[0], parsed), target.length, self.options.noise)
-            if len(both.obs.spaces) >= self.options.min_spaces * target.length:
-                new = self._reconcile(both)
-                target = target if new is None else both
         self._cut_frames += self._srch.cut
         if new is None:
-            self._stash = (parsed, before)
             self._unexplained += 1
             if self._unexplained >= self.options.wait_frames and self._last_mismatch:
                 spaces = ", ".join(str(s) for s in self._last_mismatch)
