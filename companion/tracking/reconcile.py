@@ -239,21 +239,12 @@ def _other_paths(
         if sum(1 for a in n.actions if not isinstance(a, EndTurn)) < 2:
             continue
         searched += 1
-        spells = other_paths(srch, lead, n, opts)
+        other_paths(srch, lead, n, opts)
         h = out[i]
         step = replace(h.trail[-1], alts=n.alts)
         out[i] = replace(
             h, trail=h.trail[:-1] + (step,), alts=tuple(a[:-1] + (step,) for a in h.alts)
         )
-        # the same table with other potions (a spell the frame's beam dropped): stories of
-        # their own, held in the table's potion family (belief.prune)
-        held = {(state_key(x.state), x.pending, x.implicit) for x in out}
-        for m in spells:
-            if (state_key(m.state), m.pending, m.implicit) in held:
-                continue  # the frame's beam kept this one
-            found = Step(m.state, m.actions, m.events, m.states, m.alts, m.late)
-            cost = lead.cost + m.prior + n.obs_cost
-            out.append(lead.extended(m.state, cost, found, m.pending, m.implicit))
 
 
 def contradicted(

@@ -32,7 +32,6 @@ from companion.tracking.belief import (
     Path,
     Step,
     board_key,
-    seen_key,
     state_key,
 )
 from companion.tracking.candidates import (
@@ -483,9 +482,7 @@ ALT_BUDGET = 6000
 """Transitions :func:`other_paths` may try for one story's step."""
 
 
-def other_paths(
-    srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions
-) -> list[Node]:
+def other_paths(srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions) -> None:
     """Add to ``node.alts`` the other paths from ``hyp`` to exactly ``node``'s state (the same
     pending inputs) whose prior is within ``commit_margin`` of ``node``'s.
 
@@ -497,42 +494,25 @@ def other_paths(
     towards the exact state (its picture known, so every step of it ranks by what is still to
     explain) finds the others, and the commit then claims only what they share
     (:func:`~companion.tracking.commit.shared_stretch`). It may try ``ALT_BUDGET``
-    transitions and does not count against the frame's budget.
-
-    Returns the stories it found to the same table with other potions (the same pending
-    inputs, ``potion_margin`` of ``node``'s prior at most, cheapest first): a turn whose
-    spell and cards add up to what fewer cards do (Advance a Tower carries the top of a
-    stack two spaces, a die's card carries it on, a card brings the rest after it) shows the
-    table of a cheaper story without the spell. The frame's beam keeps the cheaper story's
-    path to that table and the spell's story falls out behind it; never held, its potions
-    were never among those committed, and every later commit showed the spell's caster with
-    potions he had spent (R-SPELL-1)."""
+    transitions and does not count against the frame's budget."""
     tb = hyp.state.table
     target = Target(expected_observation(node.state), tb.length, opts.noise)
     was, cut, tried = srch.allow(ALT_BUDGET), srch.cut, srch.tried
     try:
-        # one level more than the story: room for a spell beside its cards
-        found = search_frame(srch, hyp, target, opts, len(node.actions) + 1, anywhere=True)
+        found = search_frame(srch, hyp, target, opts, len(node.actions), anywhere=True)
     finally:
         srch.allow(was)
         srch.cut, srch.tried = cut, tried
     key = state_key(node.state)
-    table = seen_key(node.state)
     have = {_path_print(node.states), *(_path_print(a[2]) for a in node.alts)}
     alts = list(node.alts)
-    pots: dict[Key, Node] = {}
     for m in sorted(found, key=lambda m: m.prior):
-        if m.pending != node.pending or m.implicit != node.implicit:
-            continue
-        if state_key(m.state) != key:
-            if (
-                seen_key(m.state) == table
-                and m.prior <= node.prior + opts.potion_margin
-                and len(pots) < MAX_ALTS
-            ):
-                pots.setdefault(state_key(m.state), m)
-            continue
-        if m.prior > node.prior + opts.commit_margin:
+        if (
+            state_key(m.state) != key
+            or m.pending != node.pending
+            or m.implicit != node.implicit
+            or m.prior > node.prior + opts.commit_margin
+        ):
             continue
         for path in ((m.actions, m.events, m.states), *m.alts):
             fp = _path_print(path[2])
@@ -540,7 +520,6 @@ def other_paths(
                 have.add(fp)
                 alts.append(path)
     node.alts = tuple(alts)
-    return list(pots.values())
 
 
 def _closed(
