@@ -195,6 +195,12 @@ class DetectorConfig:
         their measurements; its counts are kept); 1: no bound. On held-out training renders
         the network's sure tops (0.97 or more) were right 99.83 % of the time, 99.91 % with
         this bound at 0.5, for 0.6 % fewer sure tops (``docs/vision.md``, "Wizards").
+    :param wizard_fewer_sure: with ``wizard_method = "cnn"``: on a top whose printed colours
+        the colour areas take for wizards (a crest roof or crest space: the crest disc and
+        mark; a fountain: its water), where the network counts no colour more and some colour
+        fewer than the colour areas, and its counts are at least this sure (raw), the
+        ``wizard_disagree`` bound does not apply (1: it always applies;
+        ``docs/vision.md``, "Wizards").
     :param min_confidence: a board with a space below this (reported) confidence is refused
         (the tracker gets no reading rather than a wrong one). Off (0) by default: a floor of
         0.005 (a raw confidence of 0.22) refused a tenth of the boards on the development seeds
@@ -289,6 +295,7 @@ class DetectorConfig:
     token_method: str = "cnn"
     roof_disagree: float = 0.5
     wizard_disagree: float = 0.5
+    wizard_fewer_sure: float = 0.97
     wizard_margin_gain: float = 2.0
     confidence_power: float = 3.5
     work_ppm_max: float = 1.6

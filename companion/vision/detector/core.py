@@ -178,7 +178,7 @@ def _read_tops(
     for si, space in enumerate(g.spaces):
         wizards, areas, margin, unknown, clip_share = hand[si]
         if space in net and space in cues:
-            wizards, margin = fused_wizards(net[space], wizards, unknown, rd.config)
+            wizards, margin = fused_wizards(net[space], wizards, unknown, rd.config, tops[si])
         height = float(np.clip(0.5 + st.margin_of[si], 0.0, 1.0))
         conf = space_confidence(height, sure[si], margin, rd.config)
         out[space] = SpaceObservation(

@@ -293,19 +293,33 @@ def wizard_margin(
     return float(max(m, 0.0))
 
 
+OVERCOUNTED_TOPS = frozenset({"crest", "crest-space", "fountain"})
+"""Tops whose printed colours run into the colour areas and only ever add to a wizard colour's
+area: the crest disc and mark (yellow, orange, red, purple) on a crest roof or crest space, the
+water of a fountain (blue). The areas over-count there; the network sees the pieces' shapes
+(``DetectorConfig.wizard_fewer_sure``)."""
+
+
 def fused_wizards(
     reading: tuple[dict[str, int], float],
     hand: Mapping[str, int],
     unknown: float,
     cfg: DetectorConfig,
+    top: str = "",
 ) -> tuple[dict[str, int], float]:
     """The wizard network's counts on a top (``reading``: counts, how sure) and the margin
     (wizards) that gives its sureness through ``wizard_margin_gain``, less the clipped pixels'
     area ``unknown`` (what they hide is unknown). Where the colour areas counted ``hand``
-    otherwise, the margin is at most the one of ``cfg.wizard_disagree`` (1: no bound)."""
+    otherwise, the margin is at most the one of ``cfg.wizard_disagree`` (1: no bound), unless
+    the top ``top`` (its kind, e.g. ``"crest-space"``) has printed colours the areas take for
+    wizards (:data:`OVERCOUNTED_TOPS`), the network counts only fewer than the areas and is at
+    least ``cfg.wizard_fewer_sure`` sure."""
     wizards, p = reading
     gain = cfg.wizard_margin_gain
     margin = max(min((p - 0.5) / gain, 0.5 - unknown), 0.0)
-    if cfg.wizard_disagree < 1.0 and wizards != {c: n for c, n in hand.items() if n > 0}:
-        margin = min(margin, (cfg.wizard_disagree - 0.5) / gain)
+    counted = {c: n for c, n in hand.items() if n > 0}
+    if cfg.wizard_disagree < 1.0 and wizards != counted:
+        fewer = top in OVERCOUNTED_TOPS and all(n <= counted.get(c, 0) for c, n in wizards.items())
+        if not (fewer and p >= cfg.wizard_fewer_sure):
+            margin = min(margin, (cfg.wizard_disagree - 0.5) / gain)
     return wizards, margin
