@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from companion.rules import Config, setup
-from companion.rules.model import GameState
+from companion.rules.model import GameState, make_state
 from companion.sim.bots import play
 
 TILT_BUCKETS = ((0.0, 10.0), (10.0, 20.0), (20.0, 35.0))
@@ -40,3 +40,39 @@ def random_game_state(
         if i + 1 >= stop:
             break
     return state
+
+
+def crowded(state: GameState, rng: random.Random, gathers: int = 2) -> GameState:
+    """``state`` with up to ``gathers`` tops each given one or two more wizards of a colour
+    that already stands there: two or three touching wizards of one colour on one top surface,
+    what the wizard network reads worst (docs/vision.md, "Wizards") and what seeded play shows
+    on about 2 % of the tops. A scene for the renderer, not a position of play (the wizards are
+    taken from wherever they were, the raven castle included); never more than six wizards on
+    a top (R-WIZ-4).
+
+    :param rng: Python ``random.Random`` (seeded by the caller).
+    """
+    ids = state.table.wizard_ids
+    pos = list(state.wizards)
+    colour = [w.rsplit("-", 1)[0] for w in ids]
+    for _ in range(gathers):
+        # a wizard on a top surface (not trapped, not in the castle)
+        on_top = [i for i, p in enumerate(pos) if p and (p & 15) == len(state.stacks[(p >> 4) - 1])]
+        if not on_top:
+            break
+        i = rng.choice(on_top)
+        there = sum(1 for p in pos if p == pos[i])
+        others = [j for j, p in enumerate(pos) if colour[j] == colour[i] and p != pos[i]]
+        for j in rng.sample(others, min(len(others), rng.randint(1, 2), 6 - there)):
+            pos[j] = pos[i]
+    return make_state(
+        state.table,
+        state.stacks,
+        tuple(pos),
+        state.castle,
+        state.potions,
+        state.turn,
+        state.game,
+        state.cards,
+        state.modules,
+    )

@@ -37,6 +37,7 @@ model, 20 000 000: top-kind model, 30 000 000: tower-count network).
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 import warnings
@@ -51,7 +52,7 @@ from numpy.typing import NDArray
 from companion.rules import observe
 from companion.rules.observation import COLOURS
 from companion.sim.render.camera_model import play_setup
-from companion.sim.scenes import random_game_state
+from companion.sim.scenes import crowded, random_game_state
 from companion.sim.train_stack_cnn import _augment, _probes_seen, load_cached
 from companion.sim.train_top_kind import _shoot, training_table
 from companion.vision.detector import Detector, DetectorConfig
@@ -109,9 +110,13 @@ def collect(
     base: int = TRAIN_SEED_BASE,
     module_share: float = 0.35,
     log: bool = True,
+    crowd: float = 0.0,
 ) -> Tops:
     """Render ``sessions`` random tables with ``per_session`` game frames each (and the setup
-    frame) and cut the top-surface stack of every labelled space (see the module docstring)."""
+    frame) and cut the top-surface stack of every labelled space (see the module docstring);
+    ``crowd`` of the game frames with wizards of one colour gathered on a few tops
+    (:func:`~companion.sim.scenes.crowded`, from a generator of their own, so that 0 renders
+    the tables it always did)."""
     geometry = BoardGeometry.default()
     xs: list[NDArray[np.uint8]] = []
     ws: list[NDArray[np.float32]] = []
@@ -148,8 +153,11 @@ def collect(
         )
         play = play_setup(table, effects, crng)
         frames = [(setup_frame, setup_truth)]
+        grng = random.Random(seed * 7919 + 17)
         for _ in range(per_session):
             state = random_game_state(prng, players, modules=modules)
+            if crowd and grng.random() < crowd:
+                state = crowded(state, grng)
             try:
                 frames.append(_shoot(state, play, "play", nrng, crng, effects))
             except (cv2.error, ValueError, FloatingPointError):
@@ -475,13 +483,20 @@ def report(name: str, p: NDArray[np.float32], data: Tops, idx: NDArray[np.intp])
 
 
 def load(
-    paths: list[Path], sessions: int, per_session: int, base: int, module_share: float = 0.35
+    paths: list[Path],
+    sessions: int,
+    per_session: int,
+    base: int,
+    module_share: float = 0.35,
+    crowd: float = 0.0,
 ) -> Tops:
     """The wizard data sets of the caches ``paths``
     (:func:`~companion.sim.train_stack_cnn.load_cached`; a missing first cache is rendered
     with ``sessions`` tables from ``base``, ``module_share`` of them with modules)."""
     return load_cached(
-        paths, lambda: collect(sessions, per_session, base=base, module_share=module_share), Tops
+        paths,
+        lambda: collect(sessions, per_session, base=base, module_share=module_share, crowd=crowd),
+        Tops,
     )
 
 
@@ -497,6 +512,13 @@ def main(argv: list[str] | None = None) -> int:
         default=0.35,
         help="share of the rendered tables with a random set of modules (default 0.35)",
     )
+    ap.add_argument(
+        "--crowd",
+        type=float,
+        default=0.0,
+        help="share of the rendered game frames with wizards of one colour gathered on a few "
+        "tops (default 0)",
+    )
     ap.add_argument("--epochs", type=int, default=15, help="training epochs (default 15)")
     ap.add_argument("--data", type=Path, nargs="*", default=[], help="caches of the tops (.npz)")
     ap.add_argument(
@@ -511,12 +533,17 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.module_share <= 1.0:
         print("--module-share must be within 0..1", file=sys.stderr)
         return 2
+    if not 0.0 <= args.crowd <= 1.0:
+        print("--crowd must be within 0..1", file=sys.stderr)
+        return 2
     import torch
 
     torch.set_num_threads(1)
     cv2.setNumThreads(1)
     t0 = time.perf_counter()
-    data = load(args.data, args.sessions, args.per_session, args.base, args.module_share)
+    data = load(
+        args.data, args.sessions, args.per_session, args.base, args.module_share, args.crowd
+    )
     if len(data.y) == 0:
         print("no tops rendered", file=sys.stderr)
         return 1

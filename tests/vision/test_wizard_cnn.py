@@ -233,3 +233,36 @@ def test_the_trainer_refuses_a_module_share_outside_0_to_1(
     assert main(["--module-share", "1.5", "--data", str(cache), "--out", str(out)]) == 2
     assert "--module-share must be within 0..1" in capsys.readouterr().err
     assert not out.exists() and not cache.exists()  # nothing rendered, nothing written
+
+
+def test_the_trainer_refuses_a_crowd_share_outside_0_to_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from companion.sim.train_wizard_cnn import main
+
+    out = tmp_path / "w.onnx"
+    assert main(["--crowd", "-0.1", "--data", str(tmp_path / "t.npz"), "--out", str(out)]) == 2
+    assert "--crowd must be within 0..1" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_crowded_scenes_gather_wizards_of_one_colour_and_keep_every_wizard() -> None:
+    from companion.rules import observe
+    from companion.sim.scenes import crowded
+
+    rng = random.Random(41)
+    gathered = 0
+    for _ in range(12):
+        state = random_game_state(rng, rng.randint(2, 6))
+        scene = crowded(state, rng)
+        assert len(scene.wizards) == len(state.wizards)  # every wizard is somewhere
+        assert scene.stacks == state.stacks and scene.castle == state.castle
+        for space, seen in observe(scene).spaces.items():
+            assert sum(seen.wizards.values()) <= 6, space  # R-WIZ-4
+            before = observe(state).spaces[space].wizards
+            for colour, n in seen.wizards.items():
+                if n > before.get(colour, 0):
+                    # only where that colour already stood on the top
+                    assert before.get(colour, 0) >= 1, (space, colour)
+                    gathered += n >= 2
+    assert gathered >= 12  # two or three of one colour on a top, in most scenes
