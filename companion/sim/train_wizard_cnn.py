@@ -492,7 +492,8 @@ def load(
 ) -> Tops:
     """The wizard data sets of the caches ``paths``
     (:func:`~companion.sim.train_stack_cnn.load_cached`; a missing first cache is rendered
-    with ``sessions`` tables from ``base``, ``module_share`` of them with modules)."""
+    with ``sessions`` tables from ``base``, ``module_share`` of them with modules and
+    ``crowd`` of their game frames with gathered wizards, :func:`collect`)."""
     return load_cached(
         paths,
         lambda: collect(sessions, per_session, base=base, module_share=module_share, crowd=crowd),
