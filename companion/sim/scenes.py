@@ -7,9 +7,10 @@ Stands in for the world (a table in play); nothing here runs on the Pi.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from companion.rules import Config, setup
-from companion.rules.model import GameState, make_state
+from companion.rules.model import GameState
 from companion.sim.bots import play
 
 TILT_BUCKETS = ((0.0, 10.0), (10.0, 20.0), (20.0, 35.0))
@@ -65,14 +66,4 @@ def crowded(state: GameState, rng: random.Random, gathers: int = 2) -> GameState
         others = [j for j, p in enumerate(pos) if colour[j] == colour[i] and p != pos[i]]
         for j in rng.sample(others, min(len(others), rng.randint(1, 2), 6 - there)):
             pos[j] = pos[i]
-    return make_state(
-        state.table,
-        state.stacks,
-        tuple(pos),
-        state.castle,
-        state.potions,
-        state.turn,
-        state.game,
-        state.cards,
-        state.modules,
-    )
+    return replace(state, wizards=tuple(pos))

@@ -305,7 +305,7 @@ def fused_wizards(
     hand: Mapping[str, int],
     unknown: float,
     cfg: DetectorConfig,
-    top: str = "",
+    top: str,
 ) -> tuple[dict[str, int], float]:
     """The wizard network's counts on a top (``reading``: counts, how sure) and the margin
     (wizards) that gives its sureness through ``wizard_margin_gain``, less the clipped pixels'
