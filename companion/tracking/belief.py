@@ -10,7 +10,9 @@ claims only what they share (:mod:`companion.tracking.commit`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -497,7 +499,8 @@ def _step_json(s: Step) -> dict[str, Any]:
 
 
 def hypothesis_json(h: Hypothesis) -> dict[str, Any]:
-    """A hypothesis as JSON (the journal's snapshots, :func:`hypothesis_from`)."""
+    """A hypothesis as JSON with every state written out (the snapshots of version 1, still
+    read by :func:`hypothesis_from`; version 2 pools them, :class:`Pool`)."""
     return {
         "state": dump_state(h.state),
         "cost": h.cost,
@@ -538,6 +541,158 @@ def hypothesis_from(h: Mapping[str, Any]) -> Hypothesis:
         bool(h["implicit"]),
         tuple(tuple(_step_from(s) for s in t) for t in h.get("alts", [])),
     )
+
+
+class Pool:
+    """The states and steps of a snapshot's hypotheses, each written once (:func:`pooled_json`).
+
+    Held stories share most of their trails (each frame's stories extend the same earlier
+    steps), so a belief that held 56 stories for 68 actions wrote each shared step 56 times:
+    a 480 MB snapshot, and the service's memory rose past 4.9 GB while it was built. Written
+    once each and named by index, the snapshot grows with the distinct steps, not with the
+    stories times their length. Objects are told apart by identity (the stories share the
+    objects themselves) and equal ones by content (a story's steps are rebuilt when it is
+    replayed or merged)."""
+
+    def __init__(self) -> None:
+        self.states: list[dict[str, Any]] = []
+        self.steps: list[dict[str, Any]] = []
+        self._state_ids: dict[int, int] = {}
+        self._state_dumps: dict[object, int] = {}
+        self._step_ids: dict[int, int] = {}
+        self._step_dumps: dict[object, int] = {}
+        self._alive: list[object] = []  # keeps ``id`` keys unique while the pool is filled
+
+    def state(self, st: GameState) -> int:
+        """The index of ``st`` in :attr:`states`."""
+        got = self._state_ids.get(id(st))
+        if got is not None:
+            return got
+        try:
+            got = self._state_dumps.get(st)
+        except TypeError:  # a field that cannot be hashed: compared by its JSON text
+            got = None
+        if got is None:
+            dumped = dump_state(st)
+            text = json.dumps(dumped, sort_keys=True)
+            got = self._state_dumps.get(text)
+            if got is None:
+                got = len(self.states)
+                self.states.append(dumped)
+                self._state_dumps[text] = got
+            with suppress(TypeError):
+                self._state_dumps[st] = got
+        self._state_ids[id(st)] = got
+        self._alive.append(st)
+        return got
+
+    def step(self, s: Step) -> int:
+        """The index of ``s`` in :attr:`steps`."""
+        got = self._step_ids.get(id(s))
+        if got is not None:
+            return got
+        st = self.state
+        # equal steps found before any is written (actions are immutable values; events carry
+        # dicts, compared by their text: equal ones written in another key order only cost
+        # a second entry)
+        key = (
+            st(s.state),
+            s.actions,
+            repr(s.events),
+            tuple(st(x) for x in s.states),
+            tuple((acts, repr(evs), tuple(st(x) for x in sts)) for acts, evs, sts in s.alts),
+            s.late,
+        )
+        got = self._step_dumps.get(key)
+        if got is not None:
+            self._step_ids[id(s)] = got
+            self._alive.append(s)
+            return got
+        d = {
+            "state": st(s.state),
+            "actions": [dump_action(a) for a in s.actions],
+            "events": [[dump_event(e) for e in ev] for ev in s.events],
+            "states": [st(x) for x in s.states],
+            "alts": [
+                {
+                    "actions": [dump_action(a) for a in acts],
+                    "events": [[dump_event(e) for e in ev] for ev in evs],
+                    "states": [st(x) for x in sts],
+                }
+                for acts, evs, sts in s.alts
+            ],
+            **({"late": s.late} if s.late else {}),
+        }
+        got = self._step_dumps[key] = len(self.steps)
+        self.steps.append(d)
+        self._step_ids[id(s)] = got
+        self._alive.append(s)
+        return got
+
+    def hypothesis(self, h: Hypothesis) -> dict[str, Any]:
+        """``h`` as JSON whose states and steps are indices into this pool."""
+        return {
+            "state": self.state(h.state),
+            "cost": h.cost,
+            "trail": [self.step(s) for s in h.trail],
+            "pending": [marker_json(m) for m in h.pending],
+            "implicit": h.implicit,
+            "alts": [[self.step(s) for s in t] for t in h.alts],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"states": self.states, "steps": self.steps}
+
+
+class Unpool:
+    """Reads :class:`Pool` JSON back: each state and step built once and shared by the
+    hypotheses that name it (as they were when written).
+
+    :raises ValueError: (or ``FormatError``, ``KeyError``, ``IndexError``) for malformed data."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._states = [load_state(d) for d in data["states"]]
+        self._steps: list[Step] = []
+        for d in data["steps"]:
+            st = self._state
+            self._steps.append(
+                Step(
+                    st(d["state"]),
+                    tuple(load_action(a) for a in d["actions"]),
+                    tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
+                    tuple(st(x) for x in d["states"]),
+                    tuple(
+                        (
+                            tuple(load_action(a) for a in p["actions"]),
+                            tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
+                            tuple(st(x) for x in p["states"]),
+                        )
+                        for p in d.get("alts", [])
+                    ),
+                    float(d.get("late", 0.0)),
+                )
+            )
+
+    def _state(self, i: object) -> GameState:
+        if not isinstance(i, int) or not 0 <= i < len(self._states):
+            raise ValueError(f"pool: no state {i!r}")
+        return self._states[i]
+
+    def _step(self, i: object) -> Step:
+        if not isinstance(i, int) or not 0 <= i < len(self._steps):
+            raise ValueError(f"pool: no step {i!r}")
+        return self._steps[i]
+
+    def hypothesis(self, h: Mapping[str, Any]) -> Hypothesis:
+        """A hypothesis from :meth:`Pool.hypothesis`'s JSON."""
+        return Hypothesis(
+            self._state(h["state"]),
+            float(h["cost"]),
+            tuple(self._step(i) for i in h["trail"]),
+            tuple(marker_from(m) for m in h["pending"]),
+            bool(h["implicit"]),
+            tuple(tuple(self._step(i) for i in t) for t in h.get("alts", [])),
+        )
 
 
 def potions_unsure(

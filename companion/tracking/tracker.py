@@ -57,10 +57,11 @@ from companion.tracking.anchor import doubted, find_way_back, lost_now
 from companion.tracking.belief import (
     Hypothesis,
     Marker,
+    Pool,
     Step,
+    Unpool,
     hidden_unsure,
     hypothesis_from,
-    hypothesis_json,
     late_step,
     marker_from,
     marker_json,
@@ -686,14 +687,15 @@ class Tracker:
     # -- JSON ------------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Everything needed to restore this exact belief (journal snapshots)."""
-
+        """Everything needed to restore this exact belief (journal snapshots; the stories'
+        states and steps written once each, :class:`~companion.tracking.belief.Pool`)."""
+        pool = Pool()
         return {
-            "version": 1,
+            "version": 2,
             "options": self.options.to_json(),
             "initial": dump_state(self._initial),
             "root": dump_state(self._root),
-            "hypotheses": [hypothesis_json(h) for h in self._hyps],
+            "hypotheses": [pool.hypothesis(h) for h in self._hyps],
             "history": [
                 {
                     "action": None if c.action is None else dump_action(c.action),
@@ -719,23 +721,26 @@ class Tracker:
             "saved": None
             if self._saved is None
             else {
-                "hypotheses": [hypothesis_json(h) for h in self._saved.hyps],
+                "hypotheses": [pool.hypothesis(h) for h in self._saved.hyps],
                 "observation": self._saved.target.obs.to_json(),
                 "offset": self._saved.offset,
                 "markers": [marker_json(m) for m in self._saved.markers],
             },
+            "pool": pool.to_json(),  # last: filled by the hypotheses above
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Tracker:
-        """:raises ValueError: (or ``FormatError``) for malformed data."""
-        if not isinstance(data, Mapping) or data.get("version") != 1:
-            raise ValueError("tracker: expected a version 1 tracker object")
+        """:raises ValueError: (or ``FormatError``) for malformed data. Version 1 (every
+        story written out in full) is still read."""
+        if not isinstance(data, Mapping) or data.get("version") not in (1, 2):
+            raise ValueError("tracker: expected a version 1 or 2 tracker object")
+        load = hypothesis_from if data["version"] == 1 else Unpool(data["pool"]).hypothesis
         options = TrackerOptions.from_json(data.get("options", {}))
         tr = cls(load_state(data["initial"]), options)
         tr._root = load_state(data["root"])
 
-        hyps = [hypothesis_from(h) for h in data["hypotheses"]]
+        hyps = [load(h) for h in data["hypotheses"]]
         if not hyps:
             raise ValueError("tracker.hypotheses: at least one is needed")
         tr._hyps = tuple(hyps)
@@ -774,7 +779,7 @@ class Tracker:
         if sv is not None:
             obs = Observation.from_json(sv["observation"], length)
             tr._saved = Saved(
-                tuple(hypothesis_from(h) for h in sv["hypotheses"]),
+                tuple(load(h) for h in sv["hypotheses"]),
                 Target(obs, length, options.noise),
                 float(sv["offset"]),
                 tuple(marker_from(m) for m in sv.get("markers", [])),
