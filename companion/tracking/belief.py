@@ -11,7 +11,7 @@ claims only what they share (:mod:`companion.tracking.commit`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -480,17 +480,18 @@ def marker_from(d: Mapping[str, Any]) -> Marker:
     raise ValueError(f"tracker.pending: unknown marker {d!r}")
 
 
-def _step_json(s: Step) -> dict[str, Any]:
+def _step_json(s: Step, state: Callable[[GameState], Any] = dump_state) -> dict[str, Any]:
+    """``s`` as JSON, each state written by ``state`` (in full, or a :class:`Pool` index)."""
     return {
-        "state": dump_state(s.state),
+        "state": state(s.state),
         "actions": [dump_action(a) for a in s.actions],
         "events": [[dump_event(e) for e in ev] for ev in s.events],
-        "states": [dump_state(x) for x in s.states],
+        "states": [state(x) for x in s.states],
         "alts": [
             {
                 "actions": [dump_action(a) for a in acts],
                 "events": [[dump_event(e) for e in ev] for ev in evs],
-                "states": [dump_state(x) for x in sts],
+                "states": [state(x) for x in sts],
             }
             for acts, evs, sts in s.alts
         ],
@@ -511,17 +512,18 @@ def hypothesis_json(h: Hypothesis) -> dict[str, Any]:
     }
 
 
-def _step_from(d: Mapping[str, Any]) -> Step:
+def _step_from(d: Mapping[str, Any], state: Callable[[Any], GameState] = load_state) -> Step:
+    """A step from :func:`_step_json`'s JSON, each state read by ``state``."""
     return Step(
-        load_state(d["state"]),
+        state(d["state"]),
         tuple(load_action(a) for a in d["actions"]),
         tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
-        tuple(load_state(x) for x in d["states"]),
+        tuple(state(x) for x in d["states"]),
         tuple(
             (
                 tuple(load_action(a) for a in p["actions"]),
                 tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
-                tuple(load_state(x) for x in p["states"]),
+                tuple(state(x) for x in p["states"]),
             )
             for p in d.get("alts", [])
         ),
@@ -608,21 +610,7 @@ class Pool:
             self._step_ids[id(s)] = got
             self._alive.append(s)
             return got
-        d = {
-            "state": st(s.state),
-            "actions": [dump_action(a) for a in s.actions],
-            "events": [[dump_event(e) for e in ev] for ev in s.events],
-            "states": [st(x) for x in s.states],
-            "alts": [
-                {
-                    "actions": [dump_action(a) for a in acts],
-                    "events": [[dump_event(e) for e in ev] for ev in evs],
-                    "states": [st(x) for x in sts],
-                }
-                for acts, evs, sts in s.alts
-            ],
-            **({"late": s.late} if s.late else {}),
-        }
+        d = _step_json(s, st)
         got = self._step_dumps[key] = len(self.steps)
         self.steps.append(d)
         self._step_ids[id(s)] = got
@@ -652,26 +640,7 @@ class Unpool:
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self._states = [load_state(d) for d in data["states"]]
-        self._steps: list[Step] = []
-        for d in data["steps"]:
-            st = self._state
-            self._steps.append(
-                Step(
-                    st(d["state"]),
-                    tuple(load_action(a) for a in d["actions"]),
-                    tuple(tuple(load_event(e) for e in ev) for ev in d["events"]),
-                    tuple(st(x) for x in d["states"]),
-                    tuple(
-                        (
-                            tuple(load_action(a) for a in p["actions"]),
-                            tuple(tuple(load_event(e) for e in ev) for ev in p["events"]),
-                            tuple(st(x) for x in p["states"]),
-                        )
-                        for p in d.get("alts", [])
-                    ),
-                    float(d.get("late", 0.0)),
-                )
-            )
+        self._steps = [_step_from(d, self._state) for d in data["steps"]]
 
     def _state(self, i: object) -> GameState:
         if not isinstance(i, int) or not 0 <= i < len(self._states):
