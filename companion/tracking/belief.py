@@ -546,7 +546,8 @@ def hypothesis_from(h: Mapping[str, Any]) -> Hypothesis:
 
 
 class Pool:
-    """The states and steps of a snapshot's hypotheses, each written once (:func:`pooled_json`).
+    """The states and steps of a snapshot's hypotheses, each written once
+    (:meth:`~companion.tracking.tracker.Tracker.to_json`; read back by :class:`Unpool`).
 
     Held stories share most of their trails (each frame's stories extend the same earlier
     steps), so a belief that held 56 stories for 68 actions wrote each shared step 56 times:
@@ -629,6 +630,8 @@ class Pool:
         }
 
     def to_json(self) -> dict[str, Any]:
+        """``{"states": [...], "steps": [...]}``: what the hypotheses' indices name (call after
+        every hypothesis is written)."""
         return {"states": self.states, "steps": self.steps}
 
 
