@@ -10,7 +10,7 @@ import random
 from dataclasses import replace
 
 from companion.rules import Config, setup
-from companion.rules.model import GameState
+from companion.rules.model import GameState, space_of, tier_of
 from companion.sim.bots import play
 
 TILT_BUCKETS = ((0.0, 10.0), (10.0, 20.0), (20.0, 35.0))
@@ -53,12 +53,13 @@ def crowded(state: GameState, rng: random.Random, gathers: int = 2) -> GameState
 
     :param rng: Python ``random.Random`` (seeded by the caller).
     """
-    ids = state.table.wizard_ids
     pos = list(state.wizards)
-    colour = [w.rsplit("-", 1)[0] for w in ids]
+    colour = state.table.wizard_owner
     for _ in range(gathers):
         # a wizard on a top surface (not trapped, not in the castle)
-        on_top = [i for i, p in enumerate(pos) if p and (p & 15) == len(state.stacks[(p >> 4) - 1])]
+        on_top = [
+            i for i, p in enumerate(pos) if p and tier_of(p) == len(state.stacks[space_of(p) - 1])
+        ]
         if not on_top:
             break
         i = rng.choice(on_top)

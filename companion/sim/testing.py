@@ -91,9 +91,12 @@ def wait_until(cond: Callable[[], bool], timeout_s: float = 60.0, what: str = "i
         time.sleep(0.02)
 
 
-def settle(companion: Companion, quiet_s: float = 0.2, timeout_s: float = 60.0) -> None:
+def settle(companion: Companion, quiet_s: float = 1.0, timeout_s: float = 60.0) -> None:
     """Wait until the vision worker has no frame left and the service queue is empty and the
-    published version stayed the same for ``quiet_s``."""
+    published version stayed the same for ``quiet_s``. The quiet outlasts the stability
+    gate's wait for a still view (``StabilityConfig.settle_s``, 0.6 s): with a shorter one
+    the last board could still be on its way, and a finished game changed after it had
+    "settled" (a read-only service test saw its log move, once, under load)."""
     svc = companion.service
     deadline = time.monotonic() + timeout_s
     v = -1

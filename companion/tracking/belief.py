@@ -10,9 +10,7 @@ claims only what they share (:mod:`companion.tracking.commit`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -561,7 +559,7 @@ class Pool:
         self.states: list[dict[str, Any]] = []
         self.steps: list[dict[str, Any]] = []
         self._state_ids: dict[int, int] = {}
-        self._state_dumps: dict[object, int] = {}
+        self._state_dumps: dict[GameState, int] = {}
         self._step_ids: dict[int, int] = {}
         self._step_dumps: dict[object, int] = {}
         self._alive: list[object] = []  # keeps ``id`` keys unique while the pool is filled
@@ -571,20 +569,10 @@ class Pool:
         got = self._state_ids.get(id(st))
         if got is not None:
             return got
-        try:
-            got = self._state_dumps.get(st)
-        except TypeError:  # a field that cannot be hashed: compared by its JSON text
-            got = None
+        got = self._state_dumps.get(st)  # a frozen value: equal states hash alike
         if got is None:
-            dumped = dump_state(st)
-            text = json.dumps(dumped, sort_keys=True)
-            got = self._state_dumps.get(text)
-            if got is None:
-                got = len(self.states)
-                self.states.append(dumped)
-                self._state_dumps[text] = got
-            with suppress(TypeError):
-                self._state_dumps[st] = got
+            got = self._state_dumps[st] = len(self.states)
+            self.states.append(dump_state(st))
         self._state_ids[id(st)] = got
         self._alive.append(st)
         return got

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from companion.service.app import Companion
-from companion.sim.testing import finish_game, settle, sim_config, simulated_companion, wait_until
+from companion.sim.testing import finish_game, sim_config, simulated_companion
 
 NO_PICTURE = "renderer left out in these tests"
 """Why the simulated camera's picture is left out: the tracker gets the ideal view."""
@@ -40,11 +40,6 @@ def finished_game(tmp_path_factory):
     c.start()
     try:
         finish_game(c)
-        # the last board can still be on its way (the stability gate waits for a still board,
-        # and under load its wait outlasts the service's quiet): the tests that only read the
-        # game read it once the tracked game is over too, and nothing has changed for a second
-        wait_until(lambda: c.service.state.game.over, 120, "the tracked game's end")
-        settle(c, quiet_s=1.0)
         yield c
     finally:
         c.stop()
