@@ -224,9 +224,16 @@ def _other_paths(
     """The newest step of the ``ALT_STORIES`` likeliest stories of ``out`` (those within
     ``commit_margin`` of the best, moving more than once) with the other paths to its state
     (:func:`~companion.tracking.search.other_paths`), in place; ``origin``: each searched
-    story's index in ``out``, the hypothesis it grew from and its search node."""
+    story's index in ``out``, the hypothesis it grew from and its search node. The other
+    potion stories of the same table that search finds are appended to ``out`` (each potion
+    count once, unless ``out`` has it as cheaply), at the story's picture cost plus their own
+    prior."""
     if not out:
         return
+    have: dict[Key, float] = {}
+    for h in out:
+        k = (state_key(h.state), h.pending, h.implicit)
+        have[k] = min(h.cost, have.get(k, h.cost))
     best = min(h.cost for h in out)
     picked = sorted(
         (o for o in origin if out[o[0]].cost <= best + opts.commit_margin),
@@ -239,12 +246,22 @@ def _other_paths(
         if sum(1 for a in n.actions if not isinstance(a, EndTurn)) < 2:
             continue
         searched += 1
-        other_paths(srch, lead, n, opts)
+        variants = other_paths(srch, lead, n, opts)
         h = out[i]
         step = replace(h.trail[-1], alts=n.alts)
         out[i] = replace(
             h, trail=h.trail[:-1] + (step,), alts=tuple(a[:-1] + (step,) for a in h.alts)
         )
+        for m in variants:
+            # a story found already (by a costlier path) is replaced when the prune merges
+            # the two; a story found as cheaply is left as it is
+            k = (state_key(m.state), m.pending, m.implicit)
+            cost = lead.cost + m.prior + n.obs_cost
+            if cost >= have.get(k, float("inf")):
+                continue
+            have[k] = cost
+            vstep = Step(m.state, m.actions, m.events, m.states, m.alts, m.late)
+            out.append(lead.extended(m.state, cost, vstep, m.pending, m.implicit))
 
 
 def contradicted(

@@ -32,6 +32,7 @@ from companion.tracking.belief import (
     Path,
     Step,
     board_key,
+    seen_key,
     state_key,
 )
 from companion.tracking.candidates import (
@@ -482,9 +483,14 @@ ALT_BUDGET = 6000
 """Transitions :func:`other_paths` may try for one story's step."""
 
 
-def other_paths(srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions) -> None:
+def other_paths(
+    srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions
+) -> list[Node]:
     """Add to ``node.alts`` the other paths from ``hyp`` to exactly ``node``'s state (the same
-    pending inputs) whose prior is within ``commit_margin`` of ``node``'s.
+    pending inputs) whose prior is within ``commit_margin`` of ``node``'s; return the paths
+    to the same table with other potions (:func:`~companion.tracking.belief.seen_key` equal,
+    the potions not) whose prior is within ``potion_margin`` of ``node``'s, the cheapest per
+    potion count, each with its own other paths.
 
     Between two whole-turn frames the camera sees where the turn ends, not how it got there:
     a tower carried three spaces by a card, or two by Advance a Tower (R-SPELL-6) and one by
@@ -494,25 +500,58 @@ def other_paths(srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOpt
     towards the exact state (its picture known, so every step of it ranks by what is still to
     explain) finds the others, and the commit then claims only what they share
     (:func:`~companion.tracking.commit.shared_stretch`). It may try ``ALT_BUDGET``
-    transitions and does not count against the frame's budget."""
+    transitions and does not count against the frame's budget.
+
+    The search ranks a piece staged on a space the picture shows unchanged as still to
+    explain (``staged``): a tower carried by two cards may have stopped on wizards between
+    them, trapping them for a potion (R-TOWER-9), and left again; that stop looks unlike the
+    picture until the second move, and the frame's beam drops it behind the order of the
+    same two cards that stops on an empty space. The table is the same, the mover's potions
+    are not (R-POTION-2), so that path is another potion story of the table, not another path
+    to the state; without it the belief held only the cheaper potions and committed them as
+    certain."""
     tb = hyp.state.table
     target = Target(expected_observation(node.state), tb.length, opts.noise)
     was, cut, tried = srch.allow(ALT_BUDGET), srch.cut, srch.tried
     try:
-        found = search_frame(srch, hyp, target, opts, len(node.actions), anywhere=True)
+        found = search_frame(
+            srch, hyp, target, opts, len(node.actions) + 1, anywhere=True, staged=True
+        )
     finally:
         srch.allow(was)
         srch.cut, srch.tried = cut, tried
     key = state_key(node.state)
+    table = seen_key(node.state)
+    ordered = sorted(
+        (m for m in found if m.pending == node.pending and m.implicit == node.implicit),
+        key=lambda m: m.prior,
+    )
+    _gather(node, [m for m in ordered if state_key(m.state) == key], opts)
+    variants: dict[Key, Node] = {}
+    for m in ordered:
+        k = state_key(m.state)
+        if (
+            k != key
+            and k not in variants
+            and m.prior <= node.prior + opts.potion_margin
+            and seen_key(m.state) == table
+        ):
+            variants[k] = m
+    for k, v in variants.items():
+        # a variant's own order is unseen too: its other paths go with it, and its commit
+        # claims only what they share
+        _gather(v, [m for m in ordered if m is not v and state_key(m.state) == k], opts)
+    return list(variants.values())
+
+
+def _gather(node: Node, others: Iterable[Node], opts: TrackerOptions) -> None:
+    """Add to ``node.alts`` the paths of ``others`` (nodes of ``node``'s state, cheapest first)
+    whose prior is within ``commit_margin`` of ``node``'s, each path once, at most
+    ``MAX_ALTS``."""
     have = {_path_print(node.states), *(_path_print(a[2]) for a in node.alts)}
     alts = list(node.alts)
-    for m in sorted(found, key=lambda m: m.prior):
-        if (
-            state_key(m.state) != key
-            or m.pending != node.pending
-            or m.implicit != node.implicit
-            or m.prior > node.prior + opts.commit_margin
-        ):
+    for m in others:
+        if m.prior > node.prior + opts.commit_margin:
             continue
         for path in ((m.actions, m.events, m.states), *m.alts):
             fp = _path_print(path[2])
