@@ -226,8 +226,8 @@ def _other_paths(
     (:func:`~companion.tracking.search.other_paths`), in place; ``origin``: each searched
     story's index in ``out``, the hypothesis it grew from and its search node. The other
     potion stories of the same table that search finds are appended to ``out`` (each potion
-    count once, unless ``out`` has it as cheaply), at the story's picture cost plus their own
-    prior."""
+    count once, unless ``out`` has it as cheaply), at the story's picture cost plus the larger
+    of their own prior and the story's."""
     if not out:
         return
     have: dict[Key, float] = {}
@@ -255,8 +255,12 @@ def _other_paths(
         for m in variants:
             # a story found already (by a costlier path) is replaced when the prune merges
             # the two; a story found as cheaply is left as it is
+            # never cheaper than the story it was found beside: the variant holds the potion
+            # doubt open, it does not overrule the frame's search (a cheaper path found on the
+            # side had dropped the true story, a spell with both cards discarded, out of
+            # ``potion_margin``)
             k = (state_key(m.state), m.pending, m.implicit)
-            cost = lead.cost + m.prior + n.obs_cost
+            cost = lead.cost + max(m.prior, n.prior) + n.obs_cost
             if cost >= have.get(k, float("inf")):
                 continue
             have[k] = cost
