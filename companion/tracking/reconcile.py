@@ -253,12 +253,11 @@ def _other_paths(
             h, trail=h.trail[:-1] + (step,), alts=tuple(a[:-1] + (step,) for a in h.alts)
         )
         for m in variants:
-            # a story found already (by a costlier path) is replaced when the prune merges
-            # the two; a story found as cheaply is left as it is
             # never cheaper than the story it was found beside: the variant holds the potion
             # doubt open, it does not overrule the frame's search (a cheaper path found on the
             # side had dropped the true story, a spell with both cards discarded, out of
-            # ``potion_margin``)
+            # ``potion_margin``); a story ``out`` holds as cheaply is left as it is, one held
+            # dearer is replaced when the prune merges the two
             k = (state_key(m.state), m.pending, m.implicit)
             cost = lead.cost + max(m.prior, n.prior) + n.obs_cost
             if cost >= have.get(k, float("inf")):

@@ -522,26 +522,20 @@ def other_paths(
         srch.cut, srch.tried = cut, tried
     key = state_key(node.state)
     table = seen_key(node.state)
-    ordered = sorted(
-        (m for m in found if m.pending == node.pending and m.implicit == node.implicit),
-        key=lambda m: m.prior,
-    )
-    _gather(node, [m for m in ordered if state_key(m.state) == key], opts)
-    variants: dict[Key, Node] = {}
-    for m in ordered:
-        k = state_key(m.state)
-        if (
-            k != key
-            and k not in variants
-            and m.prior <= node.prior + opts.potion_margin
-            and seen_key(m.state) == table
-        ):
-            variants[k] = m
-    for k, v in variants.items():
+    by_state: dict[Key, list[Node]] = {}  # the nodes per state, cheapest first
+    for m in sorted(found, key=lambda m: m.prior):
+        if m.pending == node.pending and m.implicit == node.implicit:
+            by_state.setdefault(state_key(m.state), []).append(m)
+    _gather(node, by_state.pop(key, ()), opts)
+    variants: list[Node] = []
+    for v, *others in by_state.values():
+        if v.prior > node.prior + opts.potion_margin or seen_key(v.state) != table:
+            continue
         # a variant's own order is unseen too: its other paths go with it, and its commit
         # claims only what they share
-        _gather(v, [m for m in ordered if m is not v and state_key(m.state) == k], opts)
-    return list(variants.values())
+        _gather(v, others, opts)
+        variants.append(v)
+    return variants
 
 
 def _gather(node: Node, others: Iterable[Node], opts: TrackerOptions) -> None:
