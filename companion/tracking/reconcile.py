@@ -116,6 +116,11 @@ def explain(
     base = min(h.cost for h in hyps)
     best_near = float("inf")
     left = budget
+    # the quick passes' stories, each with the root it grew from (id) and its search node
+    # (None for a replay): a later pass that searches only the likeliest roots keeps those of
+    # the roots it leaves out (below)
+    quick: list[tuple[int, Hypothesis, tuple[Hypothesis, Node] | None]] = []
+    searched: set[int] = set()
     for k, (anywhere, depth, good, nroots, staged) in enumerate(passes):
         # the staged pass runs only when the full pass found no exact picture: the passes
         # before it share the budget as if it were not there, and it takes what they left
@@ -123,6 +128,9 @@ def explain(
         pass_left = left * (QUICK_SHARE if not anywhere else 1.0 / (1 + later))
         spent = 0.0
         if not staged or not out:
+            if not anywhere:
+                quick.clear()
+            searched.clear()
             out = []
             origin.clear()
             best_obs = float("inf")
@@ -160,6 +168,7 @@ def explain(
             searches.extend(by_casts.values())
         for g, members in enumerate(searches):
             lead = members[0]
+            searched.update(id(h) for h in members)
             # the likeliest root may take half of what is left, every other root at least its
             # equal share: a narrowed search still follows the best story as far as a whole
             # turn needs, and keeps the other likely stories' continuations
@@ -175,6 +184,8 @@ def explain(
                 origin.append((len(out), lead, n))
                 step = Step(n.state, n.actions, n.events, n.states, n.alts, n.late)
                 out.append(lead.extended(n.state, lead.cost + n.score, step, n.pending, n.implicit))
+                if not anywhere:
+                    quick.append((id(lead), out[-1], (lead, n)))
             low = min((n.score for n in found), default=0.0)
             for j, h in enumerate(members[1:], 1):
                 for n in found:
@@ -191,10 +202,30 @@ def explain(
                             alt_paths.append((a, got_r[1], got_r[2]))
                     step = Step(rst, n.actions, revs, rsts, tuple(alt_paths), n.late)
                     out.append(h.extended(rst, h.cost + n.score, step, n.pending, n.implicit))
+                    if not anywhere:
+                        quick.append((id(h), out[-1], None))
         srch.allow(float("inf"))
         left -= spent
         if (best_obs if anywhere else best_near) <= good:
             break
+    if out and searched and quick:
+        # the full pass searches the likeliest ``full_roots`` boards only; the stories the
+        # quick pass found from the others (above all "nothing moved, the camera misread")
+        # stay: camera errors are independent from frame to frame, so two ghost towers in
+        # two frames in a row, each explained by a cheap wrong move from the best story,
+        # put the true story a few nats behind, out of the searched roots, and without its
+        # quick stories it fell out of the belief for good (the next frames, read right,
+        # contradict every story then held and only a re-anchor finds the board again)
+        for rid, h, src in quick:
+            if rid in searched:
+                continue
+            if src is not None:
+                origin.append((len(out), src[0], src[1]))
+                n = src[1]
+                if n.obs_cost < best_obs:
+                    best_obs = n.obs_cost
+                    best_mismatch = tuple(target.mismatched(srch.view(n.state)))
+            out.append(h)
     _other_paths(srch, out, origin, opts)
     return Explained(tuple(out), best_obs, best_mismatch)
 
