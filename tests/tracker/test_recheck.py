@@ -10,6 +10,7 @@ story's disagreement repeats on the next frame: the frame pair is searched again
 
 from __future__ import annotations
 
+from copy import copy
 from dataclasses import replace
 from typing import Any
 
@@ -29,11 +30,18 @@ def _game(players: int, seed: int) -> SimGame:
 
 
 def _replay(
-    sim: SimGame, inputs: int, options: TrackerOptions | None = None
+    sim: SimGame,
+    inputs: int,
+    options: TrackerOptions | None = None,
+    start: tuple[Tracker, TruthWalk, int] | None = None,
 ) -> tuple[Tracker, TruthWalk]:
-    tracker = Tracker(sim.start, options)
-    walk = TruthWalk(sim.truths)
-    for inp in sim.inputs[:inputs]:
+    """The tracker and its truth walk after ``sim``'s first ``inputs`` inputs; ``start``: go
+    on from that tracker and walk after that many inputs instead of from the setup."""
+    if start is None:
+        tracker, walk, first = Tracker(sim.start, options), TruthWalk(sim.truths), 0
+    else:
+        tracker, walk, first = start
+    for inp in sim.inputs[first:inputs]:
         update = answer_as_players(tracker, inp.give(tracker), inp.truth)
         for c in update.committed:
             walk.check(c.state, c.potions)
@@ -48,18 +56,23 @@ def test_a_story_the_camera_contradicts_twice_is_searched_again(
     boards are committed as certain."""
     sim = _game(4, 9101000)
     assert sim.inputs[29].kind == "observation"
-    tracker, walk = _replay(sim, 30)
+    # the same belief before turn 5 (its die is input 16) goes on with and without them
+    tracker, walk = _replay(sim, 16)
+    cp, cp_walk = tracker.checkpoint(), copy(walk)
+    tracker, walk = _replay(sim, 30, start=(tracker, walk, 16))
     assert walk.wrong_board == 0
     assert walk.wrong == 0
     assert board_key(tracker.state) == board_key(sim.inputs[29].truth)
-    never = TrackerOptions(recheck_cost=float("inf"))
+    tracker.rollback(cp)
+    tracker.options = TrackerOptions(recheck_cost=float("inf"))
     plain = reconcile.search_frame
 
     def unstaged(*args: Any) -> Any:
         return plain(*args[:6], False)
 
     monkeypatch.setattr(reconcile, "search_frame", unstaged)
-    assert _replay(sim, 30, never)[1].wrong_board > 0, "the replay no longer shows the failure"
+    control = _replay(sim, 30, start=(tracker, cp_walk, 16))[1]
+    assert control.wrong_board > 0, "the replay no longer shows the failure"
 
 
 def test_every_potion_story_of_a_board_is_carried_on():
