@@ -65,7 +65,8 @@ def explain(
 ) -> Explained:
     """Every hypothesis' stories that explain ``target``: from the quick passes, else the full
     pass, else the deep pass after an unexplained frame (``unexplained``: frames in a row the
-    tracker could not explain; :func:`~companion.tracking.search.search_frame`). ``wide``:
+    tracker could not explain; :func:`~companion.tracking.search.search_frame`), with the
+    quick passes' stories of the roots a later pass did not search. ``wide``:
     the full pass only, with ``recheck_beam`` (:func:`recheck`). ``modules``: expansion
     modules are in play (longer turns). ``budget``: transitions the passes may try in all
     (``TrackerOptions.frame_budget``): each quick pass a fifth of what is left, the full pass
