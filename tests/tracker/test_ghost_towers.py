@@ -9,7 +9,7 @@ from __future__ import annotations
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
-from companion.tracking import Tracker, board_key
+from companion.tracking import Tracker, TrackerOptions, board_key
 from companion.tracking.noise import Target, space_views
 
 
@@ -23,7 +23,7 @@ def test_two_ghost_towers_in_a_row_do_not_lose_the_true_board():
     for i, space in ((24, 13), (25, 8)):
         inp = sim.inputs[i]
         assert inp.kind == "observation"
-        target = Target(inp.observation, length, Tracker(sim.start).options.noise)
+        target = Target(inp.observation, length, TrackerOptions().noise)
         assert target.mismatched(space_views(inp.truth)) == [space], "the replay changed"
         assert inp.observation.spaces[space].towers == 1 > len(inp.truth.stack(space))
     tr = Tracker(sim.start)
