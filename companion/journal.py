@@ -18,7 +18,15 @@ Records (one row each, JSON payload, in order):
   tenths of a second per board; the snapshot ~25 ms to write). The snapshot before the last is
   then emptied (``{"pruned": true}``, its row kept so the numbering stays whole);
 * ``page`` — what the phone pages showed beside the game (``lines`` of the log, a player's
-  ``report``, the ``dice`` display), so a restart shows them again (not part of a game record).
+  ``report``, the ``dice`` display), so a restart shows them again (not part of a game record);
+* ``received`` — a camera board or a button press as it came, written by the service thread
+  when it hands the input to the tracker's thread (``input``: ``observation``, ``dice``,
+  ``done`` or ``undo``, with its fields), and ``taken`` — written in the same transaction as
+  the input record when the tracker took that input (alone when it refused it). The tracker
+  takes inputs in the order they came, so the received inputs without a ``taken`` are the last
+  ones (:func:`untaken`): a restart — a power cut while the tracker was still working through
+  a backlog too — hands them to the tracker again instead of losing them (not part of a game
+  record).
 
 Beside the records, a ``meta`` table keeps the table's settings that are not the game: the join
 tokens, the pages' epoch and version, the game settings and a note on a salvaged journal
@@ -50,7 +58,11 @@ INPUT_KINDS: frozenset[str] = frozenset(
 PACK_KINDS: frozenset[str] = frozenset({"pack_start", "pack_input", "pack_undo"})
 """Records of a game pack's journal (``companion.service.packs``): its first position, each
 command as carried out (chance already drawn), and an undo."""
-RECORD_KINDS: frozenset[str] = INPUT_KINDS | {"start", "commit", "snapshot", "page"} | PACK_KINDS
+LEDGER_KINDS: frozenset[str] = frozenset({"received", "taken"})
+"""The inputs handed to the tracker's thread and the marks of those it took (:func:`untaken`)."""
+RECORD_KINDS: frozenset[str] = (
+    INPUT_KINDS | {"start", "commit", "snapshot", "page"} | PACK_KINDS | LEDGER_KINDS
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -328,6 +340,9 @@ class JournaledTracker:
         self.tracker = tracker
         self.journal = journal
         self._prepared: _Prepared | None = None
+        self.taking = False
+        """The input in progress was journaled ``received``: the next input record carries its
+        ``taken`` mark (:meth:`took` writes it alone when the input wrote nothing)."""
         self.prepared = 0
         """Observations worked out ahead (:meth:`prepare`)."""
         self.prepared_used = 0
@@ -369,6 +384,8 @@ class JournaledTracker:
     ) -> TrackerUpdate:
         self._prepared = None  # any input taken makes a prepared update stale
         rows = [(kind, payload), *_update_rows(update)]
+        if self.taking:
+            rows.append(("taken", {}))
         j = self.journal
         j._inputs_since_snapshot += 1
         j._work_since_snapshot += work_s
@@ -380,12 +397,26 @@ class JournaledTracker:
         if snapshot:
             rows.append(("snapshot", self.tracker.to_json()))
         j.append_many(rows)
+        self.taking = False
         if snapshot:
             j._inputs_since_snapshot = 0
             j._work_since_snapshot = 0.0
             if previous is not None:
                 j.prune_snapshot(previous)
         return update
+
+    def receive(self, kind: str, fields: dict[str, Any]) -> None:
+        """Journal an input ahead, as it is handed to the tracker's thread (``received``;
+        ``kind``: ``observation``, ``dice``, ``done`` or ``undo``). Safe from another thread
+        than the one feeding the tracker (the journal's lock)."""
+        self.journal.append("received", {"input": kind, **fields})
+
+    def took(self) -> None:
+        """The input in progress is done with: its ``taken`` mark, when its input record did
+        not carry it (the tracker refused it, or the driver wrote nothing)."""
+        if self.taking:
+            self.taking = False
+            self.journal.append("taken", {})
 
     def observe(self, obs: Observation | dict[str, Any]) -> TrackerUpdate:
         """Journal and feed one observation (an :class:`Observation` or its JSON).
@@ -540,6 +571,17 @@ def restore(journal: Journal) -> Tracker:
     return tracker
 
 
+def untaken(journal: Journal) -> list[Record]:
+    """The ``received`` inputs the tracker never took, oldest first: the last ones, since it
+    takes them in the order they came and marks each ``taken`` (with its input record, or
+    alone when refused). A restart hands them to the tracker again (docs/architecture.md,
+    "Restart")."""
+    waiting = journal.count("received") - journal.count("taken")
+    if waiting <= 0:
+        return []
+    return journal.recent("received", waiting)
+
+
 # --------------------------------------------------------------------------------------------
 # Game records as JSON lines
 
@@ -554,7 +596,7 @@ def export_jsonl(journal: Journal, out: IO[str]) -> int:
     out.write(json.dumps({"kind": "game", "tracker": start.payload}, sort_keys=True) + "\n")
     n += 1
     for rec in journal.records():
-        if rec.kind in ("start", "snapshot", "page"):
+        if rec.kind in ("start", "snapshot", "page") or rec.kind in LEDGER_KINDS:
             continue
         out.write(json.dumps({"kind": rec.kind, **rec.payload}, sort_keys=True) + "\n")
         n += 1

@@ -375,6 +375,9 @@ class CompanionService(TrackerHandoff):
         self._keep_tokens()
         if restored:
             line = "game restored: " + ", ".join(driver.settings.colours)
+            again = self.hand_on_untaken(driver)
+            if again:
+                line += f" ({again} boards and presses from before the restart to work out)"
         else:
             line = "new game: " + ", ".join(driver.settings.colours)
             kept_as = getattr(driver, "kept_damaged", "")

@@ -235,6 +235,30 @@ class TableMemory(Protocol):
 
 
 @runtime_checkable
+class InputLedger(Protocol):
+    """A driver that journals each camera board and button press as it is handed to the
+    tracker's thread, and marks it when taken, so a restart hands the tracker what it had not
+    taken yet (:class:`~companion.service.tracked.TrackedDriver`; docs/architecture.md,
+    "Restart"). ``kind`` is an input's kind (``observation``, ``dice``, ``done``, ``undo``)."""
+
+    def receive(self, kind: str, fields: dict[str, Any]) -> None:
+        """Journal an input ahead (service thread), durable on return."""
+        ...
+
+    def taking(self, received: bool) -> None:
+        """The next input given to the driver was journaled ahead (tracker thread)."""
+        ...
+
+    def took(self) -> None:
+        """Done with that input: its mark, if its own record did not carry it."""
+        ...
+
+    def untaken(self) -> list[tuple[str, dict[str, Any]]]:
+        """The received inputs a restored game's tracker never took, oldest first."""
+        ...
+
+
+@runtime_checkable
 class RecordedGame(Protocol):
     """A driver that draws chance itself (a game pack, ``companion.service.packs``): it says
     what each input carried out with chance drawn, so a recording replays the game without

@@ -18,8 +18,15 @@ from collections.abc import Callable, Mapping
 
 from companion.journal import JournalError
 from companion.rules import Observation
-from companion.service.driver import DiceRoll, GameDriver, PublishedGame, RecordedGame
+from companion.service.driver import (
+    DiceRoll,
+    GameDriver,
+    InputLedger,
+    PublishedGame,
+    RecordedGame,
+)
 from companion.service.inputs import (
+    LEDGER_INPUTS,
     CandidateInput,
     CommandInput,
     CommandResult,
@@ -31,6 +38,8 @@ from companion.service.inputs import (
     ServiceInput,
     TrackedInput,
     UndoInput,
+    from_ledger,
+    ledger_fields,
 )
 from companion.service.pagememory import PageMemory
 from companion.service.worker import TrackerWorker
@@ -81,6 +90,9 @@ class TrackerHandoff(PageMemory):
     ) -> None:
         raise NotImplementedError
 
+    def post(self, item: ServiceInput) -> None:
+        raise NotImplementedError
+
     # ------------------------------------------------------------------------------------------
     # the tracker's inputs: handed on in order (service thread), worked out (tracker thread),
     # published (service thread)
@@ -114,15 +126,57 @@ class TrackerHandoff(PageMemory):
                     return False
                 if name in ("report_spell", "report_page_card"):
                     self._report(command, audience, name)
+        received = self._receive(item)
         worker = self._worker
         if worker is not None:
-            worker.put(item, self._generation)
+            worker.put(item, self._generation, received)
         else:
-            self._track(item, self._generation, inline=True)
+            self._track(item, self._generation, received, inline=True)
         return True
 
+    def _receive(self, item: GameInput) -> bool:
+        """Journal a camera board or press as it is handed to the tracker (docs/architecture.md,
+        "Restart"). True when it is journaled ahead (now, or before a restart); False when the
+        driver keeps no such record or the journal cannot be written (the tracker still gets
+        it)."""
+        driver = self._driver
+        if not isinstance(item, LEDGER_INPUTS):
+            return False
+        if item.received:
+            return True
+        if not isinstance(driver, InputLedger) or (entry := ledger_fields(item)) is None:
+            return False
+        try:
+            driver.receive(*entry)
+        except (*JOURNAL_ERRORS, TypeError, ValueError) as exc:
+            log.error("journal: %s not written ahead: %s", item.kind, exc)
+            self._journal_error = f"cannot write: {type(exc).__name__}: {exc}"
+            self.heartbeats.trouble("journal", self._journal_error)
+            return False
+        return True
+
+    def hand_on_untaken(self, driver: GameDriver) -> int:
+        """A restored game: the camera boards and presses received before the restart that its
+        tracker never took go to the tracker first, in their order. Returns how many."""
+        if not isinstance(driver, InputLedger):
+            return 0
+        n = 0
+        for kind, fields in driver.untaken():
+            try:
+                item = from_ledger(kind, fields)
+            except (KeyError, TypeError, ValueError) as exc:
+                log.error("journal: a received %s is unreadable (%s); skipped", kind, exc)
+                continue
+            self.post(item)
+            n += 1
+        return n
+
     def _track(
-        self, item: GameInput | CandidateInput, generation: int, inline: bool = False
+        self,
+        item: GameInput | CandidateInput,
+        generation: int,
+        received: bool = False,
+        inline: bool = False,
     ) -> None:
         """Give one input to the driver (the tracker's thread; ``inline``: the service thread
         without the loop) and put its result on the service queue (``inline``: publish it). An
@@ -141,6 +195,9 @@ class TrackerHandoff(PageMemory):
             carried = driver.carried_out if isinstance(driver, RecordedGame) else None
             lines: list[str] | None = None
             error: CommandError | None = None
+            ledger = driver if isinstance(driver, InputLedger) else None
+            if ledger is not None:
+                ledger.taking(received)  # its input record carries the mark
             try:
                 lines = self._drive(driver, item)
             except CommandError as exc:
@@ -153,6 +210,11 @@ class TrackerHandoff(PageMemory):
                     self.heartbeats.trouble("journal", self._journal_error)
             else:
                 self._journal_error = ""  # it reached the driver, which journals first
+            if received and ledger is not None:
+                try:
+                    ledger.took()  # refused, or nothing written: the mark alone
+                except JOURNAL_ERRORS as exc:  # a restart then gives it to the tracker again
+                    log.error("journal: %s not marked taken: %s", item.kind, exc)
             update = driver.last_update
             outcome = Outcome(update if update is not before else None)
             if isinstance(driver, RecordedGame):  # taken here: the next input may change it

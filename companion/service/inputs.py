@@ -30,6 +30,8 @@ class ObservationInput:
     observation: Observation
     kind: ClassVar[str] = "observation"
     posted_at: float = field(default_factory=time.monotonic, compare=False)
+    received: bool = field(default=False, compare=False)
+    """Already journaled as handed to the tracker (a restart hands it on again)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class DiceInput:
     roll: DiceRoll
     kind: ClassVar[str] = "dice"
     posted_at: float = field(default_factory=time.monotonic, compare=False)
+    received: bool = field(default=False, compare=False)
+    """Already journaled as handed to the tracker (a restart hands it on again)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class DoneInput:
     event: Mapping[str, object] | None = None
     kind: ClassVar[str] = "done"
     posted_at: float = field(default_factory=time.monotonic, compare=False)
+    received: bool = field(default=False, compare=False)
+    """Already journaled as handed to the tracker (a restart hands it on again)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ class UndoInput:
     event: Mapping[str, object] | None = None
     kind: ClassVar[str] = "undo"
     posted_at: float = field(default_factory=time.monotonic, compare=False)
+    received: bool = field(default=False, compare=False)
+    """Already journaled as handed to the tracker (a restart hands it on again)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,60 @@ ServiceInput = (
 
 GAME_INPUTS = (ObservationInput, DiceInput, DoneInput, UndoInput, CommandInput)
 """The classes of :data:`GameInput`, for ``isinstance``."""
+
+
+LEDGER_INPUTS = (ObservationInput, DiceInput, DoneInput, UndoInput)
+"""The camera's boards and the panel's presses: journaled as they are handed to the tracker's
+thread (:class:`~companion.service.driver.InputLedger`), so a power cut loses none the
+service had received. A phone's command is not: its page waits for the answer and sends it
+again after a restart."""
+
+
+def ledger_fields(item: GameInput) -> tuple[str, dict[str, Any]] | None:
+    """``(kind, fields)`` of a camera board or press as the journal keeps it ahead (JSON), or
+    None for a phone's command; :func:`from_ledger` reads it back."""
+    match item:
+        case ObservationInput(observation=obs):
+            return "observation", {"observation": obs.to_json()}
+        case DiceInput(roll=roll):
+            return "dice", {
+                "rolls": list(roll.rolls),
+                "used": roll.used,
+                "dice_allowed": roll.dice_allowed,
+                "event": dict(roll.event),
+            }
+        case DoneInput(event=event) | UndoInput(event=event):
+            return item.kind, {"event": None if event is None else dict(event)}
+    return None
+
+
+def from_ledger(kind: str, fields: Mapping[str, Any]) -> GameInput:
+    """The input :func:`ledger_fields` wrote, marked ``received``.
+
+    :raises ValueError, KeyError, TypeError: an unknown kind or a malformed field.
+    """
+    match kind:
+        case "observation":
+            return ObservationInput(Observation.from_json(fields["observation"]), received=True)
+        case "dice":
+            rolls = tuple(int(r) for r in fields["rolls"])
+            used = fields["used"]
+            roll = DiceRoll(
+                rolls,
+                None if used is None else int(used),
+                int(fields["dice_allowed"]),
+                dict(fields["event"]),
+            )
+            return DiceInput(roll, received=True)
+        case "done" | "undo":
+            event = fields["event"]
+            event = None if event is None else dict(event)
+            return (
+                DoneInput(event, received=True)
+                if kind == "done"
+                else UndoInput(event, received=True)
+            )
+    raise ValueError(f"unknown received input {kind!r}")
 
 
 def payload_json(item: ServiceInput) -> object:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.config import Config
-from companion.journal import Journal, JournaledTracker, JournalError, restore
+from companion.journal import Journal, JournaledTracker, JournalError, restore, untaken
 from companion.rules import GameState, Observation, SpaceObservation, dump_event, observe
 from companion.service.driver import (
     DiceRoll,
@@ -348,6 +348,30 @@ class TrackedDriver(JournalMemory):
         return self.state
 
     # -- inputs (service thread) -------------------------------------------------------------
+
+    # -- the inputs handed to the tracker's thread (InputLedger) ---------------------------------
+
+    def receive(self, kind: str, fields: dict[str, Any]) -> None:
+        self.jt.receive(kind, fields)
+
+    def taking(self, received: bool) -> None:
+        self.jt.taking = received
+
+    def took(self) -> None:
+        self.jt.took()
+
+    def untaken(self) -> list[tuple[str, dict[str, Any]]]:
+        """The received inputs the tracker never took (none for a new game), oldest first:
+        ``(kind, fields)`` as :meth:`receive` wrote them."""
+        if not self.restored:
+            return []
+        out = []
+        for rec in untaken(self.journal):
+            fields = dict(rec.payload)
+            kind = fields.pop("input", None)
+            if isinstance(kind, str):
+                out.append((kind, fields))
+        return out
 
     def prepare(self, obs: Observation) -> bool:
         """Work out a still board's reading ahead (the stability gate's early candidate); the

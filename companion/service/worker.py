@@ -23,18 +23,20 @@ from companion.service.inputs import CandidateInput, GameInput
 
 log = logging.getLogger(__name__)
 
-TrackJob = tuple["GameInput | CandidateInput", int]
-"""One input for the driver and the generation of the game it was meant for."""
+TrackJob = tuple["GameInput | CandidateInput", int, bool]
+"""One input for the driver, the generation of the game it was meant for, and whether it was
+journaled ahead (``received``, docs/architecture.md, "Restart")."""
 
 
 class TrackerWorker:
-    """Runs ``handle(item, generation)`` for each queued job, in order, on its own thread.
+    """Runs ``handle(item, generation, received)`` for each queued job, in order, on its own
+    thread.
 
     :param handle: the service's driver call (it posts the result back itself); an exception
         it lets out is logged and the worker goes on with the next job.
     """
 
-    def __init__(self, handle: Callable[[GameInput | CandidateInput, int], None]) -> None:
+    def __init__(self, handle: Callable[[GameInput | CandidateInput, int, bool], None]) -> None:
         self._handle = handle
         self._jobs: queue.Queue[TrackJob | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -54,11 +56,13 @@ class TrackerWorker:
         if self._thread is not None:
             self._thread.join(timeout=timeout_s)
 
-    def put(self, item: GameInput | CandidateInput, generation: int) -> None:
+    def put(
+        self, item: GameInput | CandidateInput, generation: int, received: bool = False
+    ) -> None:
         """Queue one job (any thread; returns at once)."""
         with self._lock:
             self._backlog += 1
-        self._jobs.put((item, generation))
+        self._jobs.put((item, generation, received))
 
     def backlog(self) -> int:
         """Jobs queued or in progress."""
