@@ -347,9 +347,7 @@ class TrackedDriver(JournalMemory):
                 return history[i - 1].state if i else self.tracker.initial_state
         return self.state
 
-    # -- inputs (service thread) -------------------------------------------------------------
-
-    # -- the inputs handed to the tracker's thread (InputLedger) ---------------------------------
+    # -- the inputs handed to the tracker's thread (InputLedger) ------------------------------
 
     def receive(self, kind: str, fields: dict[str, Any]) -> None:
         self.jt.receive(kind, fields)
@@ -372,6 +370,8 @@ class TrackedDriver(JournalMemory):
             if isinstance(kind, str):
                 out.append((kind, fields))
         return out
+
+    # -- inputs (service thread) -------------------------------------------------------------
 
     def prepare(self, obs: Observation) -> bool:
         """Work out a still board's reading ahead (the stability gate's early candidate); the
