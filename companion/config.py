@@ -476,9 +476,7 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         camera=_str(cal, "calibration", "camera", ""),
         board=_str(cal, "calibration", "board", ""),
         profile=_str(cal, "calibration", "profile", ""),
-        learn_colours=_bool(
-            cal, "calibration", "learn_colours", CalibrationConfig.learn_colours
-        ),
+        learn_colours=_bool(cal, "calibration", "learn_colours", CalibrationConfig.learn_colours),
     )
 
     h = _table(raw, "hardware")

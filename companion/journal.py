@@ -21,12 +21,12 @@ Records (one row each, JSON payload, in order):
   ``report``, the ``dice`` display), so a restart shows them again (not part of a game record);
 * ``received`` — a camera board or a button press as it came, written by the service thread
   when it hands the input to the tracker's thread (``input``: ``observation``, ``dice``,
-  ``done`` or ``undo``, with its fields), and ``taken`` — written in the same transaction as
-  the input record when the tracker took that input (alone when it refused it). The tracker
-  takes inputs in the order they came, so the received inputs without a ``taken`` are the last
-  ones (:func:`untaken`): a restart — a power cut while the tracker was still working through
-  a backlog too — hands them to the tracker again instead of losing them (not part of a game
-  record).
+  ``done`` or ``undo``; ``payload`` as a recording keeps it), and ``taken`` — written in the
+  same transaction as the input record when the tracker took that input (alone when it
+  refused it). The tracker takes inputs in the order they came, so the received inputs
+  without a ``taken`` are the last ones (:func:`untaken`): a restart — a power cut while the
+  tracker was still working through a backlog too — hands them to the tracker again instead
+  of losing them (not part of a game record).
 
 Beside the records, a ``meta`` table keeps the table's settings that are not the game: the join
 tokens, the pages' epoch and version, the game settings and a note on a salvaged journal
@@ -405,11 +405,11 @@ class JournaledTracker:
                 j.prune_snapshot(previous)
         return update
 
-    def receive(self, kind: str, fields: dict[str, Any]) -> None:
+    def receive(self, kind: str, payload: Any) -> None:
         """Journal an input ahead, as it is handed to the tracker's thread (``received``;
-        ``kind``: ``observation``, ``dice``, ``done`` or ``undo``). Safe from another thread
-        than the one feeding the tracker (the journal's lock)."""
-        self.journal.append("received", {"input": kind, **fields})
+        ``kind``: ``observation``, ``dice``, ``done`` or ``undo``; ``payload``: JSON). Safe
+        from another thread than the one feeding the tracker (the journal's lock)."""
+        self.journal.append("received", {"input": kind, "payload": payload})
 
     def took(self) -> None:
         """The input in progress is done with: its ``taken`` mark, when its input record did

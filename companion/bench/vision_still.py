@@ -45,9 +45,7 @@ class StillReading:
     ms: list[float]
 
 
-def read_still(
-    detector: Detector, frames: Sequence[np.ndarray], fps: float = FPS
-) -> StillReading:
+def read_still(detector: Detector, frames: Sequence[np.ndarray], fps: float = FPS) -> StillReading:
     """Read one still board through the detector and a fresh stability gate.
 
     :param detector: the session's detector (its pose already acquired).

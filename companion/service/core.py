@@ -377,7 +377,7 @@ class CompanionService(TrackerHandoff):
             line = "game restored: " + ", ".join(driver.settings.colours)
             again = self.hand_on_untaken(driver)
             if again:
-                line += f" ({again} boards and presses from before the restart to work out)"
+                line += f" (boards and presses from before the restart to work out: {again})"
         else:
             line = "new game: " + ", ".join(driver.settings.colours)
             kept_as = getattr(driver, "kept_damaged", "")

@@ -241,8 +241,9 @@ class InputLedger(Protocol):
     taken yet (:class:`~companion.service.tracked.TrackedDriver`; docs/architecture.md,
     "Restart"). ``kind`` is an input's kind (``observation``, ``dice``, ``done``, ``undo``)."""
 
-    def receive(self, kind: str, fields: dict[str, Any]) -> None:
-        """Journal an input ahead (service thread), durable on return."""
+    def receive(self, kind: str, payload: Any) -> None:
+        """Journal an input ahead (service thread; its payload as a recording keeps it,
+        ``companion.service.inputs.payload_json``), durable on return."""
         ...
 
     def taking(self, received: bool) -> None:
@@ -253,7 +254,7 @@ class InputLedger(Protocol):
         """Done with that input: its mark, if its own record did not carry it."""
         ...
 
-    def untaken(self) -> list[tuple[str, dict[str, Any]]]:
+    def untaken(self) -> list[tuple[str, Any]]:
         """The received inputs a restored game's tracker never took, oldest first."""
         ...
 

@@ -39,7 +39,7 @@ from companion.service.inputs import (
     TrackedInput,
     UndoInput,
     from_ledger,
-    ledger_fields,
+    payload_json,
 )
 from companion.service.pagememory import PageMemory
 from companion.service.worker import TrackerWorker
@@ -144,10 +144,10 @@ class TrackerHandoff(PageMemory):
             return False
         if item.received:
             return True
-        if not isinstance(driver, InputLedger) or (entry := ledger_fields(item)) is None:
+        if not isinstance(driver, InputLedger):
             return False
         try:
-            driver.receive(*entry)
+            driver.receive(item.kind, payload_json(item))
         except (*JOURNAL_ERRORS, TypeError, ValueError) as exc:
             log.error("journal: %s not written ahead: %s", item.kind, exc)
             self._journal_error = f"cannot write: {type(exc).__name__}: {exc}"
@@ -161,9 +161,9 @@ class TrackerHandoff(PageMemory):
         if not isinstance(driver, InputLedger):
             return 0
         n = 0
-        for kind, fields in driver.untaken():
+        for kind, payload in driver.untaken():
             try:
-                item = from_ledger(kind, fields)
+                item = from_ledger(kind, payload)
             except (KeyError, TypeError, ValueError) as exc:
                 log.error("journal: a received %s is unreadable (%s); skipped", kind, exc)
                 continue

@@ -183,50 +183,21 @@ service had received. A phone's command is not: its page waits for the answer an
 again after a restart."""
 
 
-def ledger_fields(item: GameInput) -> tuple[str, dict[str, Any]] | None:
-    """``(kind, fields)`` of a camera board or press as the journal keeps it ahead (JSON), or
-    None for a phone's command; :func:`from_ledger` reads it back."""
-    match item:
-        case ObservationInput(observation=obs):
-            return "observation", {"observation": obs.to_json()}
-        case DiceInput(roll=roll):
-            return "dice", {
-                "rolls": list(roll.rolls),
-                "used": roll.used,
-                "dice_allowed": roll.dice_allowed,
-                "event": dict(roll.event),
-            }
-        case DoneInput(event=event) | UndoInput(event=event):
-            return item.kind, {"event": None if event is None else dict(event)}
-    return None
+def from_ledger(kind: str, payload: Any) -> GameInput:
+    """The camera board or press the journal kept ahead (its ``kind`` and
+    :func:`payload_json`), marked ``received``.
 
-
-def from_ledger(kind: str, fields: Mapping[str, Any]) -> GameInput:
-    """The input :func:`ledger_fields` wrote, marked ``received``.
-
-    :raises ValueError, KeyError, TypeError: an unknown kind or a malformed field.
+    :raises ValueError, KeyError, TypeError: an unknown kind or a malformed payload.
     """
     match kind:
         case "observation":
-            return ObservationInput(Observation.from_json(fields["observation"]), received=True)
+            return ObservationInput(Observation.from_json(payload), received=True)
         case "dice":
-            rolls = tuple(int(r) for r in fields["rolls"])
-            used = fields["used"]
-            roll = DiceRoll(
-                rolls,
-                None if used is None else int(used),
-                int(fields["dice_allowed"]),
-                dict(fields["event"]),
-            )
-            return DiceInput(roll, received=True)
-        case "done" | "undo":
-            event = fields["event"]
-            event = None if event is None else dict(event)
-            return (
-                DoneInput(event, received=True)
-                if kind == "done"
-                else UndoInput(event, received=True)
-            )
+            return DiceInput(DiceRoll.from_event(payload), received=True)
+        case "done":
+            return DoneInput(payload, received=True)
+        case "undo":
+            return UndoInput(payload, received=True)
     raise ValueError(f"unknown received input {kind!r}")
 
 

@@ -349,8 +349,8 @@ class TrackedDriver(JournalMemory):
 
     # -- the inputs handed to the tracker's thread (InputLedger) ------------------------------
 
-    def receive(self, kind: str, fields: dict[str, Any]) -> None:
-        self.jt.receive(kind, fields)
+    def receive(self, kind: str, payload: Any) -> None:
+        self.jt.receive(kind, payload)
 
     def taking(self, received: bool) -> None:
         self.jt.taking = received
@@ -358,18 +358,12 @@ class TrackedDriver(JournalMemory):
     def took(self) -> None:
         self.jt.took()
 
-    def untaken(self) -> list[tuple[str, dict[str, Any]]]:
-        """The received inputs the tracker never took (none for a new game), oldest first:
-        ``(kind, fields)`` as :meth:`receive` wrote them."""
-        if not self.restored:
-            return []
-        out = []
-        for rec in untaken(self.journal):
-            fields = dict(rec.payload)
-            kind = fields.pop("input", None)
-            if isinstance(kind, str):
-                out.append((kind, fields))
-        return out
+    def untaken(self) -> list[tuple[str, Any]]:
+        """The received inputs the tracker never took, oldest first: ``(kind, payload)`` as
+        :meth:`receive` wrote them."""
+        return [
+            (str(r.payload.get("input")), r.payload.get("payload")) for r in untaken(self.journal)
+        ]
 
     # -- inputs (service thread) -------------------------------------------------------------
 

@@ -119,9 +119,7 @@ def read_frame(
     return frame, detector.detect(frame, 0.0, 0), cam.geometry
 
 
-def detected_frame(
-    setup: GameState, state: GameState, number: int, out: Path
-) -> None:
+def detected_frame(setup: GameState, state: GameState, number: int, out: Path) -> None:
     """Write the overlay of :func:`read_frame` into ``out`` (JPEG)."""
     from companion.service.vision import overlay_jpeg
 

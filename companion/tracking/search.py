@@ -483,9 +483,7 @@ ALT_BUDGET = 6000
 """Transitions :func:`other_paths` may try for one story's step."""
 
 
-def other_paths(
-    srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions
-) -> list[Node]:
+def other_paths(srch: SearchCache, hyp: Hypothesis, node: Node, opts: TrackerOptions) -> list[Node]:
     """Add to ``node.alts`` the other paths from ``hyp`` to exactly ``node``'s state (the same
     pending inputs) whose prior is within ``commit_margin`` of ``node``'s; return the paths
     to the same table with other potions (:func:`~companion.tracking.belief.seen_key` equal,

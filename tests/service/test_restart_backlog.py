@@ -6,6 +6,7 @@ restart gives the tracker the ones it had not taken, in their order (docs/archit
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -13,8 +14,17 @@ from companion import rules
 from companion.journal import Journal, untaken
 from companion.rules.actions import EndTurn
 from companion.service.core import CompanionService
+from companion.service.driver import DiceRoll
 from companion.service.game import GameSettings
-from companion.service.inputs import DoneInput, GameInput, ObservationInput, UndoInput
+from companion.service.inputs import (
+    DiceInput,
+    DoneInput,
+    GameInput,
+    ObservationInput,
+    UndoInput,
+    from_ledger,
+    payload_json,
+)
 from companion.service.worker import TrackerWorker
 from companion.sim.simtable import SimTiming, SimulatedGame
 from companion.sim.testing import sim_config
@@ -78,7 +88,7 @@ def test_boards_and_presses_the_tracker_had_not_taken_are_worked_out_after_a_res
     assert again.drain() == len(inputs) - TAKEN
     assert board_key(again.state) == board_key(truth[-1])
     log = again.log_lines()
-    assert any(f"({len(inputs) - TAKEN} boards and presses" in line for line in log)
+    assert any(f"before the restart to work out: {len(inputs) - TAKEN})" in line for line in log)
     with Journal(journal_path, create=False) as journal:
         assert untaken(journal) == []  # taken now: a second restart does not repeat them
     again.close()
@@ -108,3 +118,14 @@ def test_a_press_the_tracker_refused_is_not_handed_on_again(cfg):
     assert again.drain() == 0
     assert board_key(again.state) == board_key(truth[0])
     again.close()
+
+
+def test_every_kind_of_board_and_press_reads_back_as_it_was_handed_on():
+    _, inputs, _ = the_game()
+    roll = DiceRoll.from_event({"type": "dice", "rolls": [2, 5], "used": 5, "dice_allowed": 2})
+    items = [inputs[0], DiceInput(roll), DoneInput({"type": "done"}), UndoInput(None)]
+    for item in items:
+        back = from_ledger(item.kind, json.loads(json.dumps(payload_json(item))))
+        assert back == item and back.received
+    with pytest.raises(ValueError, match="unknown received input"):
+        from_ledger("command", {})
