@@ -17,6 +17,7 @@ the last one the gate emitted (None: it emitted nothing in those frames, a refus
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,10 +26,18 @@ import numpy as np
 
 from companion.rules.observation import Observation
 from companion.vision.detector import Detection, Detector
-from companion.vision.stability import StabilityGate
+from companion.vision.stability import GateConfig, StabilityGate
 
 FPS = 8.0
 """Frames per second of the still board (the service's pipeline default)."""
+
+
+def frames_needed(fps: float = FPS) -> int:
+    """The fewest frames of a still board after which the default stability gate can emit it:
+    the first frame is only the gate's reference for motion, the still period starts at the
+    second, and the last must come ``GateConfig.still_s`` or more after that (6 at 8 frames/s
+    and 0.4 s). With fewer, every board is scored as a refusal."""
+    return math.ceil(GateConfig().still_s * fps - 1e-9) + 2
 
 
 @dataclass(frozen=True)
