@@ -49,6 +49,7 @@ def test_bench_e2e_reports_the_questions_and_an_honest_end_state(capsys):
     end = out["end_state"]
     assert end["true_actions"] == out["actions"] >= 12  # a cut may finish the turn in play
     assert end["wrong_commits"] == 0 and end["first_wrong_after_action"] is None
+    assert end["wrong_board_commits"] == 0  # reported apart: a wrong board is the worse error
     assert end["board_equals_truth"]
     assert 0 < end["committed_actions"] <= end["true_actions"]
     assert out["tracked_equals_truth"] == (end["differs_from_truth_in"] == [])

@@ -46,7 +46,9 @@ and prints:
 * ``tracked_equals_truth``: the tracked table (the tracker's best story: board with trapped
   wizards, potions, turn, the expansion's hidden counts) equals the true one at the end.
 * ``end_state``: what makes that figure honest: ``wrong_commits`` (committed states that are not
-  in the true game's history, and ``first_wrong_after_action``), ``committed_actions`` and
+  in the true game's history, and ``first_wrong_after_action``), ``wrong_board_commits`` (of
+  them, the ones whose board, hidden wizards included, is not: the rest are wrong only in the
+  potions), ``committed_actions`` and
   ``uncommitted_actions`` (the best story's actions since the last commit) against
   ``true_actions``, ``board_equals_truth`` (towers, visible and trapped wizards, castle and
   tokens) and ``done_pending``: DONE presses at the very end whose turn the tracked table has
@@ -93,7 +95,7 @@ from companion.service.inputs import (
     ServiceInput,
 )
 from companion.service.pipeline import TakenFrame
-from companion.service.record import commit_check, hidden_positions, same_table
+from companion.service.record import board_check, commit_check, hidden_positions, same_table
 from companion.service.tracked import TrackedDriver
 from companion.sim.simtable import Scene
 from companion.sim.simulation import SimulatedTable
@@ -539,6 +541,7 @@ def _end_state(companion: Companion, tracked: GameState, truth: GameState) -> di
         "committed_actions": sum(1 for c in history if c.action is not None),
         "uncommitted_actions": len(tracker.uncommitted) if tracker is not None else 0,
         "wrong_commits": wrong,
+        "wrong_board_commits": board_check(history, record.states),
         "first_wrong_after_action": first,
         "board_equals_truth": bool(
             board_key(tracked) == board_key(truth)
