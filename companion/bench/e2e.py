@@ -46,9 +46,9 @@ and prints:
 * ``tracked_equals_truth``: the tracked table (the tracker's best story: board with trapped
   wizards, potions, turn, the expansion's hidden counts) equals the true one at the end.
 * ``end_state``: what makes that figure honest: ``wrong_commits`` (committed states that are not
-  in the true game's history, and ``first_wrong_after_action``), ``wrong_board_commits`` (of
-  them, the ones whose board, hidden wizards included, is not: the rest are wrong only in the
-  potions), ``committed_actions`` and
+  in the true game's history, and ``first_wrong_after_action``), ``wrong_board_commits``
+  (committed states whose board, hidden wizards included, the true history does not have there:
+  the other wrong commits are wrong only in the potions), ``committed_actions`` and
   ``uncommitted_actions`` (the best story's actions since the last commit) against
   ``true_actions``, ``board_equals_truth`` (towers, visible and trapped wizards, castle and
   tokens) and ``done_pending``: DONE presses at the very end whose turn the tracked table has
