@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from companion.bench.vision_still import FPS, frames_needed, read_still
+from companion.bench.vision_still import read_still, still_problem
 from companion.rules.model import MODULES
 from companion.sim.readings import OUTCOMES, sweep
 from companion.sim.reliability import print_reliability
@@ -68,7 +68,6 @@ from companion.sim.vision_tally import (
     write_wrong_spaces,
     wrong_spaces,
 )
-from companion.vision.stability import GateConfig
 
 if TYPE_CHECKING:
     from companion.sim.render import RenderResult, TableSetup
@@ -670,9 +669,8 @@ def main(argv: list[str]) -> int:
         "--still",
         type=int,
         default=0,
-        help="K: score each board as the stability gate emits it over K frames of the still "
-        "board at 8 frames/s, fresh camera noise on each (companion.bench.vision_still); "
-        "at least 6: a first frame, then the gate's 0.4 s; default 0: each frame read once",
+        help="K >= 6: score each board as the stability gate emits it over K frames of the "
+        "still board at 8 frames/s, fresh camera noise on each (default 0: read once)",
     )
     ap.add_argument(
         "--learn",
@@ -687,13 +685,8 @@ def main(argv: list[str]) -> int:
     if args.seed < 1 or args.frames < 1 or args.per_session < 1:
         print("seed, frames and per-session must be >= 1", file=sys.stderr)
         return 2
-    if 0 < args.still < frames_needed():
-        print(
-            f"--still {args.still}: the stability gate emits a board after it has been still "
-            f"for {GateConfig().still_s:g} s, at least {frames_needed()} frames at "
-            f"{FPS:g} frames/s (fewer would score every board as refused)",
-            file=sys.stderr,
-        )
+    if still_problem(args.still):
+        print(still_problem(args.still), file=sys.stderr)
         return 2
     try:
         seeds = parse_seeds(args.seeds) if args.seeds else [args.seed]

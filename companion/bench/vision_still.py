@@ -40,6 +40,18 @@ def frames_needed(fps: float = FPS) -> int:
     return math.ceil(GateConfig().still_s * fps - 1e-9) + 2
 
 
+def still_problem(frames: int, fps: float = FPS) -> str | None:
+    """Why ``--still frames`` cannot score a board (fewer than :func:`frames_needed`), else
+    None (0 = each frame read once)."""
+    if 0 < frames < frames_needed(fps):
+        return (
+            f"--still {frames}: the stability gate emits a board after it has been still for "
+            f"{GateConfig().still_s:g} s, at least {frames_needed(fps)} frames at {fps:g} "
+            "frames/s (fewer would score every board as refused)"
+        )
+    return None
+
+
 @dataclass(frozen=True)
 class StillReading:
     """The gate's board over one still period and what the detector did on the way.
