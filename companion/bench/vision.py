@@ -685,8 +685,8 @@ def main(argv: list[str]) -> int:
     if args.seed < 1 or args.frames < 1 or args.per_session < 1:
         print("seed, frames and per-session must be >= 1", file=sys.stderr)
         return 2
-    if still_problem(args.still):
-        print(still_problem(args.still), file=sys.stderr)
+    if (problem := still_problem(args.still)) is not None:
+        print(problem, file=sys.stderr)
         return 2
     try:
         seeds = parse_seeds(args.seeds) if args.seeds else [args.seed]

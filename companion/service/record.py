@@ -460,8 +460,7 @@ def _walk(
     for c in history:
         # potions shown as "one of these" (Committed.potions) are wrong only when none is
         bk = board_key(c.state)
-        alts = c.potions or (c.state.potions,)
-        ks = {(bk, p) for p in alts} if potions else {(bk, ())}
+        ks = {(bk, p) for p in c.potions or (c.state.potions,)} if potions else {(bk, ())}
         j = pointer
         while j < len(keys) and keys[j] not in ks:
             j += 1
