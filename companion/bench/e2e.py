@@ -47,8 +47,9 @@ and prints:
   wizards, potions, turn, the expansion's hidden counts) equals the true one at the end.
 * ``end_state``: what makes that figure honest: ``wrong_commits`` (committed states that are not
   in the true game's history, and ``first_wrong_after_action``), ``wrong_board_commits``
-  (committed states whose board, hidden wizards included, the true history does not have there:
-  the other wrong commits are wrong only in the potions), ``committed_actions`` and
+  (committed states whose board, hidden wizards included, the true history does not have there,
+  as ``companion bench tracking`` counts them: the other wrong commits are wrong only in the
+  potions), ``committed_actions`` and
   ``uncommitted_actions`` (the best story's actions since the last commit) against
   ``true_actions``, ``board_equals_truth`` (towers, visible and trapped wizards, castle and
   tokens) and ``done_pending``: DONE presses at the very end whose turn the tracked table has
@@ -80,6 +81,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +97,9 @@ from companion.service.inputs import (
     ServiceInput,
 )
 from companion.service.pipeline import TakenFrame
-from companion.service.record import board_check, commit_check, hidden_positions, same_table
+from companion.service.record import commit_check, hidden_positions, same_table
 from companion.service.tracked import TrackedDriver
+from companion.sim.answering import TruthWalk
 from companion.sim.simtable import Scene
 from companion.sim.simulation import SimulatedTable
 from companion.sim.testing import (
@@ -108,7 +111,7 @@ from companion.sim.testing import (
     table_of,
     wait_until,
 )
-from companion.tracking import board_key, describe
+from companion.tracking import Committed, board_key, describe
 
 
 def _rss_mb() -> tuple[float, float]:
@@ -518,6 +521,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _wrong_boards(history: Iterable[Committed], truths: Sequence[GameState]) -> int:
+    """Committed states whose board the true history does not have there, counted as
+    ``companion bench tracking`` counts them (:class:`~companion.sim.answering.TruthWalk`)."""
+    walk = TruthWalk(truths)
+    for c in history:
+        walk.check(c.state, c.potions)
+    return walk.wrong_board
+
+
 def _end_state(companion: Companion, tracked: GameState, truth: GameState) -> dict[str, Any]:
     """What the tracker committed and holds at the end, against the simulated truth (see the
     module doc, ``end_state``)."""
@@ -541,7 +553,7 @@ def _end_state(companion: Companion, tracked: GameState, truth: GameState) -> di
         "committed_actions": sum(1 for c in history if c.action is not None),
         "uncommitted_actions": len(tracker.uncommitted) if tracker is not None else 0,
         "wrong_commits": wrong,
-        "wrong_board_commits": board_check(history, record.states),
+        "wrong_board_commits": _wrong_boards(history, record.states),
         "first_wrong_after_action": first,
         "board_equals_truth": bool(
             board_key(tracked) == board_key(truth)

@@ -441,26 +441,12 @@ def commit_check(
     commit matching a state from before the previous commit's is wrong too. The index is -1
     for the setup; None when no commit is wrong.
     """
-    return _walk(history, truths, potions=True)
-
-
-def board_check(history: Iterable[Committed], truths: Sequence[GameState]) -> int:
-    """Committed states whose **board** (towers, wizards with the hidden ones and their tiers,
-    castle, tokens) the true game never showed at that point of its history, walked in order
-    as :func:`commit_check` does with the potions left aside: a commit wrong only in its
-    potions (a card taken for a spell) is not counted."""
-    return _walk(history, truths, potions=False)[0]
-
-
-def _walk(
-    history: Iterable[Committed], truths: Sequence[GameState], potions: bool
-) -> tuple[int, int | None]:
-    keys = [(board_key(t), t.potions if potions else ()) for t in truths]
+    keys = [(board_key(t), t.potions) for t in truths]
     pointer, wrong, first = 0, 0, None
     for c in history:
         # potions shown as "one of these" (Committed.potions) are wrong only when none is
         bk = board_key(c.state)
-        ks = {(bk, p) for p in c.potions or (c.state.potions,)} if potions else {(bk, ())}
+        ks = {(bk, p) for p in c.potions} or {(bk, c.state.potions)}
         j = pointer
         while j < len(keys) and keys[j] not in ks:
             j += 1
