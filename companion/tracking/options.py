@@ -113,7 +113,8 @@ class TrackerOptions:
         story by at least this much (nats; a misread field at full confidence costs 3.5-4.6)
         makes the tracker search the two frames again (:mod:`companion.tracking.reconcile`).
     :param recheck_beam: the beam of that search (wider than ``beam``: the true story ranked
-        behind the one the camera contradicts).
+        behind the one the camera contradicts), and of the full pass of a frame the quick
+        passes left without an exact picture (:func:`~companion.tracking.reconcile.explain`).
     :param anchor_frames: successive stable frames that must read a space alike (each with
         at least ``anchor_confidence``) and disagree with every held story there by at least
         ``recheck_cost`` before the belief is re-anchored on the board the camera reads

@@ -107,3 +107,16 @@ def test_one_misread_is_not_a_contradiction():
     assert contradicted(frame(exact.spaces[s]), frame(misread), views, opts) == ()
     assert contradicted(frame(misread), frame(misread), views, opts) == (s,)
     assert contradicted(frame(unsure), frame(unsure), views, opts) == ()
+
+
+def test_a_turn_whose_moves_must_come_in_one_order_is_found() -> None:
+    """A 4-player game's turn 5: Advance a Tower carries a stack on to the space where blue's
+    wizard stands, the wizard walks off, and a tower moved by a card lands there, trapping the
+    wizards left. Its two-move prefix explains two changed spaces and leaves two to explain;
+    thirty shorter stories that explain more at once (and then dead-end) ranked before it in a
+    30-wide beam, and the board was lost for the rest of the game (wrong boards committed)."""
+    sim = _game(4, 11167000)
+    assert sim.inputs[16].kind == "observation"
+    tracker, walk = _replay(sim, 17)
+    assert board_key(tracker.state) == board_key(sim.inputs[16].truth)
+    assert walk.wrong_board == 0
