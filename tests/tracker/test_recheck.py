@@ -52,8 +52,8 @@ def test_a_story_the_camera_contradicts_twice_is_searched_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A 4-player game whose turn 5 (wizard, die tower move, Advance a Tower on the same tower)
-    fell out of the beam: without the recheck and the staged pass (either finds it) the wrong
-    boards are committed as certain."""
+    fell out of the beam: without the recheck, the staged pass and the full pass's wider beam
+    (each finds it) the wrong boards are committed as certain."""
     sim = _game(4, 9101000)
     assert sim.inputs[29].kind == "observation"
     # the same belief before turn 5 (its die is input 16) goes on with and without them
@@ -64,7 +64,7 @@ def test_a_story_the_camera_contradicts_twice_is_searched_again(
     assert walk.wrong == 0
     assert board_key(tracker.state) == board_key(sim.inputs[29].truth)
     tracker.rollback(cp)
-    tracker.options = TrackerOptions(recheck_cost=float("inf"))
+    tracker.options = TrackerOptions(recheck_cost=float("inf"), recheck_beam=TrackerOptions().beam)
     plain = reconcile.search_frame
 
     def unstaged(*args: Any) -> Any:
