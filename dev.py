@@ -3,8 +3,11 @@
 
     python3 dev.py run [companion args]   start the companion (simulated table without camera/GPIO)
     python3 dev.py test [pytest args]     ruff, mypy --strict, then the test suite on two workers
-                                          without the long end-to-end games (marker ``e2e``)
-    python3 dev.py test -m e2e -n 0       only the end-to-end games, one at a time (CI runs both)
+                                          without the end-to-end games (marker ``e2e``) and
+                                          the long tests (marker ``long``)
+    python3 dev.py test -m long           only the long tests (tracker replays of recorded games)
+    python3 dev.py test -m e2e -n 0       only the end-to-end games, one at a time
+                                          (CI runs all three: .ci/run)
 
 On first use (and whenever pyproject.toml changes) it creates ``.venv`` beside this file and
 installs the project into it: ``run`` installs what running needs (``pip install -e .``),
@@ -13,7 +16,7 @@ installs the project into it: ``run`` installs what running needs (``pip install
 trains with it says so and skips; CI installs the extra and runs the training tests too.
 
 ``test`` passes its arguments to pytest. Unless they choose markers (``-m``) it leaves out the
-``e2e`` tests; unless they set ``-n`` it runs on ``WORKERS`` pytest-xdist workers.
+``e2e`` and ``long`` tests; unless they set ``-n`` it runs on ``WORKERS`` pytest-xdist workers.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ MYPY_TARGETS = ["companion"]
 # pytest-xdist workers for `test`: the suite is CPU-bound and its tests independent, so two
 # workers halve its time on a 2-core machine.
 WORKERS = "2"
-# Markers `test` leaves out unless the arguments choose markers with -m.
-DEFAULT_MARKERS = "not e2e"
+# Markers `test` leaves out unless the arguments choose markers with -m: the end-to-end games
+# and the long tests (tracker replays of recorded games, each 8-75 s), which would take the
+# suite past six minutes on two cores (592 s with them, measured). CI runs both (.ci/run).
+DEFAULT_MARKERS = "not e2e and not long"
 
 
 def _sh(*cmd: str | Path) -> int:
@@ -54,7 +59,8 @@ def mypy_targets() -> list[str]:
 
 
 def pytest_args(args: list[str]) -> list[str]:
-    """``args`` plus the defaults of ``test``: xdist workers and no ``e2e`` unless chosen."""
+    """``args`` plus the defaults of ``test``: xdist workers and no ``e2e`` or ``long`` tests
+    unless chosen."""
     extra: list[str] = []
     if not any(a.startswith(("-n", "--numprocesses")) for a in args):
         # work stealing: a worker that runs out takes tests from the other's queue, so the

@@ -3,6 +3,8 @@ reports what a user of it reads."""
 
 import json
 
+import pytest
+
 from companion.cli import main
 
 
@@ -18,6 +20,7 @@ def test_unknown_command_exits_2(capsys):
     assert "unknown command" in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_bench_e2e_reports_the_questions_and_an_honest_end_state(capsys):
     # the ideal view (no picture) of a short modules game, flat out: the host's phone answers the
     # tracker's questions through the web API; the JSON says what was asked and answered and

@@ -537,6 +537,23 @@ def test_dev_py_type_checks_the_whole_package() -> None:
         )
 
 
+def test_every_test_dev_py_leaves_out_is_run_by_ci() -> None:
+    """``python3 dev.py test`` leaves out the markers of long tests to stay within six
+    minutes; each of them is run by ``.ci/run`` all the same."""
+    spec = importlib.util.spec_from_file_location("dev", REPO / "dev.py")
+    assert spec is not None and spec.loader is not None
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    args = dev.pytest_args([])
+    chosen = args[args.index("-m") + 1]
+    left_out = re.findall(r"not (\w+)", chosen)
+    assert set(left_out) == {"e2e", "long"}, chosen
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    missing = [m for m in left_out if not re.search(rf"^python3 dev.py test -m {m}\b", ci, re.M)]
+    assert not missing, f".ci/run never runs the tests marked {missing}"
+    assert dev.pytest_args(["-m", "long"])[-2:] == ["-m", "long"]
+
+
 def cited_rule_ids() -> dict[str, list[str]]:
     """Rule id -> the companion files (``path:line``) that cite it."""
     cited: dict[str, list[str]] = defaultdict(list)

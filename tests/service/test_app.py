@@ -85,6 +85,7 @@ def test_ready_then_watchdog_only_while_every_heartbeat_is_fresh(tmp_path):
         sock.close()
 
 
+@pytest.mark.long
 def test_a_recorded_session_replays_to_the_same_commits(tmp_path):
     rec = Recorder(tmp_path / "rec")
     cfg = sim_config(tmp_path / "data", seed=4, simulation={"picture": False, "max_actions": 40})

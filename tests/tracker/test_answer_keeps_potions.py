@@ -6,6 +6,8 @@ commit claims potions the table never had."""
 
 from __future__ import annotations
 
+import pytest
+
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, SimGame, simulate, truth_key
@@ -27,6 +29,7 @@ def _play(sim: SimGame, inputs: int) -> tuple[Tracker, list[str], list[int]]:
     return tr, [q.text for q in asked], wrong
 
 
+@pytest.mark.long
 def test_a_board_answer_keeps_the_true_potions_of_the_chosen_board():
     """Three players, seed 2000: the camera cannot tell which of blue's moves made the board
     on the fifth input and asks; the story with the true potions is not among the closest
@@ -44,6 +47,7 @@ def test_a_board_answer_keeps_the_true_potions_of_the_chosen_board():
     assert not wrong
 
 
+@pytest.mark.long
 def test_the_history_after_answers_claims_only_potions_the_table_had():
     sim = simulate(Config(player_count=3), 2000, CameraNoise(rate=0.01, gap="turn"))
     # up to a still frame about 16 turns in (after a DONE press the truth is ahead of it)

@@ -109,6 +109,7 @@ def _replay(tr: Tracker, inputs: list[SimInput], walk: TruthWalk) -> Iterator[Si
         yield inp
 
 
+@pytest.mark.long
 def test_a_capped_belief_keeps_the_best_stories_and_the_right_board() -> None:
     """Five turns of a 3-player base game with a belief limit well under what the stories
     hold (about 90 held steps after a turn with a hidden difference): after every input the

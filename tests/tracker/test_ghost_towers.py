@@ -6,6 +6,8 @@ moved, the camera misread" can follow them (``companion.tracking.reconcile.expla
 
 from __future__ import annotations
 
+import pytest
+
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
@@ -13,6 +15,7 @@ from companion.tracking import Tracker, TrackerOptions, board_key
 from companion.tracking.noise import Target, space_views
 
 
+@pytest.mark.long
 def test_two_ghost_towers_in_a_row_do_not_lose_the_true_board():
     """Seeded two-player game, greedy bots, 1 % noise, a still stop (two frames) after every
     turn: frames 24 and 25 (one stop) each show a tower that is not there, on spaces 13 and

@@ -4,6 +4,7 @@ moves the piece on at once and shifts a move into the next player's turn."""
 
 from __future__ import annotations
 
+import pytest
 from test_staged_moves import stops
 
 from companion.rules.actions import Cast, MoveTower
@@ -14,6 +15,7 @@ from companion.tracking import board_key
 ALL_MODULES = frozenset({"fountain", "web", "witch", "raven", "magic_tower"})
 
 
+@pytest.mark.long
 def test_a_spell_between_two_moves_of_one_tower_keeps_the_true_table():
     """A 4-player bot game with every module (seed 2000, frames after each turn, no misreads).
     In turn 2 yellow moves a tower from space 2 on to the stack on space 7, casts a headwind on

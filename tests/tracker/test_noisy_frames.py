@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from companion.rules.actions import EndTurn, MoveTower
 from companion.rules.engine import apply, setup
 from companion.rules.model import CARD_KINDS, Config
@@ -117,6 +119,7 @@ def test_a_tower_not_seen_costs_one_misread_not_two():
     assert one_missed == one_more
 
 
+@pytest.mark.long
 def test_a_missed_tower_on_the_second_frame_of_a_stop_is_not_read_as_moves():
     """Seeded two-player game: the second frame of a still board misses a one-tower stack.
     Two tower moves of the next player explain that space exactly; the truth needs the one

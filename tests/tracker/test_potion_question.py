@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
 from companion.sim.simulate import CameraNoise, simulate
@@ -22,6 +24,7 @@ from companion.tracking.questions import (
 )
 
 
+@pytest.mark.long
 def test_a_card_or_spell_tie_is_committed_with_its_potions_open_never_a_wrong_count():
     """Three players, 1 % noise (seed 9004000): in the first 40 inputs the camera twice cannot
     tell a card from a spell; the tracker before this design committed the cheaper story's

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from companion.rules.actions import Cast, EndTurn, MoveTower, MoveWizard
 from companion.rules.model import Config
 from companion.sim.answering import answer_as_players
@@ -43,6 +45,7 @@ def test_a_turn_with_a_spell_is_not_taken_for_a_misread_picture():
     assert frames == 2
 
 
+@pytest.mark.long
 def test_an_exact_picture_from_an_unlikely_story_does_not_end_the_search():
     """Four players with every module (the bench's game, seed 2000, input 4). The first frames
     hold a misread field and a too-noisy frame, so the tracker carries stories far behind the

@@ -48,6 +48,7 @@ def _replay(
     return tracker, walk
 
 
+@pytest.mark.long
 def test_a_story_the_camera_contradicts_twice_is_searched_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -75,6 +76,7 @@ def test_a_story_the_camera_contradicts_twice_is_searched_again(
     assert control.wrong_board > 0, "the replay no longer shows the failure"
 
 
+@pytest.mark.long
 def test_every_potion_story_of_a_board_is_carried_on():
     """A 3-player game whose belief held sixteen potion stories of one board, the true one
     fifteenth: it stays in the belief after the next frame (it was dropped, and every later
@@ -109,6 +111,7 @@ def test_one_misread_is_not_a_contradiction():
     assert contradicted(frame(unsure), frame(unsure), views, opts) == ()
 
 
+@pytest.mark.long
 def test_a_turn_whose_moves_must_come_in_one_order_is_found() -> None:
     """A 4-player game's turn 5: Advance a Tower carries a stack on to the space where blue's
     wizard stands, the wizard walks off, and a tower moved by a card lands there, trapping the

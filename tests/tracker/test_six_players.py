@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from companion.rules.actions import Cast, EndTurn
 from companion.rules.model import Config
 from companion.rules.observation import Observation
@@ -24,6 +26,7 @@ def _blurred(obs: Observation) -> Observation:
     return Observation(sp)
 
 
+@pytest.mark.long
 def test_two_turns_with_spells_after_a_blurred_stop_are_followed():
     """Seed 1: the fifth and sixth turns each move twice and cast a spell. The two frames after
     the fifth turn are blurred; the frames after the sixth turn must show its board, with the

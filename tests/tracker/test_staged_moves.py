@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import pytest
 from test_ambiguity import T, play
 
 from companion.rules.actions import EndTurn, MoveTower
@@ -48,6 +49,7 @@ def test_a_tower_moved_twice_through_an_empty_space_is_followed_from_one_frame()
     assert tr.state.current_player == "yellow"
 
 
+@pytest.mark.long
 def test_a_seeded_two_player_game_keeps_the_true_board_through_its_first_turns():
     """A 2-player bot game (seed 2001, 1 % misread fields, frames after each turn): in its turn 14
     yellow advances the stack carrying the castle on to her own wizard's space and moves

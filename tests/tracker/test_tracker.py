@@ -292,6 +292,7 @@ def _run(sim, limit):
 
 
 class TestNoiseAndGaps:
+    @pytest.mark.long
     @pytest.mark.parametrize("seed", [3, 4])
     def test_every_move_seen_with_one_percent_noise(self, seed):
         sim = simulate(Config(player_count=3), seed, CameraNoise(rate=0.01, gap="action"))
@@ -299,6 +300,7 @@ class TestNoiseAndGaps:
         assert board_key(tr.state) == board_key(truth)
         assert tr.state.current_player == truth.current_player
 
+    @pytest.mark.long
     def test_frames_mid_move_do_not_derail_the_tracker(self):
         sim = simulate(
             Config(player_count=2), 5, CameraNoise(rate=0.0, gap="action", mid_move_rate=0.3)

@@ -4,6 +4,8 @@ player's first move, never turns a right board into a wrong one."""
 
 from __future__ import annotations
 
+import pytest
+
 from companion.rules.actions import EndTurn
 from companion.rules.model import Config
 from companion.sim.answering import TruthWalk, answer_as_players
@@ -31,6 +33,7 @@ def _play(start, truths, inputs: list[SimInput]) -> tuple[Tracker, TruthWalk, li
     return tracker, walk, wrong_stops
 
 
+@pytest.mark.long
 def test_a_forgotten_done_still_shows_every_board_and_whose_turn():
     # whole-turn frames, DONE pressed after about half the turns
     sim = simulate(
@@ -81,6 +84,7 @@ def test_a_late_done_is_placed_before_the_next_players_first_move():
     assert st.potions == final.potions
 
 
+@pytest.mark.long
 def test_a_turn_end_nobody_pressed_is_shown_but_committed_only_after_the_next_move():
     # three players who never press DONE, whole-turn frames: the table shows the next
     # player's turn after every complete turn, and a turn end is committed only once the

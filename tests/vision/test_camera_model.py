@@ -338,6 +338,7 @@ class TestBench:
         out = json.loads(capsys.readouterr().out)
         assert out["top_method"] == "learned" and out["frames"] == 1
 
+    @pytest.mark.long
     def test_still_boards_are_scored_as_the_gate_emits_them(self, capsys) -> None:
         argv = ["bench", "vision", "--seed", "5", "--frames", "1", "--no-hands", "--json"]
         assert cli_main([*argv, "--still", "8"]) == 0

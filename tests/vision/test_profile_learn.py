@@ -85,6 +85,7 @@ def misread(det: Detector, frames: list[tuple[np.ndarray, Observation]]) -> int:
     return bad
 
 
+@pytest.mark.long
 def test_after_three_committed_boards_the_next_boards_are_read_better(
     drifted: Session,
 ) -> None:

@@ -3,9 +3,12 @@ stream, and no live stream skips a state."""
 
 from __future__ import annotations
 
+import pytest
+
 from companion.sim.phones import run
 
 
+@pytest.mark.long
 def test_phones_that_leave_sleep_and_reload_all_end_on_live_streams() -> None:
     # a state every 0.4 s: long enough that a stream thread woken late on a busy test machine
     # still delivers each one (the bench measures the service's real pace)
