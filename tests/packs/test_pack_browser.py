@@ -152,9 +152,12 @@ def test_princess_declaration_to_scoring_sheet(table: PackTable, phones: Phones)
     red.click("#princess-end")  # red's last turn (G3-END-1)
     host.wait_for_selector("[data-score='blue']")
     host.click("#princess-bonus")
-    blue.wait_for_selector("[data-score='blue']")
+    # the revealed bonus cards reach every phone (typing before that redraw raced it)
+    blue.wait_for_selector("#princess-bonus-shown")
+    assert "most" in (blue.text_content("#princess-bonus-shown") or "")
     blue.fill("[data-score='blue'] [data-el='moon']", "3")
-    # red's entry redraws blue's view while blue is still typing: what blue typed stays
+    # red's entry redraws blue's view while blue is still typing: what blue typed stays, and
+    # so does the focus (the next keystroke lands in the same field)
     red.wait_for_selector("[data-score='red']")
     red.fill("[data-score='red'] [data-el='moon']", "1")
     red.click("[data-send-score='red']")
@@ -162,6 +165,7 @@ def test_princess_declaration_to_scoring_sheet(table: PackTable, phones: Phones)
         "() => document.querySelector('#pack-body').textContent.includes('Counts entered: Red')"
     )
     assert blue.input_value("[data-score='blue'] [data-el='moon']") == "3"
+    assert blue.evaluate("() => document.activeElement.dataset.el") == "moon"
     blue.click("[data-send-score='blue']")
     host.wait_for_selector("#princess-sheet")
     sheet = {r["player"]: r for r in table.view()["sheet"]}

@@ -215,6 +215,11 @@ const PACKS = (() => {
         cards: rows.map((r) => ({ element: r.elSel.value, most: r.most.value === "most", points: Number(r.pts.value) })),
       }, "Bonus cards set")));
     }
+    if (v.bonus && v.bonus.length) {
+      // the revealed bonus cards, so each player enters their counts knowing what they score
+      box.append(el("p", { id: "princess-bonus-shown" }, "Bonus cards: ",
+        v.bonus.map((c) => `${c.most ? "most" : "fewest"} ${c.element} +${c.points}`).join(", ")));
+    }
     if (v.sheet) {
       const t = el("table", { id: "princess-sheet" }, el("tr", {}, ...["Player", "Track", "Sky", "Spirit", "Bonus", "Total"]
         .map((h) => el("th", {}, h))));
@@ -307,12 +312,21 @@ const PACKS = (() => {
     const key = JSON.stringify(v);
     if (key === drawnFor) return;  // keep what is being typed while only the LEDs change
     drawnFor = key;
-    const was = $("pack-body").dataset.game;
-    const typed = typedIn($("pack-body"));
-    const box = clear($("pack-body"));
+    const old = $("pack-body");
+    const was = old.dataset.game;
+    const typed = typedIn(old);
+    // the field being typed in keeps the focus too, so the next keystroke lands in it
+    const active = document.activeElement;
+    const focused = active && active !== old && old.contains(active) ? fieldKey(active, old) : null;
+    const box = clear(old);
     box.dataset.game = v.game;
     (DRAW[v.game] || (() => box.append(el("p", {}, `unknown game ${v.game}`))))(v, box, snap);
-    if (was === v.game) restoreTyped(box, typed);
+    if (was !== v.game) return;
+    restoreTyped(box, typed);
+    if (focused === null) return;
+    for (const f of box.querySelectorAll("input, select, textarea")) {
+      if (fieldKey(f, box) === focused) { f.focus(); break; }
+    }
   }
 
   // ------------------------------------------------------------------ host: setup step
