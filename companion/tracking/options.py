@@ -113,8 +113,11 @@ class TrackerOptions:
         story by at least this much (nats; a misread field at full confidence costs 3.5-4.6)
         makes the tracker search the two frames again (:mod:`companion.tracking.reconcile`).
     :param recheck_beam: the beam of that search (wider than ``beam``: the true story ranked
-        behind the one the camera contradicts), and of the full pass of a frame the quick
-        passes left without an exact picture (:func:`~companion.tracking.reconcile.explain`).
+        behind the one the camera contradicts).
+    :param full_beam: the beam of the full and deep passes, which run on a frame the quick
+        passes left without an exact picture (:func:`~companion.tracking.reconcile.explain`;
+        wider than ``beam``: a turn whose moves must come in one order ranks behind shorter
+        stories that explain more spaces at once and then dead-end).
     :param anchor_frames: successive stable frames that must read a space alike (each with
         at least ``anchor_confidence``) and disagree with every held story there by at least
         ``recheck_cost`` before the belief is re-anchored on the board the camera reads
@@ -187,6 +190,7 @@ class TrackerOptions:
     cost_wrong_guess: float = 1.6
     recheck_cost: float = 3.0
     recheck_beam: int = 60
+    full_beam: int = 60
     anchor_frames: int = 4
     anchor_confidence: float = 0.8
     frame_budget: int = 40000

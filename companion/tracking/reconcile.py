@@ -67,8 +67,8 @@ def explain(
     pass, else the deep pass after an unexplained frame (``unexplained``: frames in a row the
     tracker could not explain; :func:`~companion.tracking.search.search_frame`), with the
     quick passes' stories of the roots a later pass did not search. ``wide``:
-    the full pass only, with ``recheck_beam`` (:func:`recheck`); the full pass always ranks
-    with ``recheck_beam``. ``modules``: expansion
+    the full pass only, with ``recheck_beam`` (:func:`recheck`); otherwise the full and deep
+    passes rank with ``full_beam``. ``modules``: expansion
     modules are in play (longer turns). ``budget``: transitions the passes may try in all
     (``TrackerOptions.frame_budget``): each quick pass a fifth of what is left, the full pass
     the rest (half of it with a deep pass after it; the staged pass what the full pass left),
@@ -138,12 +138,12 @@ def explain(
             best_obs = float("inf")
             best_near = float("inf")
         # the full pass runs only on frames the quick passes left without an exact picture;
-        # it ranks with the recheck's wider beam: a turn whose moves must come in one order (a
-        # wizard leaves a stack before a tower lands on it) explains its spaces in that order,
-        # and its prefix ranked behind thirty shorter stories that explain more spaces at once
-        # and then dead-end (a 4-player game lost its board at turn 5 and never found it)
-        wider = anywhere and not staged and not wide
-        popts = replace(opts, beam=opts.recheck_beam) if wider else opts
+        # it ranks with a wider beam (``full_beam``, as the deep pass): a turn whose moves
+        # must come in one order (a wizard leaves a stack before a tower lands on it) explains
+        # its spaces in that order, and its prefix ranked behind thirty shorter stories that
+        # explain more spaces at once and then dead-end (a 4-player game lost its board at
+        # turn 5 and never found it)
+        popts = replace(opts, beam=opts.full_beam) if anywhere and not staged else opts
         roots = sorted(hyps, key=lambda h: h.cost)
         # hypotheses that differ only in potions share one search: the best of them is
         # searched, the others replay its explanations (a spell they cannot pay fails);

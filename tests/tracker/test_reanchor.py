@@ -21,7 +21,9 @@ from companion.tracking.anchor import anchor_states
 from companion.tracking.belief import trapped_places
 from companion.tracking.noise import COLOUR_INDEX, expected_observation, space_views
 
-OPTS = TrackerOptions(depth=2, deep_depth=3, beam=10, recheck_beam=10, full_roots=2, deep_roots=1)
+OPTS = TrackerOptions(
+    depth=2, deep_depth=3, beam=10, recheck_beam=10, full_beam=10, full_roots=2, deep_roots=1
+)
 """A short search keeps these games fast (the camera sees the table after every move); the
 re-anchor does not depend on the search."""
 

@@ -65,7 +65,7 @@ def test_a_story_the_camera_contradicts_twice_is_searched_again(
     assert walk.wrong == 0
     assert board_key(tracker.state) == board_key(sim.inputs[29].truth)
     tracker.rollback(cp)
-    tracker.options = TrackerOptions(recheck_cost=float("inf"), recheck_beam=TrackerOptions().beam)
+    tracker.options = TrackerOptions(recheck_cost=float("inf"), full_beam=TrackerOptions().beam)
     plain = reconcile.search_frame
 
     def unstaged(*args: Any) -> Any:
