@@ -41,6 +41,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -523,12 +524,17 @@ def test_generated_exceptions_exist() -> None:
     assert not missing, f"GENERATED lists files that are gone: {missing}"
 
 
-def test_dev_py_type_checks_the_whole_package() -> None:
+def _dev() -> ModuleType:
+    """The repository's ``dev.py``, loaded as a module."""
     spec = importlib.util.spec_from_file_location("dev", REPO / "dev.py")
     assert spec is not None and spec.loader is not None
     dev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dev)
-    targets = dev.mypy_targets()
+    return dev
+
+
+def test_dev_py_type_checks_the_whole_package() -> None:
+    targets = _dev().mypy_targets()
     if targets != ["companion"]:
         pytest.fail(
             f"dev.py test runs `mypy --strict {' '.join(targets)}`, not `mypy --strict companion`; "
@@ -540,10 +546,7 @@ def test_dev_py_type_checks_the_whole_package() -> None:
 def test_every_test_dev_py_leaves_out_is_run_by_ci() -> None:
     """``python3 dev.py test`` leaves out the markers of long tests to stay within six
     minutes; each of them is run by ``.ci/run`` all the same."""
-    spec = importlib.util.spec_from_file_location("dev", REPO / "dev.py")
-    assert spec is not None and spec.loader is not None
-    dev = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(dev)
+    dev = _dev()
     args = dev.pytest_args([])
     chosen = args[args.index("-m") + 1]
     left_out = re.findall(r"not (\w+)", chosen)
