@@ -13,8 +13,6 @@ import pytest
 
 from .conftest import start_demo, wait_for_start, write_config
 
-pytestmark = pytest.mark.slow
-
 
 def camera_children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` and that run the simulated camera."""

@@ -22,7 +22,7 @@ from companion.tracking import board_key
 
 from .conftest import vision_blocker
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 GAME_SEED, REPLAY_SEED, FAIL_SEED, MODULES_SEED = 3, 9, 3, 4
 ALL_MODULES = ("fountain", "web", "witch", "raven", "magic_tower")

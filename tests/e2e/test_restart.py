@@ -31,7 +31,7 @@ from companion.tracking import Tracker, board_key
 
 from .conftest import start_demo, write_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 SEED = 6
 PAUSE = 70  # the players stop at the end of the turn in play after so many actions

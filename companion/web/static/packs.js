@@ -54,10 +54,13 @@ const PACKS = (() => {
     return out;
   }
 
-  function restoreTyped(box, typed) {
-    if (!typed.size) return;
+  // ``focused``: the key of the field that had the focus (null: none); it keeps the focus, so
+  // the next keystroke lands in it
+  function restoreTyped(box, typed, focused) {
+    if (!typed.size && focused === null) return;
     for (const f of box.querySelectorAll("input, select, textarea")) {
       const k = fieldKey(f, box);
+      if (k === focused) f.focus();
       if (!typed.has(k)) continue;
       if (f.type === "checkbox") f.checked = typed.get(k); else f.value = typed.get(k);
       touched.add(f);
@@ -315,18 +318,12 @@ const PACKS = (() => {
     const old = $("pack-body");
     const was = old.dataset.game;
     const typed = typedIn(old);
-    // the field being typed in keeps the focus too, so the next keystroke lands in it
     const active = document.activeElement;
     const focused = active && active !== old && old.contains(active) ? fieldKey(active, old) : null;
     const box = clear(old);
     box.dataset.game = v.game;
     (DRAW[v.game] || (() => box.append(el("p", {}, `unknown game ${v.game}`))))(v, box, snap);
-    if (was !== v.game) return;
-    restoreTyped(box, typed);
-    if (focused === null) return;
-    for (const f of box.querySelectorAll("input, select, textarea")) {
-      if (fieldKey(f, box) === focused) { f.focus(); break; }
-    }
+    if (was === v.game) restoreTyped(box, typed, focused);
   }
 
   // ------------------------------------------------------------------ host: setup step
