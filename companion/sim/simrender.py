@@ -14,8 +14,8 @@ the service. The child is ``python -m companion.sim.simrender FD`` on one end of
 frames come back as raw ``(H, W, 3) uint8`` bytes, so the detector sees exactly the pixels the
 renderer drew. The child exits when the socket closes — the parent stopped — and at once when
 the parent dies (even by ``kill -9``), also in the middle of a frame: a watcher thread waits on
-the parent's exit (:func:`_exit_with_parent`), so a child starved of CPU on a loaded machine does
-not outlive the companion by the frames it was rendering.
+the parent's exit (:func:`companion.service.child.exit_with_parent`), so a child starved of CPU
+on a loaded machine does not outlive the companion by the frames it was rendering.
 """
 
 from __future__ import annotations
@@ -23,21 +23,19 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from companion.rules import GameState, dump_state, load_state, observe
+from companion.service.child import rss_mb, start_child, watch_parent
 from companion.service.memory import return_big_buffers_to_the_system
 from companion.sim.simtable import Hand, Scene
 from companion.vision.camera import CameraModel
@@ -133,25 +131,10 @@ class SimCameraProcess:
     """
 
     def __init__(self, seed: int, size: tuple[int, int], start_timeout_s: float = 120.0) -> None:
-        parent, child = socket.socketpair()
-        package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (package_root, env.get("PYTHONPATH", "")) if p
-        )
         try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "companion.sim.simrender", str(child.fileno())],
-                pass_fds=(child.fileno(),),
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
+            self._proc, self._conn = start_child("companion.sim.simrender")
         except OSError as exc:
-            parent.close()
             raise SimCameraError(f"simulated camera process not started: {exc}") from None
-        finally:
-            child.close()
-        self._conn = Connection(parent.detach())
         self._lock = threading.Lock()
         self.pid = self._proc.pid
         self.seed = seed
@@ -237,16 +220,7 @@ class SimCameraProcess:
 
     def rss_mb(self) -> tuple[float, float]:
         """The child's resident memory ``(now, peak)`` in MB (VmRSS, VmHWM); zeros once gone."""
-        now = peak = 0.0
-        try:
-            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    now = int(line.split()[1]) / 1024.0
-                elif line.startswith("VmHWM:"):
-                    peak = int(line.split()[1]) / 1024.0
-        except OSError:
-            pass
-        return round(now, 1), round(peak, 1)
+        return rss_mb(self.pid)
 
     @property
     def alive(self) -> bool:
@@ -316,29 +290,6 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             return
 
 
-PARENT_POLL_S = 0.2
-"""How often the watcher checks the parent where the system cannot wait on it (no pidfd)."""
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """Block until the process ``parent_pid`` has ended, then end this process at once.
-
-    Waits on a pidfd (Linux 5.3+: readable when the process exits, no polling); elsewhere
-    checks every :data:`PARENT_POLL_S` s whether this process was re-parented. ``os._exit``:
-    the child holds nothing to flush, and the main thread may be in the middle of a frame.
-    """
-    try:
-        fd = os.pidfd_open(parent_pid)
-    except (AttributeError, OSError):  # no pidfd here, or the parent is already gone
-        while os.getppid() == parent_pid:
-            time.sleep(PARENT_POLL_S)
-    else:
-        # the parent may have died before the pidfd was opened: then the pid is not our parent
-        if os.getppid() == parent_pid:
-            select.select([fd], [], [])
-    os._exit(0)
-
-
 def main(argv: list[str]) -> int:
     """``python -m companion.sim.simrender FD``: serve the parent on the socket ``FD``."""
     # Ctrl-C reaches the whole process group: the parent stops this child itself
@@ -349,10 +300,7 @@ def main(argv: list[str]) -> int:
         os.nice(10)
     return_big_buffers_to_the_system()
     conn = Connection(int(argv[0]))
-    parent_pid = os.getppid()
-    threading.Thread(
-        target=_exit_with_parent, args=(parent_pid,), name="parent-watch", daemon=True
-    ).start()
+    parent_pid = watch_parent()
     try:
         _serve(conn, parent_pid)
     finally:

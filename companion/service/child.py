@@ -1,0 +1,92 @@
+"""What every child process of the companion shares: it ends with its parent.
+
+A child (the detector's process, the simulated camera's) must never outlive the service that
+started it: not when the service stops, not when it is killed (``kill -9``, a power supply
+brown-out restarting it under systemd). :func:`watch_parent` starts a thread that ends the child
+the moment its parent has gone, also while the child's main thread is in the middle of a frame.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+PARENT_POLL_S = 0.2
+"""How often the watcher checks the parent where the system cannot wait on it (no pidfd)."""
+
+
+def exit_with_parent(parent_pid: int) -> None:
+    """Block until the process ``parent_pid`` has ended, then end this process at once.
+
+    Waits on a pidfd (Linux 5.3+: readable when the process exits, no polling); elsewhere
+    checks every :data:`PARENT_POLL_S` s whether this process was re-parented. ``os._exit``:
+    the child holds nothing to flush, and the main thread may be in the middle of a frame.
+    """
+    try:
+        fd = os.pidfd_open(parent_pid)
+    except (AttributeError, OSError):  # no pidfd here, or the parent is already gone
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+    else:
+        # the parent may have died before the pidfd was opened: then the pid is not our parent
+        if os.getppid() == parent_pid:
+            select.select([fd], [], [])
+    os._exit(0)
+
+
+def watch_parent() -> int:
+    """Start the daemon thread running :func:`exit_with_parent` on this process's parent;
+    returns the parent's pid."""
+    parent_pid = os.getppid()
+    threading.Thread(
+        target=exit_with_parent, args=(parent_pid,), name="parent-watch", daemon=True
+    ).start()
+    return parent_pid
+
+
+def start_child(module: str) -> tuple[subprocess.Popen[bytes], Connection]:
+    """Start ``python -m MODULE FD`` with this package importable, on one end of a socket pair.
+
+    :returns: the child process and the parent's end of the pair (``send``/``recv`` of pickled
+        objects, ``send_bytes``/``recv_bytes_into`` for frames).
+    :raises OSError: the process could not be started.
+    """
+    parent, child = socket.socketpair()
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", module, str(child.fileno())],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    except OSError:
+        parent.close()
+        raise
+    finally:
+        child.close()
+    return proc, Connection(parent.detach())
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """The resident memory ``(now, peak)`` in MB (VmRSS, VmHWM) of process ``pid``; zeros once
+    it is gone (or where ``/proc`` is not there)."""
+    now = peak = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                now = int(line.split()[1]) / 1024.0
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return round(now, 1), round(peak, 1)
