@@ -178,11 +178,14 @@ class ServiceConfig:
     the terminal status line is printed (0 = never); ``work_ahead`` = the tracker works out a
     board that has stopped moving while the stability gate still waits for it to stay still
     (its result is used when the gate confirms the same reading; the game is the same either
-    way, only sooner on the phones)."""
+    way, only sooner on the phones); ``detector_process`` = the detector reads the frames in a
+    child process of its own, so the tracker's search never slows it (docs/architecture.md,
+    "Threads"; off: in the service's process)."""
 
     heartbeat_stale_s: float = 15.0
     status_every_s: float = 10.0
     work_ahead: bool = True
+    detector_process: bool = True
 
 
 @dataclass(frozen=True)
@@ -570,11 +573,14 @@ def parse_config(raw: Mapping[str, Any], source_path: str = "") -> Config:
         data = DataConfig(dir=data.dir, journal="journal.sqlite3")
 
     sv = _table(raw, "service")
-    _no_unknown(sv, "service", {"heartbeat_stale_s", "status_every_s", "work_ahead"})
+    _no_unknown(
+        sv, "service", {"heartbeat_stale_s", "status_every_s", "work_ahead", "detector_process"}
+    )
     service = ServiceConfig(
         heartbeat_stale_s=_float(sv, "service", "heartbeat_stale_s", 15.0, 0.5, 3600.0),
         status_every_s=_float(sv, "service", "status_every_s", 10.0, 0.0, 3600.0),
         work_ahead=_bool(sv, "service", "work_ahead", ServiceConfig.work_ahead),
+        detector_process=_bool(sv, "service", "detector_process", ServiceConfig.detector_process),
     )
 
     return Config(

@@ -21,7 +21,10 @@ and prints:
 * ``detector_fps``: frames analysed per second of detector time (the detector alone), and the
   median / p95 ms per frame; ``frames``, ``observations``.
 * ``rss_mb``: resident memory of the service process (VmRSS now and the peak, VmHWM) — camera,
-  detector, tracker, journal, web; ``camera_process_rss_mb``: the same for the simulated camera's
+  detector, tracker, journal, web; ``detector_process_rss_mb``: the same for the detector's
+  child process (``[service] detector_process``, None when the detector runs in the service);
+  ``service_rss_peak_mb``: the two peaks added (the service's memory, an upper bound: the two
+  peaks need not fall together); ``camera_process_rss_mb``: the same for the simulated camera's
   child process (the renderer: the stand-in for a camera, outside the service as a real one is).
 * ``still_to_page_parts_ms``: where that time went, per board: ``gate`` (first still frame to
   the stability gate putting the board on the service queue: the gate's stillness wait and the
@@ -90,6 +93,7 @@ from companion.rules import GameState, Observation
 from companion.rules.model import MODULES
 from companion.service.app import Companion
 from companion.service.core import CompanionService
+from companion.service.detector_process import DetectorProcess
 from companion.service.inputs import (
     CandidateInput,
     CommandInput,
@@ -131,6 +135,15 @@ def _child_rss_mb(table: SimulatedTable) -> dict[str, float] | None:
     if cam is None:
         return None
     now, peak = cam.rss_mb()
+    return {"now": now, "peak": peak}
+
+
+def _detector_rss_mb(companion: Companion) -> dict[str, float] | None:
+    vision = companion.vision
+    det = vision.detector if vision is not None else None
+    if not isinstance(det, DetectorProcess):
+        return None
+    now, peak = det.rss_mb()
     return {"now": now, "peak": peak}
 
 
@@ -256,6 +269,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         service={
             "status_every_s": 0.0,
             "work_ahead": ServiceConfig.work_ahead if args.work_ahead is None else args.work_ahead,
+            "detector_process": ServiceConfig.detector_process
+            if args.detector_process is None
+            else args.detector_process,
         },
     )
     # the questions are answered on the host's phone (below), not by the simulated players
@@ -392,6 +408,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         phone.stop.set()
         rss_now, rss_peak = _rss_mb()
         child_rss = _child_rss_mb(table)
+        detector_rss = _detector_rss_mb(companion)
         truth = game.state
         tracked = companion.service.state
         assert tracked is not None
@@ -504,6 +521,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "detector_ms": {"p50": _pct(detect_ms, 0.5), "p95": _pct(detect_ms, 0.95)},
         "detector_fps": round(detected / total_detect_s, 2) if total_detect_s else None,
         "rss_mb": {"now": rss_now, "peak": rss_peak},
+        "detector_process_rss_mb": detector_rss,
+        "service_rss_peak_mb": round(rss_peak + (detector_rss or {}).get("peak", 0.0), 1),
         "camera_process_rss_mb": child_rss,
         "questions": {
             "asked": len(dict.fromkeys(asked)),
@@ -653,6 +672,13 @@ def main(argv: list[str]) -> int:
         default=None,
         help="the tracker works on a board while the stability gate still waits "
         "(default: the config's service.work_ahead)",
+    )
+    p.add_argument(
+        "--detector-process",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the detector reads the frames in a child process of its own "
+        "(default: the config's service.detector_process)",
     )
     p.add_argument(
         "--answer-delay",

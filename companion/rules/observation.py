@@ -92,6 +92,10 @@ class _FrozenDict(dict[str, int]):
     def _refuse(self, *args: object, **kwargs: object) -> None:
         raise TypeError("observation wizard counts are immutable")
 
+    def __reduce__(self) -> tuple[type[_FrozenDict], tuple[dict[str, int]]]:
+        # pickled whole (the detector's process sends its readings), never item by item
+        return (_FrozenDict, (dict(self),))
+
     __setitem__ = _refuse
     __delitem__ = _refuse
     update = _refuse

@@ -38,6 +38,7 @@ from companion.config import Config
 from companion.hardware import Hardware, create_hardware, on_raspberry_pi
 from companion.rules import observe
 from companion.service.core import CompanionService
+from companion.service.detector_process import AnyDetector, DetectorProcess, DetectorProcessError
 from companion.service.heartbeat import Heartbeats
 from companion.service.inputs import CommandResult
 from companion.service.learning import ColourTeacher
@@ -52,6 +53,7 @@ from companion.service.vision import (
     SAMPLED_PROFILE,
     build_vision,
     overlay_jpeg,
+    renewed,
     sampled_profile,
 )
 from companion.vision.camera_controls import load_controls
@@ -195,7 +197,7 @@ class Companion:
             return "simulated"
         return "camera"
 
-    def _detector(self) -> Detector | None:
+    def _detector(self) -> AnyDetector | None:
         return self.vision.detector if self.vision is not None else None
 
     # -- hardware ------------------------------------------------------------------------------
@@ -262,14 +264,19 @@ class Companion:
         except ValueError as exc:
             raise StartError(f"camera.source: {exc}") from None
         vision = build_vision(
-            self.config.calibration, self.heartbeats, self.say, spec, sampled=sampled
+            self.config.calibration,
+            self.heartbeats,
+            self.say,
+            spec,
+            sampled=sampled,
+            own_process=self.config.service.detector_process,
         )
         self.start_pipeline(source, vision)
 
     def start_pipeline(
         self,
         source: FrameReader,
-        vision: tuple[Detector, StabilityGate] | None,
+        vision: tuple[AnyDetector, StabilityGate] | None,
         *,
         speed: float = 1.0,
         lossless: bool = False,
@@ -340,6 +347,8 @@ class Companion:
         """Stop the vision worker and the camera thread (the source stays open)."""
         if self.vision is not None:
             self.vision.stop()
+            if isinstance(self.vision.detector, DetectorProcess):
+                self.vision.detector.close()
             self.vision = None
         if self.camera is not None:
             self.camera.stop()
@@ -388,7 +397,10 @@ class Companion:
     def _calibrate_board(self, cmd: Mapping[str, object]) -> CommandResult:
         """Find the board markers in the current frame and report the pose."""
         vision, frame = self._need_vision()
-        det = vision.detector.detect(frame.image, frame.time_s, frame.index)
+        try:
+            det = vision.detector.detect(frame.image, frame.time_s, frame.index)
+        except DetectorProcessError as exc:
+            raise CommandError(f"board not read: {exc}", 503) from None
         pose = det.pose
         if pose is None:
             raise CommandError(f"board not found: {det.status} {det.message}".strip(), 409)
@@ -419,7 +431,10 @@ class Companion:
             write_json_atomic(path, profile.to_json())
         except OSError as exc:
             raise CommandError(f"profile: cannot save {path}: {exc}", 500) from None
-        vision.detector = Detector(det.camera, det.geometry, profile, config=det.config)
+        try:
+            vision.detector = renewed(det, profile)
+        except DetectorProcessError as exc:
+            raise CommandError(f"profile saved, not in use yet: {exc}", 503) from None
         out: dict[str, object] = {"profile": str(path)}
         lock = getattr(
             self.camera.source if self.camera is not None else None, "lock_exposure", None
@@ -444,7 +459,9 @@ class Companion:
         own reads the frame: the session's references (setup sharpness and pose) stay."""
         vision, frame = self._need_vision()
         det = vision.detector
-        fresh = Detector(det.camera, det.geometry, det.profile, config=det.config)
+        fresh = Detector(
+            det.camera, det.geometry, det.profile, config=det.config, limits=det.limits
+        )
         check = setup_check(frame.image, fresh.detect(frame.image), det.geometry, det.limits)
         return {
             "image": "data:image/png;base64," + base64.b64encode(check.png).decode("ascii"),
@@ -458,8 +475,10 @@ class Companion:
         and let a camera whose exposure was locked meter the light again (the next
         ``calibrate_profile`` locks it anew)."""
         vision, _ = self._need_vision()
-        det = vision.detector
-        vision.detector = Detector(det.camera, det.geometry, det.profile, config=det.config)
+        try:
+            vision.detector = renewed(vision.detector)
+        except DetectorProcessError as exc:
+            raise CommandError(f"not reset: {exc}", 503) from None
         vision.gate.reset()
         out: dict[str, object] = {"reset": True}
         unlock = getattr(

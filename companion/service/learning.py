@@ -24,8 +24,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.rules import Observation
+from companion.service.detector_process import AnyDetector
 from companion.service.pipeline import reading_of
-from companion.vision.detector import Detection, Detector
+from companion.vision.detector import Detection
 from companion.vision.profile import ProfileError
 from companion.vision.profile_learn import LearnLimits, learn_from_board
 from companion.vision.stability import GateDecision
@@ -70,7 +71,7 @@ class ColourTeacher:
             self._offered = board
 
     def after_frame(
-        self, detector: Detector, image: NDArray[np.uint8], det: Detection, gate: GateDecision
+        self, detector: AnyDetector, image: NDArray[np.uint8], det: Detection, gate: GateDecision
     ) -> bool:
         """Learn from this frame if an offered board matches it (see the module doc).
 

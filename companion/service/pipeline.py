@@ -27,8 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.rules import Observation
+from companion.service.detector_process import AnyDetector
 from companion.service.heartbeat import Heartbeats
-from companion.vision.detector import Detection, Detector
+from companion.vision.detector import Detection
 from companion.vision.sources import Frame, SourceStatus
 from companion.vision.stability import GateDecision, StabilityGate
 
@@ -284,7 +285,8 @@ class EarlyReading:
 class VisionWorker:
     """Detector + stability gate on the camera thread's frames (see the module doc).
 
-    :param detector: ``detect(image, time_s, index) -> Detection`` (``companion.vision.detector``).
+    :param detector: ``detect(image, time_s, index) -> Detection`` (``companion.vision.detector``,
+        or the same in a child process: ``companion.service.detector_process``).
     :param gate: ``update(time_s, view, reading, white_bgr) -> GateDecision``
         (``companion.vision.stability``).
     :param post: called with each stable ``Observation`` (the service queue).
@@ -303,7 +305,7 @@ class VisionWorker:
     def __init__(
         self,
         camera: CameraThread,
-        detector: Detector,
+        detector: AnyDetector,
         gate: StabilityGate,
         post: Callable[[Observation], None],
         heartbeats: Heartbeats,

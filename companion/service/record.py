@@ -63,6 +63,7 @@ from typing import IO, Any, Protocol
 from companion.config import Config
 from companion.packs.registry import GAMES, PACKS, WANDERING_TOWERS
 from companion.rules import GameState, Observation, dump_state
+from companion.service.detector_process import AnyDetector
 from companion.service.driver import GameDriver, RecordedGame
 from companion.service.game import GameSettings
 from companion.service.inputs import (
@@ -139,7 +140,7 @@ class Recorder:
         self.inputs = 0
         self.commits = 0
         self._source_spec = ""
-        self._detector: Callable[[], Detector | None] = lambda: None
+        self._detector: Callable[[], AnyDetector | None] = lambda: None
         self._last_state: dict[str, Any] | None = None
         self._service: RecordedService | None = None
         self._driver_seen: object = None  # the game driver the last line was written for
@@ -152,7 +153,7 @@ class Recorder:
         service: RecordedService,
         config: Config,
         mode: str,
-        detector: Callable[[], Detector | None],
+        detector: Callable[[], AnyDetector | None],
     ) -> None:
         """Start the recording of a companion's service once its first game is set up (or
         restored), before the threads start: the service then calls :meth:`on_input` and
@@ -193,7 +194,7 @@ class Recorder:
             out["shown"] = self._last_shown = shown_json(driver.published.pack)
         return out
 
-    def _save_calibration(self, detector: Detector) -> None:
+    def _save_calibration(self, detector: AnyDetector) -> None:
         for name, save in (
             ("camera.json", detector.camera.save),
             ("geometry.json", detector.geometry.save),

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.config import CalibrationConfig
+from companion.service.detector_process import AnyDetector, DetectorProcess, DetectorProcessError
 from companion.service.heartbeat import Heartbeats
 from companion.vision.camera import CameraModel
 from companion.vision.detector import Detection, Detector
@@ -32,7 +33,8 @@ def build_vision(
     geometry: BoardGeometry | None = None,
     profile: ColourProfile | None = None,
     sampled: Path | None = None,
-) -> tuple[Detector, StabilityGate] | None:
+    own_process: bool = False,
+) -> tuple[AnyDetector, StabilityGate] | None:
     """``(detector, gate)`` from the configured calibration files (or the objects given); a
     ``session:PATH`` recording's own calibration files stand in for those not configured.
 
@@ -43,6 +45,10 @@ def build_vision(
     :param say: prints a line on the terminal (what to calibrate).
     :param sampled: the colour profile sampled on the host page to use
         (:func:`sampled_profile`), or None.
+    :param own_process: run the detector in a child process
+        (:class:`~companion.service.detector_process.DetectorProcess`, ``[service]
+        detector_process``); when the child cannot start, the detector runs in this process
+        and ``say`` tells why.
     """
     hb = heartbeats
     recorded = _recorded_calibration(source_spec)
@@ -90,7 +96,28 @@ def build_vision(
         hb.trouble("detector", f"calibration: {exc}")
         say(f"vision: calibration files unusable: {exc}")
         return None
-    return Detector(camera_model, geometry, profile), StabilityGate(geometry=geometry)
+    gate = StabilityGate(geometry=geometry)
+    if own_process:
+        try:
+            return DetectorProcess(camera_model, geometry, profile), gate
+        except DetectorProcessError as exc:
+            say(f"vision: {exc}; the detector runs in the service's process")
+    return Detector(camera_model, geometry, profile), gate
+
+
+def renewed(detector: AnyDetector, profile: ColourProfile | None = None) -> AnyDetector:
+    """A detector that has forgotten the board pose, the setup references and the averaged
+    frames (the camera was moved, or ``profile`` was newly sampled at setup), built as
+    ``detector`` was; a detector process renews its child's detector and is returned itself."""
+    if isinstance(detector, DetectorProcess):
+        return detector.renew(profile)
+    return Detector(
+        detector.camera,
+        detector.geometry,
+        profile or detector.profile,
+        config=detector.config,
+        limits=detector.limits,
+    )
 
 
 SAMPLED_PROFILE = "profile.json"

@@ -295,6 +295,7 @@ class SimulatedTable:
             camera_model=cam.camera_model,
             geometry=cam.geometry,
             profile=profile,
+            own_process=cfg.service.detector_process,
         )
         if vision is None:
             raise RuntimeError("the simulated camera's calibration is unusable")

@@ -1,5 +1,6 @@
-"""The simulated camera renders in a child process that never outlives the companion: stopped
-with Ctrl-C or SIGTERM, or killed with ``kill -9``, no renderer process is left behind."""
+"""The simulated camera renders in a child process, and the detector reads frames in one, that
+never outlive the companion: stopped with Ctrl-C or SIGTERM, or killed with ``kill -9``, no
+renderer or detector process is left behind."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ import pytest
 
 from .conftest import start_demo, wait_for_start, write_config
 
+CAMERA = b"companion.sim.simrender"
+DETECTOR = b"companion.service.detector_process"
 
-def camera_children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` and that run the simulated camera."""
+
+def camera_children(pid: int, module: bytes = CAMERA) -> list[int]:
+    """Processes whose parent is ``pid`` and that run ``module`` (the simulated camera)."""
     out = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -26,7 +30,7 @@ def camera_children(pid: int) -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"companion.sim.simrender" in cmdline:
+        if ppid == pid and module in cmdline:
             out.append(int(entry.name))
     return out
 
@@ -39,7 +43,7 @@ def gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has exited
 
 
-def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
+def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int], Path]:
     cfg = write_config(
         tmp_path,
         {"camera": {"fps": 5.0}, "game": {"players": 3}, "simulation": {"seed": 2, "speed": 4.0}},
@@ -47,11 +51,12 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
     log = tmp_path / "companion.log"
     proc, _url = start_demo(cfg, log)
 
-    def child() -> int | None:
-        children = camera_children(proc.pid)
-        return children[0] if children else None
+    def children() -> list[int] | None:
+        found = [camera_children(proc.pid, m) for m in (CAMERA, DETECTOR)]
+        return [ids[0] for ids in found] if all(found) else None
 
-    return proc, wait_for_start(proc, log, child, 30, 0.1, "no simulated camera process"), log
+    pids = wait_for_start(proc, log, children, 30, 0.1, "no camera or detector process")
+    return proc, pids, log
 
 
 def wait_gone(pid: int, timeout_s: float) -> bool:
@@ -64,8 +69,8 @@ def wait_gone(pid: int, timeout_s: float) -> bool:
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
-def test_the_camera_process_ends_with_the_companion(tmp_path, how):
-    proc, child, log = start(tmp_path)
+def test_the_camera_and_detector_processes_end_with_the_companion(tmp_path, how):
+    proc, pids, log = start(tmp_path)
     try:
         time.sleep(1.0)  # frames are being rendered
         assert proc.poll() is None, log.read_text()
@@ -73,10 +78,14 @@ def test_the_camera_process_ends_with_the_companion(tmp_path, how):
         code = proc.wait(timeout=30)
         if how != "SIGKILL":
             assert code == 0, log.read_text()
-        assert wait_gone(child, 10), f"the camera process {child} outlived the companion ({how})"
+        for child, what in zip(pids, ("camera", "detector"), strict=True):
+            assert wait_gone(child, 10), (
+                f"the {what} process {child} outlived the companion ({how})"
+            )
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if not gone(child):
-            os.kill(child, signal.SIGKILL)
+        for child in pids:
+            if not gone(child):
+                os.kill(child, signal.SIGKILL)

@@ -24,6 +24,14 @@ def test_an_empty_file_gives_the_defaults(tmp_path):
     assert config.game.players == 3
 
 
+def test_the_detector_runs_in_its_own_process_unless_switched_off():
+    assert load_config(text="").service.detector_process is True
+    off = load_config(text="[service]\ndetector_process = false\n")
+    assert off.service.detector_process is False
+    with pytest.raises(ConfigError, match="service.detector_process"):
+        load_config(text='[service]\ndetector_process = "yes"\n')
+
+
 def test_a_partial_file_changes_only_its_keys():
     config = load_config(text='[web]\nport = 9000\n[game]\nplayers = 4\nmemory_aid = "off"\n')
     assert config.web.port == 9000

@@ -18,6 +18,7 @@ import pytest
 from companion.config import load_config, with_overrides
 from companion.rules import Config, setup
 from companion.service.app import Companion
+from companion.service.detector_process import DetectorProcess
 from companion.service.vision import CAMERA_CONTROLS, SAMPLED_PROFILE, sampled_profile
 from companion.sim.render import random_setup, render
 from companion.sim.testing import wait_until
@@ -113,6 +114,10 @@ def test_sampled_colours_and_locked_exposure_are_kept_and_come_back_after_a_rest
         assert c.camera is not None and c.vision is not None
         wait_until(lambda: c.camera is not None and c.camera.latest() is not None, 30, "a frame")
         wanted = c.vision.detector.config
+        # the frames are read in the detector's own process (the default), which the new
+        # colours reach without a new process
+        assert isinstance(c.vision.detector, DetectorProcess)
+        child = c.vision.detector.pid
         got = c.service.submit({"command": "calibrate_profile"}, host)
         data = tmp_path / "data"
         assert got["profile"] == str(data / SAMPLED_PROFILE) and got["exposure"] == "locked"
@@ -124,8 +129,10 @@ def test_sampled_colours_and_locked_exposure_are_kept_and_come_back_after_a_rest
         sampled = ColourProfile.load(data / SAMPLED_PROFILE)
         assert c.vision.detector.profile.to_json() == sampled.to_json()
         assert "roof-crest" in sampled.classes  # learnt from the frame, not the defaults
+        assert c.vision.detector.pid == child
     finally:
         c.stop()
+    assert child is not None and not Path(f"/proc/{child}").exists()  # stopped and reaped
     # a power cut: the next start uses the sampled colours and locks the camera as before
     again = _companion(tmp_path, setup_view[1])
     try:
