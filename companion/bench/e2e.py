@@ -24,7 +24,9 @@ and prints:
   detector, tracker, journal, web; ``detector_process_rss_mb``: the same for the detector's
   child process (``[service] detector_process``, None when the detector runs in the service);
   ``service_rss_peak_mb``: the two peaks added (the service's memory, an upper bound: the two
-  peaks need not fall together); ``camera_process_rss_mb``: the same for the simulated camera's
+  peaks need not fall together, and the libraries both map count twice); ``service_pss_mb``:
+  the two processes' proportional set size at the end (shared pages counted once);
+  ``camera_process_rss_mb``: the same for the simulated camera's
   child process (the renderer: the stand-in for a camera, outside the service as a real one is).
 * ``still_to_page_parts_ms``: where that time went, per board: ``gate`` (first still frame to
   the stability gate putting the board on the service queue: the gate's stillness wait and the
@@ -92,6 +94,7 @@ from companion.config import ServiceConfig
 from companion.rules import GameState, Observation
 from companion.rules.model import MODULES
 from companion.service.app import Companion
+from companion.service.child import pss_mb
 from companion.service.core import CompanionService
 from companion.service.detector_process import DetectorProcess
 from companion.service.inputs import (
@@ -136,6 +139,13 @@ def _child_rss_mb(table: SimulatedTable) -> dict[str, float] | None:
         return None
     now, peak = cam.rss_mb()
     return {"now": now, "peak": peak}
+
+
+def _service_pss_mb(companion: Companion) -> float:
+    vision = companion.vision
+    det = vision.detector if vision is not None else None
+    child = det.pid if isinstance(det, DetectorProcess) else None
+    return round(pss_mb() + (pss_mb(child) if child is not None else 0.0), 1)
 
 
 def _detector_rss_mb(companion: Companion) -> dict[str, float] | None:
@@ -409,6 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rss_now, rss_peak = _rss_mb()
         child_rss = _child_rss_mb(table)
         detector_rss = _detector_rss_mb(companion)
+        service_pss = _service_pss_mb(companion)
         truth = game.state
         tracked = companion.service.state
         assert tracked is not None
@@ -523,6 +534,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rss_mb": {"now": rss_now, "peak": rss_peak},
         "detector_process_rss_mb": detector_rss,
         "service_rss_peak_mb": round(rss_peak + (detector_rss or {}).get("peak", 0.0), 1),
+        "service_pss_mb": service_pss,
         "camera_process_rss_mb": child_rss,
         "questions": {
             "asked": len(dict.fromkeys(asked)),

@@ -90,3 +90,16 @@ def rss_mb(pid: int) -> tuple[float, float]:
     except OSError:
         pass
     return round(now, 1), round(peak, 1)
+
+
+def pss_mb(pid: int | str = "self") -> float:
+    """The proportional set size of process ``pid`` in MB (``/proc/PID/smaps_rollup``): its
+    own pages plus its share of pages it shares with other processes (the libraries a parent
+    and its child both map count once between them, unlike RSS). 0 where not available."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from companion.rules import Config, setup
+from companion.service.child import pss_mb
 from companion.service.detector_process import DetectorProcess, DetectorProcessError
 from companion.service.vision import renewed
 from companion.sim.render import random_setup, render
@@ -152,3 +153,12 @@ def test_closing_ends_the_child(table):
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # reaped: no zombie, no orphan
     proc.close()  # idempotent
+
+
+def test_the_childs_memory_is_measured_with_shared_pages_counted_once(process):
+    now, peak = process.rss_mb()
+    assert 0 < now <= peak
+    # the libraries the child maps with its parent (the interpreter, NumPy, OpenCV) count
+    # only in part towards its proportional set size
+    assert 0 < pss_mb(process.pid) < now
+    assert pss_mb(2**22 + 12345) == 0.0  # no such process
