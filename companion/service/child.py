@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
+
+from companion.service.memory import return_big_buffers_to_the_system
 
 PARENT_POLL_S = 0.2
 """How often the watcher checks the parent where the system cannot wait on it (no pidfd)."""
@@ -103,3 +108,46 @@ def pss_mb(pid: int | str = "self") -> float:
     except (OSError, ValueError, IndexError):
         pass
     return 0.0
+
+
+def requests(conn: Connection, parent_pid: int) -> Iterator[tuple[Any, ...]]:
+    """The parent's requests on ``conn``, one by one (the child's side), until ``("stop",)``,
+    the socket closes, or the parent ``parent_pid`` is gone (the child was re-parented)."""
+    while True:
+        try:
+            if not conn.poll(1.0):
+                if os.getppid() != parent_pid:
+                    return
+                continue
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request[0] == "stop":
+            return
+        yield request
+
+
+def send_error(conn: Connection, exc: Exception) -> bool:
+    """Answer the parent's request with the failure ``exc`` (``("error", text)``); False when
+    the socket is gone."""
+    try:
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    except OSError:
+        return False
+    return True
+
+
+def run_child(argv: list[str], serve: Callable[[Connection, int], None]) -> int:
+    """A child's ``main``: ``serve(conn, parent_pid)`` on the socket whose descriptor is
+    ``argv[0]`` (from :func:`start_child`), the process ending with its parent. Ctrl-C is
+    ignored (it reaches the whole process group; the parent stops its children itself), and
+    big freed buffers go back to the system. Returns the exit code."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return_big_buffers_to_the_system()
+    conn = Connection(int(argv[0]))
+    parent_pid = watch_parent()
+    try:
+        serve(conn, parent_pid)
+    finally:
+        conn.close()
+    return 0

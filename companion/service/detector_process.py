@@ -25,8 +25,6 @@ trouble. Nothing of the game is touched.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -35,8 +33,7 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
-from companion.service.child import rss_mb, start_child, watch_parent
-from companion.service.memory import return_big_buffers_to_the_system
+from companion.service.child import requests, rss_mb, run_child, send_error, start_child
 from companion.vision.camera import CameraModel
 from companion.vision.detector import Detection, Detector, DetectorConfig
 from companion.vision.detector.config import check_frame
@@ -251,18 +248,8 @@ def _build(spec: _Spec) -> Detector:
 def _serve(conn: Connection, parent_pid: int) -> None:
     """The child's loop: answer the parent's requests until told to stop or orphaned."""
     detector: Detector | None = None
-    while True:
-        try:
-            if not conn.poll(1.0):
-                if os.getppid() != parent_pid:
-                    return  # the parent died and we were re-parented
-                continue
-            request = conn.recv()
-        except (EOFError, OSError):
-            return
+    for request in requests(conn, parent_pid):
         op = request[0]
-        if op == "stop":
-            return
         reply: object = None
         try:
             if op == "init":
@@ -277,9 +264,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             else:
                 raise RuntimeError(f"unknown request {op!r}")
         except Exception as exc:  # the child's top: any failure is the parent's answer
-            try:
-                conn.send(("error", f"{type(exc).__name__}: {exc}"))
-            except OSError:
+            if not send_error(conn, exc):
                 return
             continue
         try:
@@ -288,23 +273,14 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             return
 
 
+AnyDetector = Detector | DetectorProcess
+"""What reads frames for the vision worker: the detector here or in its own process."""
+
+
 def main(argv: list[str]) -> int:
     """``python -m companion.service.detector_process FD``: serve the parent on socket ``FD``."""
-    # Ctrl-C reaches the whole process group: the parent stops this child itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    return_big_buffers_to_the_system()
-    conn = Connection(int(argv[0]))
-    parent_pid = watch_parent()
-    try:
-        _serve(conn, parent_pid)
-    finally:
-        conn.close()
-    return 0
+    return run_child(argv, _serve)
 
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-
-
-AnyDetector = Detector | DetectorProcess
-"""What reads frames for the vision worker: the detector here or in its own process."""

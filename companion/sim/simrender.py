@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -35,8 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.rules import GameState, dump_state, load_state, observe
-from companion.service.child import rss_mb, start_child, watch_parent
-from companion.service.memory import return_big_buffers_to_the_system
+from companion.service.child import requests, rss_mb, run_child, send_error, start_child
 from companion.sim.simtable import Hand, Scene
 from companion.vision.camera import CameraModel
 from companion.vision.geometry import BoardGeometry
@@ -243,18 +241,8 @@ class SimCameraProcess:
 def _serve(conn: Connection, parent_pid: int) -> None:
     """The child's loop: answer the parent's requests until told to stop or orphaned."""
     cam: SimCamera | None = None
-    while True:
-        try:
-            if not conn.poll(1.0):
-                if os.getppid() != parent_pid:
-                    return  # the parent died and we were re-parented
-                continue
-            request = conn.recv()
-        except (EOFError, OSError):
-            return
+    for request in requests(conn, parent_pid):
         op = request[0]
-        if op == "stop":
-            return
         try:
             if op == "init":
                 w, h = request[2]
@@ -274,10 +262,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
             else:
                 raise RuntimeError(f"unknown request {op!r}")
         except Exception as exc:  # the child's top: any failure is the parent's answer
-            reply_error = f"{type(exc).__name__}: {exc}"
-            try:
-                conn.send(("error", reply_error))
-            except OSError:
+            if not send_error(conn, exc):
                 return
             continue
         try:
@@ -292,20 +277,11 @@ def _serve(conn: Connection, parent_pid: int) -> None:
 
 def main(argv: list[str]) -> int:
     """``python -m companion.sim.simrender FD``: serve the parent on the socket ``FD``."""
-    # Ctrl-C reaches the whole process group: the parent stops this child itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # the simulated camera stands in for camera hardware, which takes no CPU from the service:
     # the renderer runs only on what the service leaves over
     with contextlib.suppress(OSError):
         os.nice(10)
-    return_big_buffers_to_the_system()
-    conn = Connection(int(argv[0]))
-    parent_pid = watch_parent()
-    try:
-        _serve(conn, parent_pid)
-    finally:
-        conn.close()
-    return 0
+    return run_child(argv, _serve)
 
 
 if __name__ == "__main__":
