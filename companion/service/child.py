@@ -1,9 +1,13 @@
-"""What every child process of the companion shares: it ends with its parent.
+"""The companion's child processes (the detector's, the simulated camera's): how they start,
+talk to the service and end with it.
 
-A child (the detector's process, the simulated camera's) must never outlive the service that
-started it: not when the service stops, not when it is killed (``kill -9``, a power supply
-brown-out restarting it under systemd). :func:`watch_parent` starts a thread that ends the child
-the moment its parent has gone, also while the child's main thread is in the middle of a frame.
+:func:`start_child` runs ``python -m MODULE FD`` on one end of a socket pair; the child's
+:func:`run_child` serves the parent's :func:`requests` (pickled tuples; a failure goes back as
+``("error", text)``, :func:`send_error`). A child must never outlive the service that started
+it: not when the service stops, not when it is killed (``kill -9``, a brown-out restarting it
+under systemd): :func:`watch_parent` starts a thread that ends the child the moment its parent
+has gone, also while the child's main thread is in the middle of a frame. :func:`rss_mb` and
+:func:`pss_mb` measure a child's memory (the e2e bench).
 """
 
 from __future__ import annotations
