@@ -141,17 +141,19 @@ def _child_rss_mb(table: SimulatedTable) -> dict[str, float] | None:
     return {"now": now, "peak": peak}
 
 
-def _service_pss_mb(companion: Companion) -> float:
+def _detector_process(companion: Companion) -> DetectorProcess | None:
     vision = companion.vision
     det = vision.detector if vision is not None else None
-    child = det.pid if isinstance(det, DetectorProcess) else None
+    return det if isinstance(det, DetectorProcess) else None
+
+
+def _service_pss_mb(det: DetectorProcess | None) -> float:
+    child = det.pid if det is not None else None
     return round(pss_mb() + (pss_mb(child) if child is not None else 0.0), 1)
 
 
-def _detector_rss_mb(companion: Companion) -> dict[str, float] | None:
-    vision = companion.vision
-    det = vision.detector if vision is not None else None
-    if not isinstance(det, DetectorProcess):
+def _detector_rss_mb(det: DetectorProcess | None) -> dict[str, float] | None:
+    if det is None:
         return None
     now, peak = det.rss_mb()
     return {"now": now, "peak": peak}
@@ -418,8 +420,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         phone.stop.set()
         rss_now, rss_peak = _rss_mb()
         child_rss = _child_rss_mb(table)
-        detector_rss = _detector_rss_mb(companion)
-        service_pss = _service_pss_mb(companion)
+        det_process = _detector_process(companion)
+        detector_rss = _detector_rss_mb(det_process)
+        service_pss = _service_pss_mb(det_process)
         truth = game.state
         tracked = companion.service.state
         assert tracked is not None

@@ -10,10 +10,11 @@ process (``python -m companion.service.detector_process FD``), with the same ``d
 ``set_profile`` as the detector itself, so the vision worker, the colour teacher and the
 calibration steps use either alike. On a Raspberry Pi 4 the child has a core of its own.
 
-Frames go to the child as raw bytes; the :class:`~companion.vision.detector.Detection` comes
-back pickled (board view, thumbnail, pose, reading). The child keeps the detector's state from
-frame to frame (pose cache, setup references, averaged dim frames), as the detector in the
-service would. It ends when the socket closes and at once when the service dies
+Frames go to the child pickled inside the request, and the
+:class:`~companion.vision.detector.Detection` comes back pickled (board view, thumbnail, pose,
+reading). The child keeps the detector's state from frame to frame (pose cache, setup
+references, averaged dim frames), as the detector in the service would. It ends when the
+socket closes and at once when the service dies
 (:func:`companion.service.child.watch_parent`).
 
 A child that dies or stops answering is replaced by a new one on the next frame (the pose and
@@ -62,6 +63,11 @@ class _Spec:
     profile: ColourProfile
     config: DetectorConfig
     limits: QualityLimits
+
+    def build(self) -> Detector:
+        return Detector(
+            self.camera, self.geometry, self.profile, config=self.config, limits=self.limits
+        )
 
 
 class DetectorProcess:
@@ -135,6 +141,7 @@ class DetectorProcess:
             raise
 
     def _call_locked(self, request: tuple[object, ...], timeout_s: float) -> object:
+        """Send ``request`` and wait for the answer, at most ``timeout_s``."""
         proc, conn = self._proc, self._conn
         if proc is None or conn is None:
             raise DetectorProcessError("the detector process is not running")
@@ -239,12 +246,6 @@ class DetectorProcess:
             self._stop_child()
 
 
-def _build(spec: _Spec) -> Detector:
-    return Detector(
-        spec.camera, spec.geometry, spec.profile, config=spec.config, limits=spec.limits
-    )
-
-
 def _serve(conn: Connection, parent_pid: int) -> None:
     """The child's loop: answer the parent's requests until told to stop or orphaned."""
     detector: Detector | None = None
@@ -253,7 +254,7 @@ def _serve(conn: Connection, parent_pid: int) -> None:
         reply: object = None
         try:
             if op == "init":
-                detector = _build(request[1])
+                detector = request[1].build()
             elif detector is None:
                 raise RuntimeError(f"{op}: the detector is not built")
             elif op == "detect":
